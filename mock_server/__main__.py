@@ -1,0 +1,5 @@
+import sys
+
+from mock_server.cli import main
+
+sys.exit(main())

@@ -1,0 +1,126 @@
+"""The behaviour of the API's operations, one `Collection` per resource with an identifier.
+
+Handlers receive what Connexion already validated against the spec, keep the fields of the
+resource, normalise decimals, call the store and answer JSON with an explicit Content-Type (the
+spec's problem+json error responses make every operation multi-content-type for Connexion).
+"""
+
+from __future__ import annotations
+
+import decimal
+import json
+from typing import Any
+
+from connexion.context import request
+from connexion.lifecycle import ConnexionResponse
+
+from mock_server.pagination import PageSizePolicy, paginate
+from mock_server.schemas import Schema
+from mock_server.store import KEY_FIELDS, Key, Record, Store
+from mock_server.validation import nulls_from_form
+
+CENT = decimal.Decimal("0.01")
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def json_response(body: Any, status: int = 200) -> ConnexionResponse:
+    return ConnexionResponse(
+        status_code=status,
+        mimetype="application/json",
+        content_type="application/json",
+        body=json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode(),
+    )
+
+
+def no_content() -> ConnexionResponse:
+    return ConnexionResponse(status_code=204)
+
+
+def public_url() -> str:
+    """The URL the client called, as seen through a proxy that sets X-Forwarded-Host / -Proto."""
+    url = request.url
+    host = request.headers.get("x-forwarded-host")
+    proto = request.headers.get("x-forwarded-proto")
+    if host:
+        url = url.replace(netloc=host.split(",")[0].strip())
+    if proto:
+        url = url.replace(scheme=proto.split(",")[0].strip())
+    return str(url)
+
+
+class Collection:
+    """Create, list, read, replace, patch and delete the records of one store collection.
+
+    `schema` is the spec's response schema of a record: its writable (not readOnly) properties are
+    what a request may set, and its `format: decimal` properties are normalised to two places.
+    """
+
+    def __init__(self, store: Store, collection: str, schema: Schema, pages: PageSizePolicy) -> None:
+        self.store = store
+        self.collection = collection
+        self.key_field = KEY_FIELDS[collection]
+        self.pages = pages
+        properties: dict[str, Schema] = schema["properties"]
+        self.schema = schema
+        self.writable = [name for name, prop in properties.items() if not prop.get("readOnly")]
+        self.read_only = [name for name, prop in properties.items() if prop.get("readOnly")]
+        self.decimals = {name for name, prop in properties.items() if prop.get("format") == "decimal"}
+
+    async def list(self, page: int | None = None, page_size: int | None = None, **_: Any) -> ConnexionResponse:
+        envelope = paginate(
+            self.pages.request(page, page_size),
+            self.store.count(self.collection),
+            lambda offset, limit: self.store.page(self.collection, offset, limit),
+            public_url(),
+        )
+        return json_response(envelope)
+
+    async def get(self, **params: Any) -> ConnexionResponse:
+        return json_response(self.store.get(self.collection, self._key(params)))
+
+    async def create(self, body: dict[str, Any], **_: Any) -> ConnexionResponse:
+        record = {name: None for name in self.schema["properties"]} | self._fields(body)
+        return json_response(self.store.create(self.collection, record), status=201)
+
+    async def update(self, body: dict[str, Any], **params: Any) -> ConnexionResponse:
+        """PUT replaces every writable field: one not sent is reset to null."""
+        changes = {name: None for name in self.writable} | self._fields(body)
+        return json_response(self.store.update(self.collection, self._key(params), changes))
+
+    async def patch(self, body: dict[str, Any] | None = None, **params: Any) -> ConnexionResponse:
+        return json_response(self.store.update(self.collection, self._key(params), self._fields(body or {})))
+
+    async def delete(self, **params: Any) -> ConnexionResponse:
+        self.store.delete(self.collection, self._key(params))
+        return no_content()
+
+    def owned(self, child: str, field: str) -> Any:
+        """The handler of a sub-list: the `child` records whose `field` is this record's key."""
+
+        async def list_owned(page: int | None = None, page_size: int | None = None, **params: Any) -> ConnexionResponse:
+            owner = self._key(params)
+            page_request = self.pages.request(page, page_size)
+            count, _ = self.store.owned(child, field, owner, 0, 0)
+            envelope = paginate(
+                page_request,
+                count,
+                lambda offset, limit: self.store.owned(child, field, owner, offset, limit)[1],
+                public_url(),
+            )
+            return json_response(envelope)
+
+        return list_owned
+
+    def _key(self, params: dict[str, Any]) -> Key:
+        key: Key = params[self.key_field]
+        return key
+
+    def _fields(self, body: dict[str, Any]) -> Record:
+        """The writable fields of a validated body; unknown and read-only ones are ignored."""
+        if request.headers.get("content-type", "").split(";")[0].strip().lower() in FORM_TYPES:
+            body = nulls_from_form(self.schema, body)
+        fields = {name: body[name] for name in self.writable if name in body}
+        for name in self.decimals & fields.keys():
+            if fields[name] is not None:
+                fields[name] = str(decimal.Decimal(fields[name]).quantize(CENT))
+        return fields

@@ -1,0 +1,151 @@
+"""ASGI middleware around Connexion's stack, each fixing or adding one thing.
+
+- `RequestJournal`: remembers the last N requests (method, path, status, duration) for /__mock__.
+- `BodyLimit`: 413 for a body over the limit, without reading it all (Content-Length first).
+- `AllowHeader`: Connexion registers one route per (path, method), so its 405 lists only some of a
+  path's methods and a plain OPTIONS gets 405; this answers both from the spec's paths.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mock_server.errors import problem_bytes
+
+METHODS = ("get", "put", "post", "patch", "delete")
+
+
+async def send_problem(send: Send, status: int, detail: str, headers: Iterable[tuple[str, str]] = ()) -> None:
+    body = problem_bytes(status, detail)
+    raw = [(b"content-type", b"application/problem+json"), (b"content-length", str(len(body)).encode())]
+    raw += [(name.encode(), value.encode()) for name, value in headers]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    method: str
+    path: str
+    status: int
+    duration_ms: float
+
+
+class RequestJournal:
+    def __init__(self, app: ASGIApp, journal: deque[JournalEntry]) -> None:
+        self.app = app
+        self.journal = journal
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def record_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, record_status)
+        finally:
+            path = scope["path"] + (f"?{scope['query_string'].decode('latin-1')}" if scope["query_string"] else "")
+            elapsed = round((time.perf_counter() - started) * 1000, 3)
+            self.journal.append(JournalEntry(scope["method"], path, status, elapsed))
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+class BodyLimit:
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        detail = f"The request body is larger than {self.max_bytes} bytes."
+        length = Headers(scope=scope).get("content-length", "")
+        if length.isdigit() and int(length) > self.max_bytes:
+            await send_problem(send, 413, detail, [("connection", "close")])
+            return
+        received = 0
+        started = False
+
+        async def counting_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > self.max_bytes:
+                raise BodyTooLarge
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counting_receive, tracking_send)
+        except BodyTooLarge:
+            if not started:
+                await send_problem(send, 413, detail, [("connection", "close")])
+
+
+class AllowHeader:
+    """Answers OPTIONS (not CORS preflight) and corrects `Allow` on 405 from the spec's paths."""
+
+    def __init__(self, app: ASGIApp, routes: dict[str, Any]) -> None:
+        self.app = app
+        self.routes = [(re.compile(pattern), methods) for pattern, methods in routes.items()]
+
+    @staticmethod
+    def table(spec: dict[str, Any], mounts: dict[str, list[str]]) -> dict[str, str]:
+        """{path regex: "GET, POST, ..."} for the spec's paths under each mount (prefix -> paths)."""
+        routes = {}
+        for prefix, paths in mounts.items():
+            for path in paths:
+                item = spec["paths"][path]
+                pattern = re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(prefix + path))
+                methods = sorted(m.upper() for m in item if m in METHODS)
+                routes[f"^{pattern}$"] = ", ".join([*methods, "OPTIONS"] + (["HEAD"] if "GET" in methods else []))
+        return routes
+
+    def allowed(self, path: str) -> str | None:
+        return next((methods for pattern, methods in self.routes if pattern.match(path)), None)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        allowed = self.allowed(scope["path"])
+        if allowed is None:
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        if scope["method"] == "OPTIONS" and "access-control-request-method" not in headers:
+            raw = [(b"allow", allowed.encode()), (b"content-length", b"0")]
+            await send({"type": "http.response.start", "status": 204, "headers": raw})
+            await send({"type": "http.response.body", "body": b""})
+            return
+
+        async def fix_allow(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 405:
+                MutableHeaders(scope=message)["allow"] = allowed
+            await send(message)
+
+        await self.app(scope, receive, fix_allow)

@@ -1,0 +1,123 @@
+"""The spec, loaded once, and compiled validators for its schemas.
+
+OpenAPI 3.0 schemas are not JSON Schema: `nullable` has to become a `null` type, and the formats the
+spec relies on (`decimal`, `date`, `byte`) need checkers. Validators are compiled once with
+jsonschema-rs, so that validating a request or a million fixture records stays cheap.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime
+import decimal
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema_rs
+import yaml
+
+SPEC_PATH = Path(__file__).resolve().parents[1] / "openapi" / "openapi.yaml"
+Schema = dict[str, Any]
+
+
+@functools.cache
+def load_spec(path: Path = SPEC_PATH) -> Schema:
+    """The spec as written (with `$ref`s); cached: treat it as read-only."""
+    with path.open(encoding="utf-8") as stream:
+        spec: Schema = yaml.safe_load(stream)
+    return spec
+
+
+def dereference(node: Any, spec: Schema) -> Any:
+    """`node` with every local `$ref` inlined (the spec has no recursive schemas)."""
+    if isinstance(node, dict):
+        if "$ref" in node:
+            target: Any = spec
+            for part in node["$ref"].removeprefix("#/").split("/"):
+                target = target[part]
+            return dereference(target, spec)
+        return {key: dereference(value, spec) for key, value in node.items()}
+    if isinstance(node, list):
+        return [dereference(item, spec) for item in node]
+    return node
+
+
+def component_schema(name: str, spec: Schema | None = None) -> Schema:
+    """A schema of `components.schemas`, dereferenced."""
+    spec = spec or load_spec()
+    schema: Schema = dereference(spec["components"]["schemas"][name], spec)
+    return schema
+
+
+# Connexion hands validators the operation's schema with the spec's `components` attached.
+OPENAPI_ONLY = {"nullable", "example", "readOnly", "components"}
+
+
+def to_json_schema(schema: Schema) -> Schema:
+    """Translate an OpenAPI 3.0 schema to JSON Schema Draft 4 (`nullable` -> a `null` type)."""
+    converted = {key: value for key, value in schema.items() if key not in OPENAPI_ONLY}
+    if "properties" in converted:
+        converted["properties"] = {name: to_json_schema(sub) for name, sub in converted["properties"].items()}
+    if "items" in converted:
+        converted["items"] = to_json_schema(converted["items"])
+    if schema.get("nullable") and "type" in converted:
+        converted["type"] = [converted["type"], "null"]
+    return converted
+
+
+def is_decimal(value: str) -> bool:
+    """`format: decimal`: a number with at least one digit (the documented pattern alone allows "." and "")."""
+    if not any(char.isdigit() for char in value):
+        return False
+    try:
+        return decimal.Decimal(value).is_finite()
+    except decimal.InvalidOperation:
+        return False
+
+
+def is_date(value: str) -> bool:
+    try:
+        datetime.date.fromisoformat(value)
+    except ValueError:
+        return False
+    return len(value) == 10
+
+
+def is_byte(value: str) -> bool:
+    try:
+        base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+FORMATS = {"decimal": is_decimal, "date": is_date, "byte": is_byte}
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One rule a value broke, named by the field it concerns ("" for the body as a whole)."""
+
+    field: str
+    message: str
+
+
+class SchemaValidator:
+    """A compiled validator for one OpenAPI schema that reports errors by field."""
+
+    def __init__(self, schema: Schema) -> None:
+        self._validator = jsonschema_rs.Draft4Validator(to_json_schema(schema), formats=FORMATS, validate_formats=True)
+
+    def errors(self, instance: Any) -> list[FieldError]:
+        return list(self._iter_errors(instance))
+
+    def _iter_errors(self, instance: Any) -> Iterator[FieldError]:
+        for error in self._validator.iter_errors(instance):
+            path = [str(part) for part in error.instance_path]
+            if not path and isinstance(error.kind, jsonschema_rs.ValidationErrorKind.Required):
+                path = [str(error.kind.property)]
+            yield FieldError(".".join(path), error.message)
