@@ -10,6 +10,7 @@ from __future__ import annotations
 import decimal
 import json
 from typing import Any
+from urllib.parse import quote
 
 from connexion.context import request
 from connexion.lifecycle import ConnexionResponse
@@ -17,10 +18,8 @@ from connexion.lifecycle import ConnexionResponse
 from mock_server.pagination import PageSizePolicy, paginate
 from mock_server.schemas import Schema
 from mock_server.store import KEY_FIELDS, Key, Record, Store
-from mock_server.validation import nulls_from_form
 
 CENT = decimal.Decimal("0.01")
-FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 
 def json_response(body: Any, status: int = 200) -> ConnexionResponse:
@@ -37,15 +36,15 @@ def no_content() -> ConnexionResponse:
 
 
 def public_url() -> str:
-    """The URL the client called, as seen through a proxy that sets X-Forwarded-Host / -Proto."""
-    url = request.url
-    host = request.headers.get("x-forwarded-host")
-    proto = request.headers.get("x-forwarded-proto")
-    if host:
-        url = url.replace(netloc=host.split(",")[0].strip())
-    if proto:
-        url = url.replace(scheme=proto.split(",")[0].strip())
-    return str(url)
+    """The URL the client called, path still percent-encoded, as seen through a proxy that sets
+    X-Forwarded-Host / -Proto."""
+    headers = request.headers
+    host = headers.get("x-forwarded-host") or headers.get("host") or request.url.netloc
+    scheme = headers.get("x-forwarded-proto") or request.url.scheme
+    path = request.scope.get("raw_path") or quote(request.scope["path"]).encode()
+    query = request.scope.get("query_string", b"")
+    url = f"{scheme.split(',')[0].strip()}://{host.split(',')[0].strip()}{path.decode('latin-1')}"
+    return f"{url}?{query.decode('latin-1')}" if query else url
 
 
 class Collection:
@@ -117,8 +116,6 @@ class Collection:
 
     def _fields(self, body: dict[str, Any]) -> Record:
         """The writable fields of a validated body; unknown and read-only ones are ignored."""
-        if request.headers.get("content-type", "").split(";")[0].strip().lower() in FORM_TYPES:
-            body = nulls_from_form(self.schema, body)
         fields = {name: body[name] for name in self.writable if name in body}
         for name in self.decimals & fields.keys():
             if fields[name] is not None:

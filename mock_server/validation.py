@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import typing as t
+from urllib.parse import urlencode
 
 from connexion.datastructures import MediaTypeDict
 from connexion.validators import FormDataValidator, JSONRequestBodyValidator, MultiPartFormDataValidator
+from starlette.datastructures import Headers, MutableHeaders, UploadFile
 from starlette.formparsers import MultiPartException
 from starlette.types import Scope
 
@@ -39,15 +41,6 @@ def validate_body(schema: Schema, body: t.Any) -> None:
         raise BadRequest(f"Invalid request body: {detail}", errors=errors)
 
 
-def nulls_from_form(schema: Schema, body: dict[str, t.Any]) -> dict[str, t.Any]:
-    """Apply the form null rule: a nullable field sent empty (or as `null`) is None."""
-    properties = schema.get("properties", {})
-    return {
-        name: None if value in FORM_NULLS and properties.get(name, {}).get("nullable") else value
-        for name, value in body.items()
-    }
-
-
 class JSONBodyValidator(JSONRequestBodyValidator):  # type: ignore[misc]
     async def _parse(self, stream: t.AsyncGenerator[bytes, None], scope: Scope) -> t.Any:
         raw = b"".join([message async for message in stream])
@@ -69,12 +62,41 @@ class JSONBodyValidator(JSONRequestBodyValidator):  # type: ignore[misc]
 
 
 class FormBodyValidator(FormDataValidator):  # type: ignore[misc]
+    """Parses a form body, applies the null rule, validates, and hands the handler the result.
+
+    Connexion parses form bodies a second time for the handler and fails there on an empty value
+    for a nullable integer, so the validated body is passed on re-encoded (`null` is the spelling
+    Connexion's own coercion turns into None for a nullable field).
+    """
+
+    MUTABLE_VALIDATION = True
+
+    def _insert_body(self, receive: t.Any, *, body: t.Any, scope: Scope) -> tuple[t.Any, Scope]:
+        encoded = urlencode({name: "null" if value is None else value for name, value in body.items()}).encode()
+        new_scope = {**scope, "headers": list(scope["headers"])}
+        headers = MutableHeaders(scope=new_scope)
+        headers["content-type"] = "application/x-www-form-urlencoded"
+        headers["content-length"] = str(len(encoded))
+        message = {"type": "http.request", "body": encoded, "more_body": False}
+        return self._insert_messages(receive, messages=[message]), new_scope
+
     async def _parse(self, stream: t.AsyncGenerator[bytes, None], scope: Scope) -> t.Any:
         try:
-            body = await super()._parse(stream, scope)
+            data = await self._form_parser_cls(Headers(scope=scope), stream).parse()
         except (MultiPartException, UnicodeDecodeError, ValueError) as error:
             raise BadRequest(f"The form body cannot be parsed: {error}") from None
-        return nulls_from_form(self._schema, body)
+        properties = self._schema.get("properties", {})
+        fields: dict[str, t.Any] = {}
+        typed: dict[str, t.Any] = {}
+        for name in data:
+            values = data.getlist(name)
+            if any(isinstance(value, UploadFile) for value in values):
+                typed[name] = [""] * len(values)  # a file part for a text field: left to validation to refuse
+            elif properties.get(name, {}).get("nullable") and values[-1] in FORM_NULLS:
+                typed[name] = None
+            else:
+                fields[name] = values
+        return {**self._uri_parser.resolve_form(fields), **typed}
 
     def _validate(self, body: t.Any) -> None:
         validate_body(self._schema, body)

@@ -1,4 +1,8 @@
-"""Fixtures: a fresh mock per test (factories, not globals), in-process and over real HTTP."""
+"""Fixtures: a fresh mock per test (factories, not globals), in-process and over real HTTP.
+
+`api` is parametrized over both transports, so a test written once runs through the in-process
+client and through a real uvicorn server on a free loopback port.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,10 @@ from mock_server.settings import DEFAULT_API_KEY, Settings
 from tests.live import running
 
 API_KEY_HEADERS = {"X-API-Key": DEFAULT_API_KEY}
+BACKEND = "/shop/api/v1"
+GATEWAY = "/customers/v1"
+TOKEN_PATH = "/realms/shop/protocol/openid-connect/token"
+DEV_CLIENT = {"grant_type": "client_credentials", "client_id": "shop-dev", "client_secret": "shop-dev-secret"}
 
 
 @pytest.fixture
@@ -39,3 +47,19 @@ def http(live_origin: str) -> Iterator[httpx.Client]:
     """A real HTTP client to the live mock, authenticated with the default API key."""
     with httpx.Client(base_url=live_origin, headers=API_KEY_HEADERS, timeout=30) as http_client:
         yield http_client
+
+
+@pytest.fixture(params=["in-process", "http"])
+def api(request: pytest.FixtureRequest) -> httpx.Client:
+    """The mock through each transport, authenticated with the default API key."""
+    fixture = "client" if request.param == "in-process" else "http"
+    transport_client: httpx.Client = request.getfixturevalue(fixture)
+    return transport_client
+
+
+def fetch_token(api: httpx.Client, **form: str) -> str:
+    """An access token from the mock's identity realm (client_credentials unless told otherwise)."""
+    response = api.post(TOKEN_PATH, data={**DEV_CLIENT, **form})
+    assert response.status_code == 200, response.text
+    token: str = response.json()["access_token"]
+    return token
