@@ -86,15 +86,18 @@ class Realm:
             "jti": secrets.token_hex(16),
         }
         self._issuers.add(issuer)
-        token = jwt.encode(claims, self._key, algorithm="RS256", headers={"kid": self.kid})
         return {
-            "access_token": token,
+            "access_token": self.sign(claims),
             "expires_in": self.token_ttl,
             "refresh_expires_in": 0,
             "token_type": "Bearer",
             "not-before-policy": 0,
             "scope": claims["scope"],
         }
+
+    def sign(self, claims: dict[str, Any]) -> str:
+        """A JWT of these claims signed with the realm's key (RS256, with its `kid`)."""
+        return jwt.encode(claims, self._key, algorithm="RS256", headers={"kid": self.kid})
 
     def verify(self, token: str, issuers: Iterable[str] = ()) -> dict[str, Any] | None:
         """The token's claims, or None when it is not a valid, unexpired token of this realm.

@@ -1,0 +1,70 @@
+"""Loading fixtures validates every record and reference; errors name the file, record and field."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mock_server.fixtures import FixtureError, load_fixtures
+from mock_server.settings import DEFAULT_FIXTURES
+
+Records = list[dict[str, Any]]
+
+
+@pytest.fixture
+def fixtures(tmp_path: Path) -> Path:
+    target = tmp_path / "fixtures"
+    shutil.copytree(DEFAULT_FIXTURES, target)
+    return target
+
+
+def edit(directory: Path, name: str, change: Callable[[Records], None]) -> None:
+    path = directory / f"{name}.json"
+    records = json.loads(path.read_text(encoding="utf-8"))
+    change(records)
+    path.write_text(json.dumps(records), encoding="utf-8")
+
+
+def test_the_default_fixtures_load() -> None:
+    dataset = load_fixtures(DEFAULT_FIXTURES)
+    assert len(dataset["products"]) == 75
+
+
+@pytest.mark.parametrize(
+    ("name", "change", "expected"),
+    [
+        ("products", lambda r: r[3].update(msrp="12.345"), ["products.json", "record 3", "'msrp'"]),
+        ("products", lambda r: r[0].update(productline="Submarines"), ["products.json", "record 0", "'productline'"]),
+        ("customers", lambda r: r[1].update(customername="x" * 51), ["customers.json", "record 1", "'customername'"]),
+        ("customers", lambda r: r[2].pop("city"), ["customers.json", "record 2", "'city'"]),
+        ("orders", lambda r: r[5].update(orderdate="2003-02-30"), ["orders.json", "record 5", "'orderdate'"]),
+        ("orders", lambda r: r[0].update(customernumber=1), ["orders.json", "record 0", "'customernumber'"]),
+        ("orderdetails", lambda r: r.append(dict(r[0])), ["orderdetails.json", "'id'", "duplicate"]),
+        ("productlines", lambda r: r[0].update(image="%%%"), ["productlines.json", "record 0", "'image'"]),
+        ("payments", lambda r: r[0].update(amount="."), ["payments.json", "record 0", "'amount'"]),
+    ],
+)
+def test_a_broken_record_is_named(
+    fixtures: Path, name: str, change: Callable[[Records], None], expected: list[str]
+) -> None:
+    edit(fixtures, name, change)
+    with pytest.raises(FixtureError) as error:
+        load_fixtures(fixtures)
+    for part in expected:
+        assert part in str(error.value)
+
+
+def test_a_missing_file_and_bad_json_are_named(fixtures: Path) -> None:
+    (fixtures / "payments.json").unlink()
+    with pytest.raises(FixtureError, match="payments.json: missing"):
+        load_fixtures(fixtures)
+    (fixtures / "payments.json").write_text("[{", encoding="utf-8")
+    with pytest.raises(FixtureError, match="payments.json: not valid JSON"):
+        load_fixtures(fixtures)
+    with pytest.raises(FixtureError, match="not a directory"):
+        load_fixtures(fixtures / "nope")
