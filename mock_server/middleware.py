@@ -1,7 +1,7 @@
 """ASGI middleware around Connexion's stack, each fixing or adding one thing.
 
 - `RequestJournal`: remembers the last N requests (method, path, status, duration) for /__mock__.
-- `BodyLimit`: 413 for a body over the limit, without reading it all (Content-Length first).
+- `BodyLimit`: 413 for a body over the limit, without reading past the limit.
 - `AllowHeader`: Connexion registers one route per (path, method), so its 405 lists only some of a
   path's methods and a plain OPTIONS gets 405; this answers both from the spec's paths.
 """
@@ -65,11 +65,14 @@ class RequestJournal:
             self.journal.append(JournalEntry(scope["method"], path, status, elapsed))
 
 
-class BodyTooLarge(Exception):
-    pass
-
-
 class BodyLimit:
+    """413 for a body over the limit, read no further than the limit.
+
+    A declared Content-Length over the limit is refused before reading. A body without one
+    (chunked) is buffered up to the limit and passed on with its Content-Length, since Connexion
+    reads a request body only when its length is declared.
+    """
+
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
@@ -78,32 +81,46 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        detail = f"The request body is larger than {self.max_bytes} bytes."
-        length = Headers(scope=scope).get("content-length", "")
-        if length.isdigit() and int(length) > self.max_bytes:
-            await send_problem(send, 413, detail, [("connection", "close")])
+        headers = Headers(scope=scope)
+        length = headers.get("content-length")
+        if length is not None:
+            if length.isdigit() and int(length) > self.max_bytes:
+                await self._refuse(send)
+            else:
+                await self.app(scope, receive, send)
             return
-        received = 0
-        started = False
-
-        async def counting_receive() -> Message:
-            nonlocal received
+        if "chunked" not in headers.get("transfer-encoding", "").lower():
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        more = True
+        while more:
             message = await receive()
-            received += len(message.get("body", b""))
-            if received > self.max_bytes:
-                raise BodyTooLarge
-            return message
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            more = message.get("more_body", False)
+            if size > self.max_bytes:
+                await self._refuse(send)
+                return
+        body = b"".join(chunks)
+        replayed = {**scope, "headers": [*scope["headers"], (b"content-length", str(size).encode())]}
+        sent = False
 
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
+        async def replay() -> Message:
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
 
-        try:
-            await self.app(scope, counting_receive, tracking_send)
-        except BodyTooLarge:
-            if not started:
-                await send_problem(send, 413, detail, [("connection", "close")])
+        await self.app(replayed, replay, send)
+
+    async def _refuse(self, send: Send) -> None:
+        detail = f"The request body is larger than {self.max_bytes} bytes."
+        await send_problem(send, 413, detail, [("connection", "close")])
 
 
 class AllowHeader:

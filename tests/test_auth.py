@@ -118,7 +118,7 @@ def forged_tokens(app: MockApp) -> dict[str, str]:
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
     good = claims(app)
-    header, payload, signature = app.realm.sign(good).split(".")
+    header, _, signature = app.realm.sign(good).split(".")
     tampered = jwt.encode({**good, "sub": "admin"}, other_key, algorithm="RS256").split(".")[1]
     return {
         "alg none": jwt.encode(good, key=None, algorithm="none"),

@@ -61,10 +61,10 @@ def test_a_broken_record_is_named(
 
 def test_a_missing_file_and_bad_json_are_named(fixtures: Path) -> None:
     (fixtures / "payments.json").unlink()
-    with pytest.raises(FixtureError, match="payments.json: missing"):
+    with pytest.raises(FixtureError, match=r"payments\.json: missing"):
         load_fixtures(fixtures)
     (fixtures / "payments.json").write_text("[{", encoding="utf-8")
-    with pytest.raises(FixtureError, match="payments.json: not valid JSON"):
+    with pytest.raises(FixtureError, match=r"payments\.json: not valid JSON"):
         load_fixtures(fixtures)
     with pytest.raises(FixtureError, match="not a directory"):
         load_fixtures(fixtures / "nope")

@@ -1,0 +1,135 @@
+"""The store against a plain-dict model (a Hypothesis state machine), and its domain rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from mock_server.fixtures import load_fixtures
+from mock_server.settings import DEFAULT_FIXTURES
+from mock_server.store import KEY_FIELDS, RELATIONS, Conflict, InvalidReference, NotFound, Store
+
+LINES = ["Boats", "Cars", "Planes"]
+CODES = [f"S{i:02d}" for i in range(8)]
+
+
+def line(name: str) -> dict[str, Any]:
+    return {"productline": name, "textdescription": None, "htmldescription": None, "image": None}
+
+
+def product(code: str, line_name: str, stock: int = 0) -> dict[str, Any]:
+    return {"productcode": code, "productline": line_name, "quantityinstock": stock}
+
+
+class StoreAgainstModel(RuleBasedStateMachine):
+    """Random creates, updates, patches and deletes of product lines and products."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.store = Store()
+        self.lines: dict[str, dict[str, Any]] = {}
+        self.products: dict[str, dict[str, Any]] = {}
+
+    @rule(name=st.sampled_from(LINES))
+    def create_line(self, name: str) -> None:
+        if name in self.lines:
+            with pytest.raises(Conflict):
+                self.store.create("productlines", line(name))
+        else:
+            self.store.create("productlines", line(name))
+            self.lines[name] = line(name)
+
+    @rule(name=st.sampled_from(LINES))
+    def delete_line(self, name: str) -> None:
+        if name not in self.lines:
+            with pytest.raises(NotFound):
+                self.store.delete("productlines", name)
+        elif any(p["productline"] == name for p in self.products.values()):
+            with pytest.raises(Conflict):
+                self.store.delete("productlines", name)
+        else:
+            self.store.delete("productlines", name)
+            del self.lines[name]
+
+    @rule(code=st.sampled_from(CODES), line_name=st.sampled_from(LINES), stock=st.integers(-5, 5))
+    def create_product(self, code: str, line_name: str, stock: int) -> None:
+        record = product(code, line_name, stock)
+        if code in self.products:
+            with pytest.raises(Conflict):
+                self.store.create("products", record)
+        elif line_name not in self.lines:
+            with pytest.raises(InvalidReference):
+                self.store.create("products", record)
+        else:
+            assert self.store.create("products", record) == record
+            self.products[code] = record
+
+    @rule(code=st.sampled_from(CODES), line_name=st.none() | st.sampled_from(LINES), stock=st.integers(-5, 5))
+    def patch_product(self, code: str, line_name: str | None, stock: int) -> None:
+        changes: dict[str, Any] = {"quantityinstock": stock}
+        if line_name is not None:
+            changes["productline"] = line_name
+        if code not in self.products:
+            with pytest.raises(NotFound):
+                self.store.update("products", code, changes)
+        elif line_name is not None and line_name not in self.lines:
+            with pytest.raises(InvalidReference):
+                self.store.update("products", code, changes)
+        else:
+            self.products[code] = {**self.products[code], **changes}
+            assert self.store.update("products", code, changes) == self.products[code]
+
+    @rule(code=st.sampled_from(CODES), other=st.sampled_from(CODES))
+    def change_identifier(self, code: str, other: str) -> None:
+        if code in self.products and other != code:
+            with pytest.raises(Conflict):
+                self.store.update("products", code, {"productcode": other})
+
+    @rule(code=st.sampled_from(CODES))
+    def delete_product(self, code: str) -> None:
+        if code in self.products:
+            self.store.delete("products", code)
+            del self.products[code]
+        else:
+            with pytest.raises(NotFound):
+                self.store.delete("products", code)
+
+    @rule(offset=st.integers(0, 9), limit=st.integers(1, 4), owner=st.sampled_from(LINES))
+    def pages_agree(self, offset: int, limit: int, owner: str) -> None:
+        expected = [self.products[c] for c in sorted(self.products)][offset : offset + limit]
+        assert self.store.page("products", offset, limit) == expected
+        if owner in self.lines:
+            owned = sorted(c for c, p in self.products.items() if p["productline"] == owner)
+            count, page = self.store.owned("products", "productline", owner, offset, limit)
+            assert count == len(owned)
+            assert [p["productcode"] for p in page] == owned[offset : offset + limit]
+
+    @invariant()
+    def items_and_indexes_agree(self) -> None:
+        assert self.store.count("products") == len(self.products)
+        assert self.store.count("productlines") == len(self.lines)
+        assert list(self.store.inconsistencies()) == []
+
+
+TestStoreAgainstModel = StoreAgainstModel.TestCase
+TestStoreAgainstModel.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
+
+
+def test_records_handed_out_are_copies() -> None:
+    store = Store({"productlines": [line("Cars")]})
+    store.get("productlines", "Cars")["textdescription"] = "changed"
+    store.page("productlines", 0, 1)[0]["textdescription"] = "changed"
+    assert store.get("productlines", "Cars")["textdescription"] is None
+
+
+def test_the_fixture_state_is_consistent_and_every_relation_is_indexed() -> None:
+    store = Store(load_fixtures(DEFAULT_FIXTURES))
+    assert list(store.inconsistencies()) == []
+    assert {(r.child, r.field) for r in RELATIONS} == set(store.indexes)
+    assert set(KEY_FIELDS) == set(store.tables)
+    count, page = store.owned("orders", "customernumber", 103, 0, 100)
+    assert count == len(page) > 0
