@@ -17,7 +17,6 @@ from connexion.lifecycle import ConnexionRequest, ConnexionResponse
 from connexion.middleware import MiddlewarePosition
 from connexion.options import SwaggerUIOptions
 from connexion.resolver import Resolver
-from connexion.security import ApiKeySecurityHandler, BearerSecurityHandler
 from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 
@@ -26,6 +25,13 @@ from mock_server.admin import Admin
 from mock_server.auth import CHALLENGE, ApiKeys, Realm
 from mock_server.errors import PROBLEM_JSON, MockError, problem_bytes
 from mock_server.fixtures import load_fixtures
+from mock_server.hotpath import (
+    ApiKeyHandler,
+    BearerHandler,
+    CompiledParameterValidator,
+    DecoratedOnceASGIApp,
+    quiet_content_type_note,
+)
 from mock_server.identity import Identity
 from mock_server.middleware import AllowHeader, BodyLimit, JournalEntry, RequestJournal
 from mock_server.pagination import PageNotFound
@@ -47,6 +53,12 @@ class MockApp(AsyncApp):  # type: ignore[misc]
     journal: deque[JournalEntry]
     settings: Settings
 
+    def __init__(self, import_name: str, **options: Any) -> None:
+        super().__init__(import_name, **options)
+        # Handlers decorated once per operation, not per request (see mock_server.hotpath); no API
+        # has been added yet, so swapping the innermost app here loses nothing.
+        self._middleware_app = self.middleware.app = DecoratedOnceASGIApp()
+
 
 def gateway_spec(spec: Schema) -> Schema:
     """The customers operations only, as the gateway serves them: bearer token required."""
@@ -66,11 +78,11 @@ def security_map(api_keys: ApiKeys, realm: Realm) -> dict[str, type]:
     def api_key_info(key: str) -> dict[str, Any] | None:
         return {"sub": "api-key"} if api_keys.accepts(key) else None
 
-    class ApiKey(ApiKeySecurityHandler):  # type: ignore[misc]
+    class ApiKey(ApiKeyHandler):
         def _resolve_func(self, security_scheme: Schema) -> Any:
             return api_key_info
 
-    class Bearer(BearerSecurityHandler):  # type: ignore[misc]
+    class Bearer(BearerHandler):
         def _resolve_func(self, security_scheme: Schema) -> Any:
             return realm.verify
 
@@ -115,6 +127,7 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
     if dataset is None:
         dataset = load_fixtures(settings.fixtures) if settings.fixtures else {}
     spec = load_spec()
+    quiet_content_type_note()
     app = MockApp(__name__, swagger_ui_options=SwaggerUIOptions(swagger_ui=True))
     app.settings = settings
     app.store = domain.Store(dataset)
@@ -124,7 +137,7 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
     handlers = handler_table(app.store)
     options: dict[str, Any] = {
         "resolver": Resolver(function_resolver=handlers.__getitem__),
-        "validator_map": validator_map(),
+        "validator_map": {**validator_map(), "parameter": CompiledParameterValidator},
         "security_map": security_map(ApiKeys(settings.api_keys), app.realm),
         "validate_responses": settings.validate_responses,
     }

@@ -40,7 +40,7 @@ def public_url() -> str:
     X-Forwarded-Host / -Proto."""
     headers = request.headers
     host = headers.get("x-forwarded-host") or headers.get("host") or request.url.netloc
-    scheme = headers.get("x-forwarded-proto") or request.url.scheme
+    scheme = headers.get("x-forwarded-proto") or request.scope["scheme"]  # request.url costs a URL parse
     path = request.scope.get("raw_path") or quote(request.scope["path"]).encode()
     query = request.scope.get("query_string", b"")
     url = f"{scheme.split(',')[0].strip()}://{host.split(',')[0].strip()}{path.decode('latin-1')}"

@@ -47,17 +47,22 @@ class JSONBodyValidator(JSONRequestBodyValidator):  # type: ignore[misc]
         if not raw:
             return None
         try:
-            return json.loads(raw.decode(self._encoding))
+            body = json.loads(raw.decode(self._encoding))
         except UnicodeDecodeError:
             raise BadRequest(f"The request body is not valid {self._encoding}.") from None
         except RecursionError:
             raise BadRequest("The request body is nested too deeply.") from None
         except ValueError as error:  # JSONDecodeError, and integers too long to convert
             raise BadRequest(f"The request body is not valid JSON: {error}") from None
+        if body is None:  # a JSON `null`, unlike an absent body, is a body of the wrong type
+            validate_body(self._schema, body)
+        return body
 
     def _validate(self, body: t.Any) -> None:
         if body is None:
-            raise BadRequest("The request body must not be empty.")
+            if self._required:
+                raise BadRequest("The request body must not be empty.")
+            return  # PATCH without a body: nothing changes
         validate_body(self._schema, body)
 
 
@@ -72,7 +77,8 @@ class FormBodyValidator(FormDataValidator):  # type: ignore[misc]
     MUTABLE_VALIDATION = True
 
     def _insert_body(self, receive: t.Any, *, body: t.Any, scope: Scope) -> tuple[t.Any, Scope]:
-        encoded = urlencode({name: "null" if value is None else value for name, value in body.items()}).encode()
+        fields = body or {}
+        encoded = urlencode({name: "null" if value is None else value for name, value in fields.items()}).encode()
         new_scope = {**scope, "headers": list(scope["headers"])}
         headers = MutableHeaders(scope=new_scope)
         headers["content-type"] = "application/x-www-form-urlencoded"

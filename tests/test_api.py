@@ -318,3 +318,25 @@ def test_the_store_stays_consistent_after_the_api_tests_writes(app: MockApp, cli
     client.delete(f"{BACKEND}/products/S10_1678/")
     client.patch(f"{BACKEND}/products/S99_0001/", json={"productline": "Ships"})
     assert list(app.store.inconsistencies()) == []
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        (None, b""),
+        ("application/json", b""),
+        ("application/x-www-form-urlencoded", b""),
+        ("multipart/form-data; boundary=B", b"--B--\r\n"),
+    ],
+)
+def test_a_patch_without_a_body_changes_nothing(api: httpx.Client, content_type: str | None, body: bytes) -> None:
+    before = api.get(f"{BACKEND}/customers/119/").json()
+    headers = {"Content-Type": content_type} if content_type else {}
+    response = api.patch(f"{BACKEND}/customers/119/", headers=headers, content=body)
+    assert response.status_code == 200
+    assert response.json() == before
+
+
+@pytest.mark.parametrize("path", ["/products/", "/customers/", "/productlines/"])
+def test_a_create_without_a_body_is_400(api: httpx.Client, path: str) -> None:
+    assert api.post(f"{BACKEND}{path}", headers={"Content-Type": "application/json"}).status_code == 400

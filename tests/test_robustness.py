@@ -49,6 +49,7 @@ BAD_REQUESTS: list[tuple[str, str, dict[str, str], bytes | None]] = [
     ("PATCH", "/products/S10_1678/", JSON, b'{"quantityinstock": "many"}'),
     ("PATCH", "/products/S10_1678/", JSON, b'{"msrp": 12.5, "productname": ["a"]}'),
     ("PUT", "/products/S10_1678/", JSON, b"{}"),
+    ("PATCH", "/products/S10_1678/", JSON, b"null"),
     ("GET", "/products/a%2Fb/", {}, None),
     ("GET", "/products/%00/", {}, None),
     ("GET", "/products/" + "x" * 5000 + "/", {}, None),
