@@ -1,0 +1,1 @@
+"""Contract suite of the shop service: checks any implementation (a URL) against openapi/openapi.yaml."""

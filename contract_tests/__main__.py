@@ -1,0 +1,5 @@
+"""`python -m contract_tests`: the same as the `shop-contract` command."""
+
+from contract_tests.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,128 @@
+"""The Schemathesis part of a run: every phase (examples, coverage, fuzzing, stateful) on one surface.
+
+The configuration is built here in code, never discovered from a `schemathesis.toml`, so a run does
+not depend on the directory it starts from. The engine's events become entries of the shared ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import schemathesis
+from schemathesis.engine import Status, events, from_schema
+from schemathesis.engine.recorder import ScenarioRecorder
+
+from contract_tests import checks as _registered_checks  # noqa: F401  (registers our checks)
+from contract_tests import hooks
+from contract_tests.findings import STRICT_CHECKS, Ledger, Violation
+from contract_tests.options import Options
+from contract_tests.spec import Spec
+from contract_tests.target import Surface
+
+Progress = Callable[[str], None]
+BODY_EXCERPT = 2000
+
+
+class ConformanceError(Exception):
+    """Schemathesis could not run at all (e.g. the schema could not be processed)."""
+
+
+def schemathesis_config(options: Options, surface: Surface, stateful: bool) -> dict[str, Any]:
+    """The run's configuration, as a `schemathesis.toml` would hold it."""
+    strict = options.enabled_strict
+    return {
+        "seed": options.seed_value,
+        "workers": options.workers,
+        "base-url": surface.base_url,
+        "headers": surface.headers,
+        "request-timeout": options.request_timeout,
+        "cache": {"enabled": False},
+        "generation": {
+            "max-examples": options.examples,
+            "allow-x00": False,
+            "codec": "utf-8",
+            "with-security-parameters": False,
+            "database": "none",
+        },
+        "checks": {
+            "object_level_authorization": {"enabled": False},
+            **{name: {"enabled": name in strict} for name in STRICT_CHECKS},
+        },
+        "phases": {"stateful": {"enabled": stateful, "max-steps": options.stateful_steps}},
+    }
+
+
+def has_links(spec: Spec, operations: set[str]) -> bool:
+    """Whether the stateful phase has a link to follow among `operations`."""
+    return any(
+        collection.create.id in operations and link["operationId"] in operations
+        for collection in spec.collections
+        for link in collection.create.links.values()
+    )
+
+
+def load_schema(spec: Spec, options: Options, surface: Surface, operations: set[str], existing: dict[str, Any]) -> Any:
+    config = schemathesis.Config.from_dict(schemathesis_config(options, surface, has_links(spec, operations)))
+    schema = schemathesis.openapi.from_dict(spec.raw, config=config).include(operation_id=sorted(operations))
+    hooks.register_formats()
+    hooks.install(schema, spec, existing)
+    return schema
+
+
+def _operation_id(spec: Spec, recorder: ScenarioRecorder, case_id: str) -> str:
+    label = recorder.cases[case_id].value.operation.label
+    op = spec.by_label(label)
+    return op.id if op is not None else label
+
+
+def describe_response(status: int, headers: dict[str, list[str]], content: bytes) -> str:
+    lines = [f"HTTP {status}", *(f"{name}: {', '.join(values)}" for name, values in headers.items())]
+    text = content.decode("utf-8", "replace")
+    excerpt = text if len(text) <= BODY_EXCERPT else text[:BODY_EXCERPT] + " …"
+    return "\n".join([*lines, "", excerpt]) if text else "\n".join(lines)
+
+
+def record(spec: Spec, surface: Surface, recorder: ScenarioRecorder, ledger: Ledger) -> None:
+    """Count every check Schemathesis ran in a scenario, and keep each failure with its evidence."""
+    for case_id, nodes in recorder.checks.items():
+        if case_id not in recorder.cases:
+            continue
+        operation = _operation_id(spec, recorder, case_id)
+        for node in nodes:
+            if node.status == Status.SUCCESS:
+                ledger.passed(surface.name, operation, node.name)
+            elif node.status == Status.FAILURE and node.failure_info is not None:
+                failure = node.failure_info.failure
+                interaction = recorder.interactions.get(failure.case_id or case_id)
+                response = interaction.response if interaction is not None else None
+                shown = (
+                    describe_response(response.status_code, response.headers, response.content)
+                    if response is not None
+                    else "(no response)"
+                )
+                rule = f"{failure.title}: {failure.message}".strip()
+                ledger.violated(
+                    Violation(node.name, surface.name, operation, rule, node.failure_info.code_sample, shown)
+                )
+
+
+def run(
+    spec: Spec, options: Options, surface: Surface, existing: dict[str, Any], ledger: Ledger, progress: Progress
+) -> None:
+    """Run every Schemathesis phase against `surface`."""
+    operations = {op for op in surface.operations if not options.include or op in options.include}
+    if not operations:
+        return
+    schema = load_schema(spec, options, surface, operations, existing)
+    for event in from_schema(schema).execute():
+        if isinstance(event, events.PhaseStarted):
+            progress(f"[{surface.name}] {event.phase.name.value} phase")
+        elif isinstance(event, events.ScenarioFinished):
+            record(spec, surface, event.recorder, ledger)
+            if event.label and event.status != Status.SKIP:
+                progress(f"[{surface.name}]   {event.label}: {event.status.value}")
+        elif isinstance(event, events.NonFatalError):
+            ledger.errors.append(f"[{surface.name}] {event.label}: {event.info.title}: {event.info.message}")
+        elif isinstance(event, events.FatalError):
+            raise ConformanceError(f"Schemathesis stopped: {event.exception}")

@@ -1,0 +1,97 @@
+"""The life of one item of each collection, through the create operation's links.
+
+create -> read -> duplicate create -> replace -> read -> change one field -> read -> delete -> read.
+Checks `round_trip` (what was written is what is read back, decimals by value; a PATCH changes only
+the fields it sends; a read after a write never shows the old state), `duplicate_rejected` (400 or
+409; strict `duplicate_is_conflict`: 409) and `deleted_stays_deleted` (a read after DELETE is 404).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contract_tests.domain.data import Context, changed_body, changed_value, differences
+from contract_tests.domain.http import Exchange, Session
+from contract_tests.spec import JSON, Collection
+
+
+def status_is(exchange: Exchange, *expected: int) -> str | None:
+    if exchange.status in expected:
+        return None
+    wanted = " or ".join(str(code) for code in expected)
+    return f"expected HTTP {wanted}, got {exchange.status}"
+
+
+def holds(exchange: Exchange, status: int, expected: JSON, what: str) -> str | None:
+    """None when `exchange` answered `status` with a body holding `expected`; else what went wrong."""
+    wrong = status_is(exchange, status)
+    if wrong is not None:
+        return f"{what}: {wrong}"
+    diffs = differences(expected, exchange.json())
+    return f"{what}: " + "; ".join(diffs) if diffs else None
+
+
+def run(ctx: Context, session: Session) -> None:
+    for collection in ctx.spec.collections:
+        ops = [collection.create, *collection.item_ops.values()]
+        if all(op.id in session.surface.operations for op in ops) and ctx.selected(*ops):
+            walk(ctx, session, collection)
+
+
+def walk(ctx: Context, session: Session, collection: Collection) -> None:
+    identifier = ctx.fresh_identifier(collection)
+    params = {collection.identifier: identifier}
+    body = ctx.valid_body(collection, identifier)
+    get, delete = collection.item_ops["get"], collection.item_ops["delete"]
+    created = session.call(collection.create, json=body)
+    if not session.judge("round_trip", collection.create, created, holds(created, 201, body, "the created item")):
+        if 200 <= created.status < 300:
+            session.call(delete, params)
+        return
+    try:
+        read = session.call(get, params)
+        session.judge("round_trip", get, read, holds(read, 200, body, "a read after create"))
+        duplicate(ctx, session, collection, body)
+        state = rewrite(ctx, session, collection, params, body)
+        change_one(ctx, session, collection, params, state)
+    finally:
+        deleted = session.call(delete, params)
+    session.judge("deleted_stays_deleted", delete, deleted, status_is(deleted, 200, 202, 204))
+    gone = session.call(get, params)
+    session.judge(
+        "deleted_stays_deleted",
+        get,
+        gone,
+        None if gone.status == 404 else f"a read after DELETE answered {gone.status}, not 404",
+    )
+
+
+def duplicate(ctx: Context, session: Session, collection: Collection, body: JSON) -> None:
+    again = session.call(collection.create, json=body)
+    session.judge("duplicate_rejected", collection.create, again, status_is(again, 400, 409))
+    if "duplicate_is_conflict" in ctx.strict:
+        session.judge("duplicate_is_conflict", collection.create, again, status_is(again, 409))
+
+
+def rewrite(ctx: Context, session: Session, collection: Collection, params: dict[str, Any], body: JSON) -> JSON:
+    """PUT every field changed; the answer and the next read hold the new state."""
+    put, get = collection.item_ops["put"], collection.item_ops["get"]
+    replaced = changed_body(ctx, collection, body)
+    written = session.call(put, params, json=replaced)
+    session.judge("round_trip", put, written, holds(written, 200, replaced, "the replaced item"))
+    read = session.call(get, params)
+    session.judge("round_trip", get, read, holds(read, 200, replaced, "a read after PUT shows the old state"))
+    return replaced
+
+
+def change_one(ctx: Context, session: Session, collection: Collection, params: dict[str, Any], state: JSON) -> None:
+    """PATCH one field; every other field keeps its value, in the answer and in the next read."""
+    patch, get = collection.item_ops["patch"], collection.item_ops["get"]
+    props = collection.request_schema["properties"]
+    fixed = {collection.identifier, *ctx.spec.references(collection.create)}
+    name = next(n for n in state if n not in fixed and props[n].get("type") == "string")
+    expected = {**state, name: changed_value(props[name], state[name])}
+    patched = session.call(patch, params, json={name: expected[name]})
+    session.judge("round_trip", patch, patched, holds(patched, 200, expected, f"a PATCH of `{name}` alone"))
+    read = session.call(get, params)
+    session.judge("round_trip", get, read, holds(read, 200, expected, "a read after PATCH"))

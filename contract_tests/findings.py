@@ -1,0 +1,91 @@
+"""The outcome of a run: how often each check passed, and every violation with its evidence.
+
+Schemathesis checks and the dedicated domain tests both report here, so the summary, the JUnit file and
+the exit code treat them alike.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+# Our registered checks and domain tests; the strict ones are off unless asked for.
+DOMAIN_CHECKS = (
+    "pagination_page",
+    "pagination_walk",
+    "list_scoping",
+    "item_identity",
+    "write_echo",
+    "round_trip",
+    "deleted_stays_deleted",
+    "duplicate_rejected",
+    "surface_parity",
+    "auth_matrix",
+    "body_encodings",
+    "referential_rules",
+    "invalid_values_rejected",
+)
+STRICT_CHECKS = ("negative_data_rejection", "exact_page_size", "duplicate_is_conflict")
+SCHEMATHESIS_CHECKS = (
+    "not_a_server_error",
+    "status_code_conformance",
+    "content_type_conformance",
+    "response_schema_conformance",
+    "response_headers_conformance",
+    "positive_data_acceptance",
+    "missing_required_header",
+    "unsupported_method",
+    "allow_header_conformance",
+    "use_after_free",
+    "ensure_resource_availability",
+    "ignored_auth",
+)
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A broken rule, with what it takes to reproduce it."""
+
+    check: str
+    surface: str
+    operation: str
+    rule: str
+    curl: str
+    response: str
+
+
+@dataclass(frozen=True)
+class Key:
+    surface: str
+    operation: str
+    check: str
+
+
+@dataclass
+class Ledger:
+    """Passes per (surface, operation, check) and the violations, in the order they were found."""
+
+    passes: Counter[Key] = field(default_factory=Counter)
+    violations: list[Violation] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def passed(self, surface: str, operation: str, check: str, times: int = 1) -> None:
+        self.passes[Key(surface, operation, check)] += times
+
+    def violated(self, violation: Violation) -> None:
+        if violation not in self.violations:
+            self.violations.append(violation)
+
+    def failures(self) -> Counter[Key]:
+        return Counter(Key(v.surface, v.operation, v.check) for v in self.violations)
+
+    def exercised(self) -> set[str]:
+        """Checks that judged at least one response (passed or not)."""
+        return {key.check for key in self.passes} | {v.check for v in self.violations}
+
+    def violated_checks(self) -> set[str]:
+        return {v.check for v in self.violations}
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations

@@ -1,0 +1,132 @@
+"""Generation hooks: keep "valid" data valid for a correct Django REST Framework backend.
+
+Schemathesis generates from the schemas alone; a few rules of the contract live in prose, and a few
+DRF behaviours are harmless but would make a positive case fail. Each hook here corrects positive
+bodies only (negative ones are left alone), on every phase (examples, coverage, fuzzing, stateful):
+
+- `format: decimal` draws real decimals matching the Money pattern (never "", "-", "." or "-.");
+  positive cases whose decimal field holds no digit (the coverage phase derives those from the
+  pattern) are dropped;
+- strings lose leading and trailing whitespace (DRF trims; whitespace-only becomes blank);
+- a field naming another collection's item (a product's `productline`) names one that exists;
+- string identifiers avoid "/" and ".", which DRF's router cannot route in a path segment;
+- form bodies send null as the empty value, the contract's form encoding of null; for the same
+  reason a negative form body holding an empty value in a nullable field is dropped (it is a null,
+  not an invalid value, on the wire).
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Any
+
+import schemathesis
+from hypothesis import strategies as st
+from schemathesis.core.parameters import ParameterLocation
+
+from contract_tests.spec import Spec
+
+FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+UNROUTABLE = re.compile(r"[/.]")
+DIGIT = re.compile(r"\d")
+
+
+def decimal_strategy() -> st.SearchStrategy[str]:
+    """Decimals with up to 8 integer and 2 fraction digits, written as the Money pattern allows."""
+    amounts = st.decimals(min_value=Decimal("-99999999.99"), max_value=Decimal("99999999.99"), places=2)
+    integers = st.integers(min_value=-99999999, max_value=99999999).map(str)
+    return st.one_of(amounts.map(lambda value: format(value, "f")), integers)
+
+
+def register_formats() -> None:
+    schemathesis.openapi.format("decimal", decimal_strategy())
+
+
+def _decimal_fields(spec: Spec) -> dict[str, set[str]]:
+    """Decimal-format body fields by operation label."""
+    found: dict[str, set[str]] = {}
+    for op in spec.operations.values():
+        schema = op.request_schema or {}
+        fields = {name for name, prop in schema.get("properties", {}).items() if prop.get("format") == "decimal"}
+        found[op.label] = fields
+    return found
+
+
+def _nullable_fields(spec: Spec) -> dict[str, set[str]]:
+    """Nullable body fields by operation label: an empty form value there is a valid null."""
+    return {
+        op.label: {name for name, prop in _properties(op.request_schema).items() if prop.get("nullable")}
+        for op in spec.operations.values()
+    }
+
+
+def _properties(schema: dict[str, Any] | None) -> dict[str, Any]:
+    properties: dict[str, Any] = (schema or {}).get("properties", {})
+    return properties
+
+
+def _empty_on_the_wire(value: Any) -> bool:
+    """Whether a form field carrying `value` is sent empty (None, "", or a list of such)."""
+    if isinstance(value, list):
+        return all(_empty_on_the_wire(item) for item in value)
+    return value is None or value == ""
+
+
+def _existing_identifiers(spec: Spec, existing: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """For each operation label, the reference fields it must fill with an existing item's identifier."""
+    return {
+        op.label: {field: existing[field] for field in spec.references(op) if field in existing}
+        for op in spec.operations.values()
+    }
+
+
+def _is_positive_body(case: Any) -> bool:
+    return isinstance(case.body, dict) and not (
+        case.meta is not None and case.meta.is_negative_at(ParameterLocation.BODY)
+    )
+
+
+def install(schema: Any, spec: Spec, existing: dict[str, Any]) -> None:
+    """Register the hooks on `schema` only, so other Schemathesis runs in the process are untouched.
+
+    `existing` maps a collection's identifier field to the identifier of an item that exists on the target.
+    """
+    decimals = _decimal_fields(spec)
+    references = _existing_identifiers(spec, existing)
+    identifiers = {collection.identifier for collection in spec.collections}
+
+    nullables = _nullable_fields(spec)
+
+    def filter_case(context: Any, case: Any) -> bool:
+        if not isinstance(case.body, dict):
+            return True
+        if case.meta is not None and case.meta.generation.mode.is_negative and case.media_type in FORM_MEDIA_TYPES:
+            nullable = nullables.get(case.operation.label, set())
+            if any(_empty_on_the_wire(case.body[name]) for name in nullable if name in case.body):
+                return False
+        if not _is_positive_body(case):
+            return True
+        fields = decimals.get(case.operation.label, set())
+        return all(
+            not isinstance(value, str) or DIGIT.search(value) for name, value in case.body.items() if name in fields
+        )
+
+    def map_case(context: Any, case: Any) -> Any:
+        if not _is_positive_body(case):
+            return case
+        body = dict(case.body)
+        for name, value in body.items():
+            if isinstance(value, str):
+                value = value.strip() or "x"
+                body[name] = UNROUTABLE.sub("_", value) if name in identifiers else value
+            if value is None and case.media_type in FORM_MEDIA_TYPES:
+                body[name] = ""
+        for name, value in references.get(case.operation.label, {}).items():
+            if isinstance(body.get(name), str):
+                body[name] = value
+        case.body = body
+        return case
+
+    schema.hooks.register_hook_with_name(filter_case, "filter_case")
+    schema.hooks.register_hook_with_name(map_case, "map_case")

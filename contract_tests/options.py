@@ -1,0 +1,91 @@
+"""The options of a run, shared by the CLI and the pytest plugin so both behave the same.
+
+Profiles set the effort: `default` (every phase, 25 examples per operation) and `fast` (fewer examples,
+shorter stateful runs) which still exercises every check.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from contract_tests.findings import STRICT_CHECKS
+from contract_tests.spec import BUNDLED_SPEC
+
+
+class UsageError(Exception):
+    """The options do not describe a run."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    max_examples: int
+    stateful_steps: int
+
+
+PROFILES = {"default": Profile(max_examples=25, stateful_steps=6), "fast": Profile(max_examples=6, stateful_steps=4)}
+
+
+@dataclass(frozen=True)
+class Options:
+    base_url: str | None = None
+    gateway_url: str | None = None
+    api_key: str | None = None
+    token: str | None = None
+    token_url: str | None = None
+    client_id: str | None = None
+    client_secret: str | None = None
+    spec: Path = BUNDLED_SPEC
+    profile: str = "default"
+    max_examples: int | None = None
+    workers: int = 1
+    seed: int | None = None
+    include: tuple[str, ...] = ()
+    strict: bool = False
+    strict_checks: tuple[str, ...] = ()
+    domain: bool = True
+    conformance: bool = True
+    junit_xml: Path | None = None
+    report_dir: Path | None = None
+    request_timeout: float = 10.0
+    quiet: bool = False
+    seed_value: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "seed_value", self.seed if self.seed is not None else random.randrange(2**31))
+        self.validate()
+
+    def validate(self) -> None:
+        if self.base_url is None and self.gateway_url is None:
+            raise UsageError("give --base-url, --gateway-url or both")
+        for name, url in (("--base-url", self.base_url), ("--gateway-url", self.gateway_url)):
+            if url is not None and (urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc):
+                raise UsageError(f"{name} must be an absolute http(s) URL, got {url!r}")
+        realm = (self.token_url, self.client_id, self.client_secret)
+        if any(realm) and not all(realm):
+            raise UsageError("--token-url, --client-id and --client-secret go together")
+        if self.token and self.token_url:
+            raise UsageError("give either --token or --token-url, not both")
+        if self.profile not in PROFILES:
+            raise UsageError(f"unknown profile {self.profile!r}; choose from {', '.join(PROFILES)}")
+        if self.max_examples is not None and self.max_examples < 1:
+            raise UsageError("--max-examples must be at least 1")
+        if self.workers < 1:
+            raise UsageError("--workers must be at least 1")
+        unknown = set(self.strict_checks) - set(STRICT_CHECKS)
+        if unknown:
+            raise UsageError(f"unknown strict check(s) {sorted(unknown)}; choose from {', '.join(STRICT_CHECKS)}")
+
+    @property
+    def examples(self) -> int:
+        return self.max_examples if self.max_examples is not None else PROFILES[self.profile].max_examples
+
+    @property
+    def stateful_steps(self) -> int:
+        return PROFILES[self.profile].stateful_steps
+
+    @property
+    def enabled_strict(self) -> frozenset[str]:
+        return frozenset(STRICT_CHECKS) if self.strict else frozenset(self.strict_checks)

@@ -1,0 +1,200 @@
+"""What the suite derives from the contract: operations, collections, lists, bodies and mount points.
+
+Nothing here restates the spec. Lists are the operations whose 200 schema is a `Paginated*` envelope;
+collections and their identifiers come from the create operations' links; the gateway's operations are
+those whose path item declares a `/customers/v1` server.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+BUNDLED_SPEC = Path(__file__).resolve().parents[1] / "openapi" / "openapi.yaml"
+GATEWAY_MOUNT = "/customers/v1"
+ENVELOPE_PREFIX = "Paginated"
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+
+JSON = dict[str, Any]
+
+
+class SpecError(Exception):
+    """The contract cannot be read or lacks what the suite derives from it."""
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation of the contract, with its schemas resolved."""
+
+    id: str
+    method: str
+    path: str
+    definition: JSON
+    path_item: JSON
+
+    @property
+    def label(self) -> str:
+        return f"{self.method.upper()} {self.path}"
+
+    @property
+    def path_parameters(self) -> list[str]:
+        params = [*self.path_item.get("parameters", []), *self.definition.get("parameters", [])]
+        return [param["name"] for param in params if param["in"] == "path"]
+
+    @property
+    def request_schema(self) -> JSON | None:
+        """The JSON request body schema (every media type shares it in this contract)."""
+        content = self.definition.get("requestBody", {}).get("content", {})
+        media = content.get("application/json")
+        return None if media is None else dict(media["schema"])
+
+    @property
+    def links(self) -> dict[str, JSON]:
+        return dict(self.definition["responses"].get("201", {}).get("links", {}))
+
+
+@dataclass(frozen=True)
+class Collection:
+    """A resource kind the client creates, found through its create operation's links."""
+
+    create: Operation
+    identifier: str
+    list_op: Operation
+    item_ops: dict[str, Operation]
+    """The linked operations on one item, by method (get, put, patch, delete)."""
+    sub_lists: list[Operation]
+
+    @property
+    def request_schema(self) -> JSON:
+        schema = self.create.request_schema
+        assert schema is not None
+        return schema
+
+
+class Spec:
+    """The loaded contract, with `$ref`s resolved, and the facts the suite derives from it."""
+
+    def __init__(self, raw: JSON) -> None:
+        self.raw = raw
+        try:
+            self.operations = {op.id: op for op in self._walk_operations()}
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise SpecError(f"the spec is not a usable OpenAPI document ({exc!r})") from exc
+
+    @classmethod
+    def load(cls, path: Path = BUNDLED_SPEC) -> Spec:
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise SpecError(f"cannot read the spec {path}: {exc}") from exc
+        if not isinstance(raw, dict) or not str(raw.get("openapi", "")).startswith("3."):
+            raise SpecError(f"{path} is not an OpenAPI 3 document")
+        return cls(raw)
+
+    def resolve(self, node: Any) -> Any:
+        """A deep copy of `node` with every local `$ref` replaced by its target."""
+        if isinstance(node, list):
+            return [self.resolve(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            target: Any = self.raw
+            for part in node["$ref"].removeprefix("#/").split("/"):
+                target = target[part]
+            return self.resolve(target)
+        return {key: self.resolve(value) for key, value in node.items()}
+
+    def _walk_operations(self) -> list[Operation]:
+        found = []
+        for path, item in self.raw["paths"].items():
+            path_item = self.resolve({k: v for k, v in item.items() if k not in HTTP_METHODS})
+            for method in HTTP_METHODS:
+                if method in item:
+                    definition = self.resolve(item[method])
+                    found.append(Operation(definition["operationId"], method, path, definition, path_item))
+        return found
+
+    def is_list(self, op: Operation) -> bool:
+        """A list answers a `Paginated*` envelope."""
+        if op.method != "get":
+            return False
+        response = self.raw["paths"][op.path]["get"]["responses"].get("200", {})
+        ref = response.get("content", {}).get("application/json", {}).get("schema", {}).get("$ref", "")
+        return str(ref).rsplit("/", 1)[-1].startswith(ENVELOPE_PREFIX)
+
+    @cached_property
+    def lists(self) -> list[Operation]:
+        return [op for op in self.operations.values() if self.is_list(op)]
+
+    @cached_property
+    def collections(self) -> list[Collection]:
+        found = []
+        for create in self.operations.values():
+            links = create.links
+            if create.method != "post" or not links:
+                continue
+            item_ops: dict[str, Operation] = {}
+            sub_lists: list[Operation] = []
+            identifier = ""
+            for link in links.values():
+                target = self.operations[link["operationId"]]
+                (expression,) = link["parameters"].values()
+                identifier = expression.removeprefix("$response.body#/")
+                if self.is_list(target):
+                    sub_lists.append(target)
+                else:
+                    item_ops[target.method] = target
+            list_op = self.find(create.path, "get")
+            found.append(Collection(create, identifier, list_op, item_ops, sub_lists))
+        return found
+
+    def find(self, path: str, method: str) -> Operation:
+        for op in self.operations.values():
+            if op.path == path and op.method == method:
+                return op
+        raise SpecError(f"the spec has no {method.upper()} {path}")
+
+    def by_label(self, label: str) -> Operation | None:
+        method, _, path = label.partition(" ")
+        return next(
+            (op for op in self.operations.values() if op.method == method.lower() and op.path == path),
+            None,
+        )
+
+    def collection_of(self, op: Operation) -> Collection | None:
+        """The collection whose items `op` reads or writes (by path prefix)."""
+        for collection in self.collections:
+            if op.path.startswith(collection.create.path):
+                return collection
+        return None
+
+    @cached_property
+    def gateway_operations(self) -> list[Operation]:
+        return [
+            op
+            for op in self.operations.values()
+            if any(server["url"].endswith(GATEWAY_MOUNT) for server in op.path_item.get("servers", []))
+        ]
+
+    def references(self, op: Operation) -> dict[str, Collection]:
+        """Body fields of `op` that name an item of another collection (e.g. a product's `productline`)."""
+        schema = op.request_schema
+        own = self.collection_of(op)
+        if schema is None:
+            return {}
+        return {
+            collection.identifier: collection
+            for collection in self.collections
+            if collection is not own and collection.identifier in schema.get("properties", {})
+        }
+
+    def example_body(self, schema: JSON) -> JSON:
+        """A body built from the properties' `example`s: the contract's own idea of valid data."""
+        return {
+            name: copy.deepcopy(prop["example"]) for name, prop in schema["properties"].items() if "example" in prop
+        }
