@@ -1,8 +1,8 @@
 """pytest integration: the same suite, the same options (`--shop-` + the CLI's names), next to a team's tests.
 
 Installed with the package as a `pytest11` entry point, and inert until `--shop-base-url` or
-`--shop-gateway-url` is given: then the session gains one test per check (`shop-contract::<check>`); the suite runs once, on the first of them, and each test fails with
-the violations of its check.
+`--shop-gateway-url` is given: then the session gains one test per check (`shop-contract::<check>`);
+the suite runs once, on the first of them, and each test fails with the violations of its check.
 """
 
 from __future__ import annotations

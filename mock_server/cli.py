@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import logging
 import sys
 from pathlib import Path
@@ -85,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     except FixtureError as error:
         print(f"shop-mock: error: {error}", file=sys.stderr)
         return 2
+    gc.freeze()  # the data set lives as long as the process: keep the collector from walking it again
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("connexion").setLevel(logging.WARNING)
     print(banner(settings), flush=True)

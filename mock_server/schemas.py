@@ -12,6 +12,7 @@ import binascii
 import datetime
 import decimal
 import functools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,8 +70,14 @@ def to_json_schema(schema: Schema) -> Schema:
     return converted
 
 
+# Plain decimals, the form almost every value has: certainly valid, so checked without Decimal.
+PLAIN_DECIMAL = re.compile(r"-?[0-9]+(?:\.[0-9]*)?|-?\.[0-9]+")
+
+
 def is_decimal(value: str) -> bool:
     """`format: decimal`: a number with at least one digit (the documented pattern alone allows "." and "")."""
+    if PLAIN_DECIMAL.fullmatch(value):  # fast path: a 10^6-product data set has 3 million of them
+        return True
     if not any(char.isdigit() for char in value):
         return False
     try:
