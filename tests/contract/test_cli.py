@@ -82,3 +82,17 @@ def test_refused_client_secret_exits_2(origin: str) -> None:
 
 def test_gateway_without_token_exits_2(origin: str) -> None:
     assert_cannot_run(["--gateway-url", f"{origin}/customers/v1", "--api-key", "dev-api-key"], "bearer token")
+
+
+def test_the_same_seed_gives_the_same_run(tmp_path: Path) -> None:
+    """Two runs with one seed, each against a fresh mock, judge as many responses, check by check."""
+    exercised = []
+    for run in ("first", "second"):
+        with running(create_app(Settings())) as served:
+            args = ["--base-url", f"{served}/shop/api/v1", *credentials(served), "--no-domain"]
+            args += ["--include", "list_products", "--include", "get_product", "--max-examples", "8"]
+            outcome = shop_contract([*args, "--seed", "42", "--quiet"], tmp_path / run)
+        assert outcome.code == 0, outcome.stdout[-3000:]
+        exercised.append((tmp_path / run / "summary.txt").read_text(encoding="utf-8"))
+    assert exercised[0] == exercised[1]
+    assert "list_products" in exercised[0]
