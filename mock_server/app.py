@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 from collections import deque
+from collections.abc import Iterable
 from typing import Any
 
 from connexion import AsyncApp
@@ -89,15 +90,13 @@ def security_map(api_keys: ApiKeys, realm: Realm) -> dict[str, type]:
     return {"apiKey": ApiKey, "bearer": Bearer}
 
 
-def problem_response(status: int, detail: str, error: MockError | None = None) -> ConnexionResponse:
-    headers = dict(error.headers) if error else {}
-    if status == 401:
-        headers.setdefault("WWW-Authenticate", CHALLENGE)
+def problem_response(status: int, detail: str, errors: Iterable[FieldError] = ()) -> ConnexionResponse:
+    headers = {"WWW-Authenticate": CHALLENGE} if status == 401 else {}
     return ConnexionResponse(
         status_code=status,
         mimetype=PROBLEM_JSON,
         content_type=PROBLEM_JSON,
-        body=problem_bytes(status, detail, error.errors if error else ()),
+        body=problem_bytes(status, detail, errors),
         headers=headers,
     )
 
@@ -106,14 +105,13 @@ def render_error(request: ConnexionRequest, error: Exception) -> ConnexionRespon
     """The one renderer of every error, in the spec's Problem shape."""
     match error:
         case MockError():
-            return problem_response(error.status, error.detail, error)
+            return problem_response(error.status, error.detail, error.errors)
         case domain.NotFound() | PageNotFound():
             return problem_response(404, str(error))
         case domain.Conflict():
             return problem_response(409, str(error))
         case domain.InvalidReference():
-            field_error = FieldError(error.field, str(error))
-            return problem_response(400, str(error), MockError(str(error), errors=[field_error]))
+            return problem_response(400, str(error), [FieldError(error.field, str(error))])
         case ProblemException():  # Connexion's own: security, parameters, media type
             return problem_response(error.status, str(error.detail or error.title).split("\n")[0])
         case HTTPException():

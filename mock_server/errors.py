@@ -1,18 +1,17 @@
-"""Every error the mock answers, rendered once in the spec's `Problem` shape (RFC 9457).
+"""Every error the mock answers is rendered in the spec's `Problem` shape (RFC 9457).
 
-MockError
-├── BadRequest        400  names the offending field(s) in `errors`
-├── Unauthorized      401  carries WWW-Authenticate
-├── NotFound          404
-├── Conflict          409
-├── PayloadTooLarge   413
-└── UnsupportedMedia  415
+Errors come from four places, and `app.render_error` renders them all:
+- `MockError` / `BadRequest` (400, naming the offending fields in `errors`): our body validators;
+- the store's domain errors: `NotFound` (404), `Conflict` (409), `InvalidReference` (400);
+- `pagination.PageNotFound` (404);
+- Connexion's and Starlette's own (401 with WWW-Authenticate, 404, 405, 415).
+The middleware in front of Connexion (413) writes the same shape with `problem_bytes`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from http import HTTPStatus
 from typing import Any
 
@@ -24,35 +23,14 @@ PROBLEM_JSON = "application/problem+json"
 class MockError(Exception):
     status = 500
 
-    def __init__(self, detail: str, *, errors: Iterable[FieldError] = (), headers: Mapping[str, str] | None = None):
+    def __init__(self, detail: str, *, errors: Iterable[FieldError] = ()) -> None:
         super().__init__(detail)
         self.detail = detail
         self.errors = list(errors)
-        self.headers = dict(headers or {})
 
 
 class BadRequest(MockError):
     status = 400
-
-
-class Unauthorized(MockError):
-    status = 401
-
-
-class NotFound(MockError):
-    status = 404
-
-
-class Conflict(MockError):
-    status = 409
-
-
-class PayloadTooLarge(MockError):
-    status = 413
-
-
-class UnsupportedMedia(MockError):
-    status = 415
 
 
 def problem_body(status: int, detail: str, errors: Iterable[FieldError] = ()) -> dict[str, Any]:
