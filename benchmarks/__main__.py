@@ -1,0 +1,24 @@
+"""`python -m benchmarks NAME [options]`: run one benchmark; `--help` after NAME shows its options."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+
+from benchmarks import scale, suite_speed, throughput
+
+BENCHMARKS: dict[str, Callable[[Sequence[str]], int]] = {
+    "throughput": throughput.main,
+    "scale": scale.main,
+    "suite_speed": suite_speed.main,
+}
+
+
+def main(argv: Sequence[str]) -> int:
+    if not argv or argv[0] not in BENCHMARKS:
+        print(f"usage: python -m benchmarks {{{','.join(BENCHMARKS)}}} [options]  (see benchmarks/README.md)")
+        return 2
+    return BENCHMARKS[argv[0]](argv[1:])
+
+
+sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,166 @@
+"""Wall time of the contract suite against the mock: default and fast profiles, 1 and 2 workers.
+
+Each run gets a freshly started mock and a fresh working directory (no Hypothesis database carried
+over), with a fixed seed. Per-operation time is read from the suite's progress lines, timestamped as
+they arrive: an operation's line is printed when it finishes a phase, so the time since the previous
+line is its time in that phase. With more than one worker the lines interleave, so per-operation
+figures are given for one worker only.
+
+    python -m benchmarks suite_speed [--profiles default,fast] [--workers 1,2] [--seed 1] [--check-variants]
+
+`--check-variants` also runs tests/contract/test_broken_variants.py, which runs the suite's fast
+profile against each deliberately broken variant of the mock and requires the right check to fail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks import record
+from benchmarks.servers import API_KEY, ROOT, free_port, mock_command, running
+
+PREFIX = "/shop/api/v1"
+TARGETS_S = {"default": 60.0, "fast": 20.0}
+OPERATION_LINE = re.compile(r"^\[(?P<surface>\w+)\]\s{3}(?P<operation>[A-Z]+ \S+): (?P<status>\w+)$")
+LABEL_LINE = re.compile(r"^\[(?P<surface>\w+)\] (?P<label>[\w ]+)$")
+
+
+def timed_lines(command: list[str], cwd: Path) -> tuple[list[tuple[float, str]], float, int]:
+    """Run `command`, returning its stdout lines with arrival times, the wall time and the exit code."""
+    started = time.perf_counter()
+    lines: list[tuple[float, str]] = []
+    with subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append((time.perf_counter() - started, line.rstrip("\n")))
+    return lines, time.perf_counter() - started, process.returncode
+
+
+def attribute(lines: list[tuple[float, str]]) -> tuple[dict[str, float], dict[str, float]]:
+    """Seconds per operation (all phases) and per part of the run (domain test, phase) from progress lines."""
+    operations: dict[str, float] = defaultdict(float)
+    parts: dict[str, float] = defaultdict(float)
+    current = "start-up"
+    progress = [(at, text) for at, text in lines if OPERATION_LINE.match(text) or LABEL_LINE.match(text)]
+    previous = 0.0
+    for at, text in progress:
+        elapsed = at - previous
+        operation = OPERATION_LINE.match(text)
+        if operation:
+            operations[operation["operation"]] += elapsed
+            parts[current] += elapsed
+        else:
+            parts[current] += elapsed
+            label = LABEL_LINE.match(text)
+            assert label is not None
+            current = label["label"]
+        previous = at
+    end = next((at for at, text in lines if text.startswith("Checks")), lines[-1][0] if lines else previous)
+    parts[current] += max(0.0, end - previous)
+    return dict(operations), dict(parts)
+
+
+def run_suite(profile: str, workers: int, seed: int) -> dict[str, Any]:
+    port = free_port()
+    with (
+        running("mock", mock_command(port), port=port, ready_path="/__mock__/health"),
+        tempfile.TemporaryDirectory(prefix="suite-speed-") as workdir,
+    ):
+        command = [
+            sys.executable, "-m", "contract_tests",
+            "--base-url", f"http://127.0.0.1:{port}{PREFIX}", "--api-key", API_KEY,
+            "--profile", profile, "--workers", str(workers), "--seed", str(seed),
+        ]  # fmt: skip
+        lines, wall, exit_code = timed_lines(command, Path(workdir))
+    operations, parts = attribute(lines)
+    errors = [text.strip() for _, text in lines if "Network Error" in text or "error:" in text]
+    result = next((text for _, text in lines if text.startswith("Result:")), "no result line")
+    print(f"  profile {profile:8} workers {workers}: {wall:6.1f} s  exit {exit_code}  {result}", flush=True)
+    return {
+        "profile": profile,
+        "workers": workers,
+        "wall_s": round(wall, 2),
+        "exit_code": exit_code,
+        "result": result,
+        "errors": errors,
+        "parts_s": {k: round(v, 2) for k, v in parts.items()},
+        "operations_s": {k: round(v, 2) for k, v in sorted(operations.items(), key=lambda kv: -kv[1])},
+    }
+
+
+def check_variants() -> dict[str, Any]:
+    """Run the broken-variant tests (fast profile against each variant); their outcome and wall time."""
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "tests/contract/test_broken_variants.py"]
+    started = time.perf_counter()
+    outcome = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    summary = outcome.stdout.strip().splitlines()[-1] if outcome.stdout.strip() else "no output"
+    print(f"  broken variants: {summary} ({wall:.0f} s)", flush=True)
+    return {"exit_code": outcome.returncode, "summary": summary, "wall_s": round(wall, 1)}
+
+
+def report(runs: list[dict[str, Any]]) -> str:
+    header = ["profile", "workers", "wall (s)", "target", "exit", "errors"]
+    rows = [
+        [
+            r["profile"],
+            str(r["workers"]),
+            f"{r['wall_s']:.1f}",
+            f"< {TARGETS_S.get(r['profile'], 0):.0f} s",
+            str(r["exit_code"]),
+            str(len(r["errors"])),
+        ]
+        for r in runs
+    ]
+    parts = [record.table(header, rows)]
+    for r in runs:
+        if r["workers"] == 1:
+            ops = [[name, f"{seconds:.2f}"] for name, seconds in r["operations_s"].items()]
+            phases = [[name, f"{seconds:.2f}"] for name, seconds in r["parts_s"].items()]
+            parts.append(
+                f"profile {r['profile']}, 1 worker, per part of the run:\n\n" + record.table(["part", "s"], phases)
+            )
+            parts.append(
+                f"profile {r['profile']}, 1 worker, per operation:\n\n" + record.table(["operation", "s"], ops)
+            )
+    return "\n\n".join(parts)
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks suite_speed", description=__doc__.split("\n")[0])
+    parser.add_argument("--profiles", default="default,fast", help="comma-separated (default: default,fast)")
+    parser.add_argument("--workers", default="1,2", help="comma-separated worker counts (default: 1,2)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--check-variants", action="store_true", help="also run the broken-variant tests")
+    args = parser.parse_args(argv)
+    machine = record.machine()
+    runs = [
+        run_suite(profile, int(workers), args.seed)
+        for profile in args.profiles.split(",")
+        for workers in args.workers.split(",")
+    ]
+    checks = {
+        f"{r['profile']} profile, {r['workers']} worker(s), under {TARGETS_S[r['profile']]:.0f} s": (
+            r["wall_s"] < TARGETS_S[r["profile"]] and r["exit_code"] == 0
+        )
+        for r in runs
+        if r["profile"] in TARGETS_S
+    }
+    variants = check_variants() if args.check_variants else None
+    if variants is not None:
+        checks["fast profile catches every broken variant (tests/contract)"] = variants["exit_code"] == 0
+    results = {"machine": machine, "seed": args.seed, "runs": runs, "variants": variants, "targets": checks}
+    path = record.write("suite_speed", results)
+    print(report(runs))
+    print("\n".join(f"- {'met' if ok else 'NOT met'}: {name}" for name, ok in checks.items()))
+    print(f"wrote {path}")
+    return 0
