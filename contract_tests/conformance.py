@@ -49,7 +49,10 @@ def schemathesis_config(options: Options, surface: Surface, stateful: bool) -> d
             "object_level_authorization": {"enabled": False},
             **{name: {"enabled": name in strict} for name in STRICT_CHECKS},
         },
-        "phases": {"stateful": {"enabled": stateful, "max-steps": options.stateful_steps}},
+        "phases": {
+            "coverage": {"enabled": options.coverage_phase},
+            "stateful": {"enabled": stateful, "max-steps": options.stateful_steps},
+        },
     }
 
 

@@ -1,7 +1,7 @@
 """The options of a run, shared by the CLI and the pytest plugin so both behave the same.
 
-Profiles set the effort: `default` (every phase, 25 examples per operation) and `fast` (fewer examples,
-shorter stateful runs) which still exercises every check.
+Profiles set the effort: `default` (every phase, 25 examples per operation) and `fast` (6 examples,
+shorter stateful runs, no coverage phase: the bounds are still tested by `invalid_values_rejected`).
 """
 
 from __future__ import annotations
@@ -23,9 +23,13 @@ class UsageError(Exception):
 class Profile:
     max_examples: int
     stateful_steps: int
+    coverage: bool  # Schemathesis' coverage phase: every boundary value and unexpected method, slow
 
 
-PROFILES = {"default": Profile(max_examples=25, stateful_steps=6), "fast": Profile(max_examples=6, stateful_steps=4)}
+PROFILES = {
+    "default": Profile(max_examples=25, stateful_steps=6, coverage=True),
+    "fast": Profile(max_examples=6, stateful_steps=4, coverage=False),
+}
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,10 @@ class Options:
     @property
     def stateful_steps(self) -> int:
         return PROFILES[self.profile].stateful_steps
+
+    @property
+    def coverage_phase(self) -> bool:
+        return PROFILES[self.profile].coverage
 
     @property
     def enabled_strict(self) -> frozenset[str]:

@@ -12,7 +12,7 @@ from tests.contract.faults import Fault, Scope
 from tests.contract.support import ROOT, credentials, shop_contract
 from tests.live import running
 
-LIST_LINES = ["--include", "list_product_lines", "--no-domain", "--profile", "fast", "--seed", "5", "--quiet"]
+LIST_LINES = ["--include", "list_product_lines", "--no-domain", "--seed", "5", "--quiet"]
 
 
 def clamp_page_size(scope: Scope, body: bytes) -> bytes:
