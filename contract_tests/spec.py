@@ -16,7 +16,6 @@ from typing import Any
 import yaml
 
 BUNDLED_SPEC = Path(__file__).resolve().parents[1] / "openapi" / "openapi.yaml"
-GATEWAY_MOUNT = "/customers/v1"
 ENVELOPE_PREFIX = "Paginated"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
@@ -175,10 +174,12 @@ class Spec:
 
     @cached_property
     def gateway_operations(self) -> list[Operation]:
+        """Operations whose path item names a server besides the backend (the spec's first server)."""
+        backend = self.raw["servers"][0]["url"]
         return [
             op
             for op in self.operations.values()
-            if any(server["url"].endswith(GATEWAY_MOUNT) for server in op.path_item.get("servers", []))
+            if any(server["url"] != backend for server in op.path_item.get("servers", []))
         ]
 
     def references(self, op: Operation) -> dict[str, Collection]:

@@ -37,12 +37,11 @@ from mock_server.identity import Identity
 from mock_server.middleware import AllowHeader, BodyLimit, JournalEntry, RequestJournal
 from mock_server.pagination import PageNotFound
 from mock_server.routing import handler_table
-from mock_server.schemas import FieldError, Schema, load_spec
+from mock_server.schemas import FieldError, Schema, load_spec, mount_points
 from mock_server.settings import Settings
 from mock_server.validation import validator_map
 
-BACKEND_PREFIX = "/shop/api/v1"
-GATEWAY_PREFIX = "/customers/v1"
+BACKEND_PREFIX, GATEWAY_PREFIX = mount_points(load_spec())
 GATEWAY_SECURITY: list[dict[str, list[str]]] = [{"JWTAuth": []}]
 
 

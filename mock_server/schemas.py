@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import jsonschema_rs
 import yaml
@@ -56,6 +57,24 @@ def component_schema(name: str, spec: Schema | None = None) -> Schema:
 
 # Connexion hands validators the operation's schema with the spec's `components` attached.
 OPENAPI_ONLY = {"nullable", "example", "readOnly", "components"}
+
+
+def server_path(server: Schema) -> str:
+    """The path of a server URL such as `{base_url}/shop/api/v1`, variables left out."""
+    url: str = server["url"].format(**{name: "" for name in server.get("variables", {})})
+    return urlsplit(url).path.rstrip("/")
+
+
+def mount_points(spec: Schema) -> tuple[str, str]:
+    """(backend, gateway): the spec's top-level server, and the other server of the gateway's paths."""
+    backend = server_path(spec["servers"][0])
+    gateway = next(
+        path
+        for item in spec["paths"].values()
+        for path in map(server_path, item.get("servers", []))
+        if path != backend
+    )
+    return backend, gateway
 
 
 def to_json_schema(schema: Schema) -> Schema:
