@@ -4,7 +4,8 @@ Each judges one response from what the request and the response say; none needs 
 operation it came with. A check returns True when it does not apply (Schemathesis then counts it as
 skipped), None when it passed, and raises a titled AssertionError when the rule is broken.
 
-`exact_page_size` is strict: DRF-like clamping of an oversized `page_size` is allowed by the contract.
+`exact_page_size` is strict: by default DRF-like clamping of `page_size` to any maximum is allowed;
+strictly, only to the maximum the spec documents.
 """
 
 from __future__ import annotations
@@ -114,14 +115,28 @@ def pagination_page(ctx: Any, response: Any, case: Any) -> bool | None:
     return None
 
 
+def _documented_clamp(case: Any) -> int | None:
+    """The page size the spec itself clamps `page_size` to (`x-clamped-maximum`), if it documents one."""
+    for parameter in case.operation.query:
+        if parameter.name == "page_size":
+            clamp = parameter.definition.get("schema", {}).get("x-clamped-maximum")
+            return clamp if isinstance(clamp, int) else None
+    return None
+
+
 @schemathesis.check
 def exact_page_size(ctx: Any, response: Any, case: Any) -> bool | None:
-    """Strict: a page that is not the last holds exactly the page_size asked for (no silent clamping)."""
+    """Strict: a page that is not the last holds exactly the page_size asked for, or the maximum the
+    spec documents for it (no other, silent clamping)."""
     envelope = _envelope(response, case)
-    if envelope is None or envelope[2] is None or envelope[0]["next"] is None:
+    if envelope is None:
         return True
     body, _, size, _ = envelope
-    if len(body["results"]) != size:
+    if size is None or body["next"] is None:
+        return True
+    clamp = _documented_clamp(case)
+    expected = min(size, clamp) if clamp is not None else size
+    if len(body["results"]) != expected:
         raise AssertionError(f"page_size={size} was asked for, a non-last page holds {len(body['results'])}")
     return None
 

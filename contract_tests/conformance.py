@@ -69,7 +69,7 @@ def load_schema(spec: Spec, options: Options, surface: Surface, operations: set[
     config = schemathesis.Config.from_dict(schemathesis_config(options, surface, has_links(spec, operations)))
     schema = schemathesis.openapi.from_dict(spec.raw, config=config).include(operation_id=sorted(operations))
     hooks.register_formats()
-    hooks.install(schema, spec, existing)
+    hooks.install(schema, spec, existing, options.seed_value)
     return schema
 
 

@@ -9,6 +9,8 @@ bodies only (negative ones are left alone), on every phase (examples, coverage, 
   pattern) are dropped;
 - strings lose leading and trailing whitespace (DRF trims; whitespace-only becomes blank);
 - a field naming another collection's item (a product's `productline`) names one that exists;
+- a create gets an identifier of its own (a counter folded into the generated value): a backend
+  may refuse a duplicate with 400 (DRF's unique validator), and Hypothesis repeats small values;
 - string identifiers avoid "/" and ".", which DRF's router cannot route in a path segment;
 - form bodies send null as the empty value, the contract's form encoding of null; for the same
   reason a negative form body holding an empty value in a nullable field is dropped (it is a null,
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import email
 import email.policy
+import itertools
 import re
 from decimal import Decimal
 from typing import Any
@@ -33,6 +36,8 @@ from contract_tests.spec import Spec
 FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 UNROUTABLE = re.compile(r"[/.]")
 DIGIT = re.compile(r"\d")
+FRESH_INTEGER_BASE = 2_000_000_000  # created numbers count up from here, far from a real data set's
+# (the counter stays below 10^8, so the numbers stay within int32)
 
 
 def decimal_strategy() -> st.SearchStrategy[str]:
@@ -113,13 +118,36 @@ def _existing_identifiers(spec: Spec, existing: dict[str, Any]) -> dict[str, dic
     }
 
 
+class FreshIdentifiers:
+    """Identifiers no other create of this run used, within the identifier's bounds."""
+
+    def __init__(self, spec: Spec, seed: int) -> None:
+        # Seed-derived start: repeatable for one seed, apart for runs with other seeds on one target.
+        self._counter = itertools.count((seed % 100_000) * 1000 + 1)
+        self._creates = {
+            c.create.label: (c.identifier, c.request_schema["properties"][c.identifier]) for c in spec.collections
+        }
+
+    def assign(self, label: str, body: dict[str, Any]) -> None:
+        if label not in self._creates:
+            return
+        name, prop = self._creates[label]
+        number = next(self._counter)
+        value = body.get(name)
+        if prop.get("type") == "integer":
+            body[name] = FRESH_INTEGER_BASE + number
+        elif isinstance(value, str):
+            suffix = f"~{number}"
+            body[name] = value[: prop.get("maxLength", 50) - len(suffix)] + suffix
+
+
 def _is_positive_body(case: Any) -> bool:
     return isinstance(case.body, dict) and not (
         case.meta is not None and case.meta.is_negative_at(ParameterLocation.BODY)
     )
 
 
-def install(schema: Any, spec: Spec, existing: dict[str, Any]) -> None:
+def install(schema: Any, spec: Spec, existing: dict[str, Any], seed: int) -> None:
     """Register the hooks on `schema` only, so other Schemathesis runs in the process are untouched.
 
     `existing` maps a collection's identifier field to the identifier of an item that exists on the target.
@@ -129,6 +157,7 @@ def install(schema: Any, spec: Spec, existing: dict[str, Any]) -> None:
     identifiers = {collection.identifier for collection in spec.collections}
 
     nullables = _nullable_fields(spec)
+    fresh = FreshIdentifiers(spec, seed)
 
     def filter_case(context: Any, case: Any) -> bool:
         if not isinstance(case.body, dict):
@@ -157,6 +186,7 @@ def install(schema: Any, spec: Spec, existing: dict[str, Any]) -> None:
         for name, value in references.get(case.operation.label, {}).items():
             if isinstance(body.get(name), str):
                 body[name] = value
+        fresh.assign(case.operation.label, body)
         case.body = body
         return case
 
