@@ -69,10 +69,7 @@ def mount_points(spec: Schema) -> tuple[str, str]:
     """(backend, gateway): the spec's top-level server, and the other server of the gateway's paths."""
     backend = server_path(spec["servers"][0])
     gateway = next(
-        path
-        for item in spec["paths"].values()
-        for path in map(server_path, item.get("servers", []))
-        if path != backend
+        path for item in spec["paths"].values() for path in map(server_path, item.get("servers", [])) if path != backend
     )
     return backend, gateway
 
