@@ -2,15 +2,18 @@
 
 Schemathesis generates from the schemas alone; a few rules of the contract live in prose, and a few
 DRF behaviours are harmless but would make a positive case fail. Each hook here corrects positive
-bodies only (negative ones are left alone), on every phase (examples, coverage, fuzzing, stateful):
+bodies only (negative ones are left alone), on every phase (examples, coverage, fuzzing, stateful;
+the Examples phase through `before_add_examples`):
 
 - `format: decimal` draws real decimals matching the Money pattern (never "", "-", "." or "-.");
   positive cases whose decimal field holds no digit (the coverage phase derives those from the
   pattern) are dropped;
 - strings lose leading and trailing whitespace (DRF trims; whitespace-only becomes blank);
 - a field naming another collection's item (a product's `productline`) names one that exists;
-- a create gets an identifier of its own (a counter folded into the generated value): a backend
-  may refuse a duplicate with 400 (DRF's unique validator), and Hypothesis repeats small values;
+- a PUT or PATCH body keeps the identifier of the item in the path (changing it is a 409);
+- a create gets an identifier of its own (the run's tag and a counter folded into the generated
+  value): a backend may refuse a duplicate with 400 (DRF's unique validator), Hypothesis repeats
+  small values, and earlier runs leave items behind;
 - string identifiers avoid "/" and ".", which DRF's router cannot route in a path segment;
 - form bodies send null as the empty value, the contract's form encoding of null; for the same
   reason a negative form body holding an empty value in a nullable field is dropped (it is a null,
@@ -25,7 +28,7 @@ import itertools
 import re
 from decimal import Decimal
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote
 
 import schemathesis
 from hypothesis import strategies as st
@@ -36,8 +39,8 @@ from contract_tests.spec import Spec
 FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 UNROUTABLE = re.compile(r"[/.]")
 DIGIT = re.compile(r"\d")
-FRESH_INTEGER_BASE = 2_000_000_000  # created numbers count up from here, far from a real data set's
-# (the counter stays below 10^8, so the numbers stay within int32)
+FRESH_INTEGER_BASE = 2_000_000_000  # created numbers count up from here, far from a real data set's,
+FRESH_PER_RUN = 10_000  # one block per run tag (< 10,000), so they stay within int32
 
 
 def decimal_strategy() -> st.SearchStrategy[str]:
@@ -121,9 +124,9 @@ def _existing_identifiers(spec: Spec, existing: dict[str, Any]) -> dict[str, dic
 class FreshIdentifiers:
     """Identifiers no other create of this run used, within the identifier's bounds."""
 
-    def __init__(self, spec: Spec, seed: int) -> None:
-        # Seed-derived start: repeatable for one seed, apart for runs with other seeds on one target.
-        self._counter = itertools.count((seed % 100_000) * 1000 + 1)
+    def __init__(self, spec: Spec, tag: int) -> None:
+        self._tag = tag
+        self._counter = itertools.count(1)
         self._creates = {
             c.create.label: (c.identifier, c.request_schema["properties"][c.identifier]) for c in spec.collections
         }
@@ -135,9 +138,9 @@ class FreshIdentifiers:
         number = next(self._counter)
         value = body.get(name)
         if prop.get("type") == "integer":
-            body[name] = FRESH_INTEGER_BASE + number
+            body[name] = FRESH_INTEGER_BASE + self._tag * FRESH_PER_RUN + number % FRESH_PER_RUN
         elif isinstance(value, str):
-            suffix = f"~{number}"
+            suffix = f"~{self._tag}-{number}"
             body[name] = value[: prop.get("maxLength", 50) - len(suffix)] + suffix
 
 
@@ -147,7 +150,7 @@ def _is_positive_body(case: Any) -> bool:
     )
 
 
-def install(schema: Any, spec: Spec, existing: dict[str, Any], seed: int) -> None:
+def install(schema: Any, spec: Spec, existing: dict[str, Any], tag: int) -> None:
     """Register the hooks on `schema` only, so other Schemathesis runs in the process are untouched.
 
     `existing` maps a collection's identifier field to the identifier of an item that exists on the target.
@@ -157,7 +160,7 @@ def install(schema: Any, spec: Spec, existing: dict[str, Any], seed: int) -> Non
     identifiers = {collection.identifier for collection in spec.collections}
 
     nullables = _nullable_fields(spec)
-    fresh = FreshIdentifiers(spec, seed)
+    fresh = FreshIdentifiers(spec, tag)
 
     def filter_case(context: Any, case: Any) -> bool:
         if not isinstance(case.body, dict):
@@ -186,9 +189,17 @@ def install(schema: Any, spec: Spec, existing: dict[str, Any], seed: int) -> Non
         for name, value in references.get(case.operation.label, {}).items():
             if isinstance(body.get(name), str):
                 body[name] = value
+        for name, value in (case.path_parameters or {}).items():
+            if name in body:  # the item's own identifier: changing it is a 409 under the contract
+                body[name] = unquote(value) if isinstance(value, str) else value
         fresh.assign(case.operation.label, body)
         case.body = body
         return case
 
+    def before_add_examples(context: Any, examples: list[Any]) -> None:
+        """The Examples phase builds its cases without the two hooks above: apply them here."""
+        examples[:] = [map_case(context, case) for case in examples if filter_case(context, case)]
+
     schema.hooks.register_hook_with_name(filter_case, "filter_case")
     schema.hooks.register_hook_with_name(map_case, "map_case")
+    schema.hooks.register_hook_with_name(before_add_examples, "before_add_examples")

@@ -14,6 +14,8 @@ from urllib.parse import urlsplit
 from contract_tests.findings import STRICT_CHECKS
 from contract_tests.spec import BUNDLED_SPEC
 
+RUN_TAGS = 10_000
+
 
 class UsageError(Exception):
     """The options do not describe a run."""
@@ -56,9 +58,13 @@ class Options:
     request_timeout: float = 10.0
     quiet: bool = False
     seed_value: int = field(init=False)
+    run_tag: int = field(init=False)
+    """Folded into the identifiers the run creates, so that a rerun, even with the same seed, never
+    collides with items an earlier run left on the target (a backend may refuse those with 400)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seed_value", self.seed if self.seed is not None else random.randrange(2**31))
+        object.__setattr__(self, "run_tag", random.SystemRandom().randrange(RUN_TAGS))
         self.validate()
 
     def validate(self) -> None:

@@ -70,7 +70,7 @@ def run(options: Options, progress: Progress) -> Ledger:
     ledger = Ledger()
     progress(f"seed {options.seed_value}; surfaces: {', '.join(s.name + ' ' + s.base_url for s in target.surfaces)}")
     if options.domain:
-        ctx = Context(spec, options.seed_value, existing, options.enabled_strict, frozenset(options.include))
+        ctx = Context(spec, options.run_tag, existing, options.enabled_strict, frozenset(options.include))
         run_domain(ctx, target, options, ledger, progress)
     if options.conformance:
         for surface in target.surfaces:

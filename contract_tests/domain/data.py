@@ -16,10 +16,11 @@ from contract_tests.spec import JSON, Collection, Operation, Spec
 
 @dataclass
 class Context:
-    """What every domain test needs: the contract, the run's seed, and identifiers that exist on the target."""
+    """What every domain test needs: the contract, the run's tag, and identifiers that exist on the target."""
 
     spec: Spec
-    seed: int
+    tag: int
+    """The run's tag (`Options.run_tag`), folded into the identifiers the domain tests create."""
     existing: dict[str, Any]
     """An existing identifier per referenced collection identifier field (e.g. `productline`)."""
     strict: frozenset[str] = frozenset()
@@ -30,17 +31,17 @@ class Context:
         return not self.include or any(op.id in self.include for op in ops)
 
     def fresh_identifier(self, collection: Collection) -> Any:
-        """An identifier no fixture uses, the same for the same seed."""
+        """An identifier no fixture and no earlier run uses."""
         self._issued += 1
         prop = collection.request_schema["properties"][collection.identifier]
         if prop.get("type") == "integer":
-            return 1_900_000_000 + (self.seed % 100_000) * 1000 + self._issued
-        return f"ct{self.seed % 1_000_000}-{self._issued}"[: prop.get("maxLength", 50)]
+            return 1_900_000_000 + self.tag * 1000 + self._issued
+        return f"ct{self.tag}-{self._issued}"[: prop.get("maxLength", 50)]
 
     def missing_identifier(self, collection: Collection) -> Any:
         """An identifier of an item that does not exist."""
         prop = collection.request_schema["properties"][collection.identifier]
-        return 2_147_000_000 if prop.get("type") == "integer" else f"ct-missing-{self.seed % 1_000_000}"
+        return 2_147_000_000 if prop.get("type") == "integer" else f"ct-missing-{self.tag}"
 
     def valid_body(self, collection: Collection, identifier: Any, *, nulls: bool = True) -> JSON:
         """The contract's example body with `identifier`, existing references and, unless `nulls`, no null."""
