@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import email
 import email.policy
+import functools
 import itertools
 import re
 from decimal import Decimal
@@ -34,9 +35,9 @@ import schemathesis
 from hypothesis import strategies as st
 from schemathesis.core.parameters import ParameterLocation
 
+from contract_tests.checks import FORM_MEDIA_TYPES
 from contract_tests.spec import Spec
 
-FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 UNROUTABLE = re.compile(r"[/.]")
 DIGIT = re.compile(r"\d")
 FRESH_INTEGER_BASE = 2_000_000_000  # created numbers count up from here, far from a real data set's,
@@ -54,6 +55,7 @@ def register_formats() -> None:
     schemathesis.openapi.format("decimal", decimal_strategy())
 
 
+@functools.cache
 def _decimal_fields(spec: Spec) -> dict[str, set[str]]:
     """Decimal-format body fields by operation label."""
     found: dict[str, set[str]] = {}
@@ -64,6 +66,7 @@ def _decimal_fields(spec: Spec) -> dict[str, set[str]]:
     return found
 
 
+@functools.cache
 def _nullable_fields(spec: Spec) -> dict[str, set[str]]:
     """Nullable body fields by operation label: an empty form value there is a valid null."""
     return {

@@ -32,8 +32,10 @@ def existing_references(spec: Spec, target: Target, timeout: float) -> dict[str,
         for child in spec.collections:
             for name, parent in spec.references(child.create).items():
                 for source, field in ((child.list_op, name), (parent.list_op, parent.identifier)):
+                    if name in found:
+                        break
                     results = (session.call(source).json() or {}).get("results") or []
-                    if results and name not in found:
+                    if results:
                         found[name] = results[0][field]
     except Unreachable as exc:
         raise TargetError(str(exc)) from exc

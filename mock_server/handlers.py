@@ -62,17 +62,12 @@ class Collection:
         properties: dict[str, Schema] = schema["properties"]
         self.schema = schema
         self.writable = [name for name, prop in properties.items() if not prop.get("readOnly")]
-        self.read_only = [name for name, prop in properties.items() if prop.get("readOnly")]
         self.decimals = {name for name, prop in properties.items() if prop.get("format") == "decimal"}
 
     async def list(self, page: int | None = None, page_size: int | None = None, **_: Any) -> ConnexionResponse:
-        envelope = paginate(
-            self.pages.request(page, page_size),
-            self.store.count(self.collection),
-            lambda offset, limit: self.store.page(self.collection, offset, limit),
-            public_url(),
-        )
-        return json_response(envelope)
+        asked = self.pages.request(page, page_size)
+        results = self.store.page(self.collection, asked.offset, asked.size)
+        return json_response(paginate(asked, self.store.count(self.collection), results, public_url()))
 
     async def get(self, **params: Any) -> ConnexionResponse:
         return json_response(self.store.get(self.collection, self._key(params)))
@@ -97,16 +92,9 @@ class Collection:
         """The handler of a sub-list: the `child` records whose `field` is this record's key."""
 
         async def list_owned(page: int | None = None, page_size: int | None = None, **params: Any) -> ConnexionResponse:
-            owner = self._key(params)
-            page_request = self.pages.request(page, page_size)
-            count, _ = self.store.owned(child, field, owner, 0, 0)
-            envelope = paginate(
-                page_request,
-                count,
-                lambda offset, limit: self.store.owned(child, field, owner, offset, limit)[1],
-                public_url(),
-            )
-            return json_response(envelope)
+            asked = self.pages.request(page, page_size)
+            count, results = self.store.owned(child, field, self._key(params), asked.offset, asked.size)
+            return json_response(paginate(asked, count, results, public_url()))
 
         return list_owned
 

@@ -5,7 +5,6 @@ Pure: the caller passes the URL the client called (already rebuilt for proxies) 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -37,13 +36,8 @@ class PageSizePolicy:
         return PageRequest(page=1 if page is None else page, size=size)
 
 
-def paginate(
-    request: PageRequest,
-    count: int,
-    fetch: Callable[[int, int], list[dict[str, Any]]],
-    url: str,
-) -> dict[str, Any]:
-    """The envelope of one page; `fetch(offset, limit)` reads only that page."""
+def paginate(request: PageRequest, count: int, results: list[dict[str, Any]], url: str) -> dict[str, Any]:
+    """The envelope of one page: `results` are the items at `request.offset` (the caller reads only those)."""
     last_page = max(1, -(-count // request.size))
     if request.page > last_page:
         raise PageNotFound(f"Invalid page: {request.page} is past the last page ({last_page}).")
@@ -51,7 +45,7 @@ def paginate(
         "count": count,
         "next": _link(url, request, request.page + 1) if request.page < last_page else None,
         "previous": _link(url, request, request.page - 1) if request.page > 1 else None,
-        "results": fetch(request.offset, request.size),
+        "results": results,
     }
 
 

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import json
 import time
 from typing import Any
 
@@ -15,6 +11,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from contract_tests.auth import forged_tokens as suite_forgeries
 from mock_server.app import MockApp, create_app
 from mock_server.settings import Settings
 from tests.conftest import BACKEND, GATEWAY, TOKEN_PATH, fetch_token
@@ -99,20 +96,9 @@ def test_an_api_key_alone_is_refused_at_the_gateway_and_accepted_at_the_backend(
     assert api.get(f"{BACKEND}/customers/").status_code == 200
 
 
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def hs256(payload: dict[str, Any], secret: bytes) -> str:
-    """The algorithm-confusion attack, built by hand: PyJWT refuses to sign HS256 with a PEM key."""
-    signing_input = (
-        f"{b64url(json.dumps({'alg': 'HS256', 'typ': 'JWT'}).encode())}.{b64url(json.dumps(payload).encode())}"
-    )
-    signature = hmac.new(secret, signing_input.encode(), hashlib.sha256).digest()
-    return f"{signing_input}.{b64url(signature)}"
-
-
 def forged_tokens(app: MockApp) -> dict[str, str]:
+    """The contract suite's forgeries (alg none, HS256 keyed with the public key, wrong signature,
+    expired under another key, garbage), plus those only the realm's own key can make."""
     other_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     public_pem = app.realm.public_key.public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
@@ -121,14 +107,11 @@ def forged_tokens(app: MockApp) -> dict[str, str]:
     header, _, signature = app.realm.sign(good).split(".")
     tampered = jwt.encode({**good, "sub": "admin"}, other_key, algorithm="RS256").split(".")[1]
     return {
-        "alg none": jwt.encode(good, key=None, algorithm="none"),
-        "HS256 signed with the public key": hs256(good, public_pem),
-        "wrong signature": jwt.encode(good, other_key, algorithm="RS256"),
+        **suite_forgeries(app.realm.sign(good), public_pem),
         "tampered payload": f"{header}.{tampered}.{signature}",
-        "expired": app.realm.sign(claims(app, exp=int(time.time()) - 10)),
+        "expired, signed by the realm": app.realm.sign(claims(app, exp=int(time.time()) - 10)),
         "wrong issuer": app.realm.sign(claims(app, iss="http://evil.example/realms/shop")),
         "no exp": app.realm.sign({k: v for k, v in good.items() if k != "exp"}),
-        "garbage": "not-a-jwt",
         "empty": "",
     }
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from mock_server.pagination import PageNotFound, PageSizePolicy, paginate
@@ -10,8 +12,9 @@ from mock_server.routing import page_size_policy
 ITEMS = [{"n": i} for i in range(45)]
 
 
-def fetch(offset: int, limit: int) -> list[dict[str, int]]:
-    return ITEMS[offset : offset + limit]
+def envelope(policy: PageSizePolicy, page: int | None, url: str) -> dict[str, Any]:
+    request = policy.request(page, None)
+    return paginate(request, len(ITEMS), ITEMS[request.offset : request.offset + request.size], url)
 
 
 def test_the_policy_comes_from_the_spec() -> None:
@@ -21,20 +24,20 @@ def test_the_policy_comes_from_the_spec() -> None:
 def test_pages_and_links() -> None:
     policy = PageSizePolicy(default=20, maximum=100)
     url = "http://h/x/?page=2&filter=a"
-    first = paginate(policy.request(None, None), 45, fetch, url)
+    first = envelope(policy, None, url)
     assert first["next"] == "http://h/x/?filter=a&page=2&page_size=20" and first["previous"] is None
-    middle = paginate(policy.request(2, None), 45, fetch, url)
+    middle = envelope(policy, 2, url)
     assert middle["previous"] == "http://h/x/?filter=a&page_size=20"
-    last = paginate(policy.request(3, None), 45, fetch, url)
+    last = envelope(policy, 3, url)
     assert last["next"] is None and [i["n"] for i in last["results"]] == list(range(40, 45))
     with pytest.raises(PageNotFound):
-        paginate(policy.request(4, None), 45, fetch, url)
+        envelope(policy, 4, url)
 
 
 def test_page_size_is_clamped_and_an_empty_list_has_a_first_page() -> None:
     policy = PageSizePolicy(default=20, maximum=10)
     assert policy.request(None, 500).size == 10
-    assert paginate(policy.request(1, None), 0, lambda offset, limit: [], "http://h/") == {
+    assert paginate(policy.request(1, None), 0, [], "http://h/") == {
         "count": 0,
         "next": None,
         "previous": None,
