@@ -16,9 +16,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from mock_server.errors import problem_body
-from mock_server.fixtures import FixtureError, validate_dataset
+from mock_server.fixtures import FixtureError, checked_dataset
 from mock_server.middleware import JournalEntry
-from mock_server.store import Dataset, Store
+from mock_server.store import Store
 
 PREFIX = "/__mock__"
 Endpoint = Callable[[Request], Any]
@@ -29,9 +29,8 @@ def problem(status: int, detail: str) -> JSONResponse:
 
 
 class Admin:
-    def __init__(self, store: Store, seed: Dataset, journal: deque[JournalEntry]) -> None:
+    def __init__(self, store: Store, journal: deque[JournalEntry]) -> None:
         self.store = store
-        self.seed = seed
         self.journal = journal
 
     def routes(self) -> list[tuple[str, str, Endpoint]]:
@@ -50,7 +49,7 @@ class Admin:
 
     async def reset(self, request: Request) -> Response:
         """Back to the data set loaded at start."""
-        self.store.replace_all(self.seed)
+        self.store.reset()
         return Response(status_code=204)
 
     async def get_state(self, request: Request) -> Response:
@@ -59,11 +58,9 @@ class Admin:
     async def put_state(self, request: Request) -> Response:
         """Replace the whole state; validated like fixtures, so a bad import changes nothing."""
         try:
-            dataset = json.loads(await request.body())
-            validate_dataset(dataset, source="state")
+            self.store.replace_all(checked_dataset(json.loads(await request.body()), source="state"))
         except (ValueError, FixtureError) as error:
             return problem(400, str(error))
-        self.store.replace_all(dataset)
         return Response(status_code=204)
 
     async def requests(self, request: Request) -> Response:

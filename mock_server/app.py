@@ -1,8 +1,9 @@
 """create_app(settings) -> the mock: the only module that wires Connexion.
 
-Request path, outermost first: RequestJournal -> CORS -> BodyLimit -> AllowHeader -> Connexion
-(routing, security from the spec's schemes, validation from the spec's schemas) -> a handler of
-`routing.handler_table` -> the store. /__mock__ and /realms/shop are plain routes beside the API.
+Request path, outermost first: RequestJournal -> CORS -> BodyLimit -> AllowHeader -> ReadPath (a
+valid GET answered by its reader) -> Connexion (routing, security from the spec's schemes,
+validation from the spec's schemas) -> a handler of `routing.handler_table` -> the store.
+/__mock__ and /realms/shop are plain routes beside the API.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from mock_server import store as domain
 from mock_server.admin import Admin
 from mock_server.auth import CHALLENGE, ApiKeys, Realm
 from mock_server.errors import PROBLEM_JSON, MockError, problem_bytes
-from mock_server.fixtures import load_fixtures
+from mock_server.fixtures import read_fixtures, record_fields
 from mock_server.hotpath import (
     ApiKeyHandler,
     BearerHandler,
@@ -36,7 +37,8 @@ from mock_server.hotpath import (
 from mock_server.identity import Identity
 from mock_server.middleware import AllowHeader, BodyLimit, JournalEntry, RequestJournal
 from mock_server.pagination import PageNotFound
-from mock_server.routing import handler_table
+from mock_server.readpath import Credential, ReadPath, api_key_credential, bearer_credential, read_routes
+from mock_server.routing import handler_table, operation_table
 from mock_server.schemas import FieldError, Schema, load_spec, mount_points
 from mock_server.settings import Settings
 from mock_server.validation import validator_map
@@ -89,6 +91,17 @@ def security_map(api_keys: ApiKeys, realm: Realm) -> dict[str, type]:
     return {"apiKey": ApiKey, "bearer": Bearer}
 
 
+def credential_checks(schemes: dict[str, Schema], api_keys: ApiKeys, realm: Realm) -> dict[str, Credential]:
+    """The spec's schemes, by name, as `ReadPath` checks them: the same functions as `security_map`'s."""
+    checks = {}
+    for name, scheme in schemes.items():
+        if scheme["type"] == "apiKey" and scheme["in"] == "header":
+            checks[name] = api_key_credential(scheme["name"], api_keys.accepts)
+        elif scheme["type"] == "http" and scheme["scheme"] == "bearer":
+            checks[name] = bearer_credential(realm.verify)
+    return checks
+
+
 def problem_response(status: int, detail: str, errors: Iterable[FieldError] = ()) -> ConnexionResponse:
     headers = {"WWW-Authenticate": CHALLENGE} if status == 401 else {}
     return ConnexionResponse(
@@ -122,20 +135,22 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
     """A fresh mock: its own store (from `dataset`, else the settings' fixtures), realm and journal."""
     settings = settings or Settings()
     if dataset is None:
-        dataset = load_fixtures(settings.fixtures) if settings.fixtures else {}
+        dataset = read_fixtures(settings.fixtures) if settings.fixtures else {}
     spec = load_spec()
     quiet_content_type_note()
     app = MockApp(__name__, swagger_ui_options=SwaggerUIOptions(swagger_ui=True))
     app.settings = settings
-    app.store = domain.Store(dataset)
+    app.store = domain.Store(record_fields(), dataset)
     app.realm = Realm(token_ttl=settings.token_ttl)
     app.journal = deque(maxlen=settings.journal_size)
 
-    handlers = handler_table(app.store)
+    readers, writers = operation_table(app.store)
+    handlers = handler_table(readers, writers)
+    api_keys = ApiKeys(settings.api_keys)
     options: dict[str, Any] = {
         "resolver": Resolver(function_resolver=handlers.__getitem__),
         "validator_map": {**validator_map(), "parameter": CompiledParameterValidator},
-        "security_map": security_map(ApiKeys(settings.api_keys), app.realm),
+        "security_map": security_map(api_keys, app.realm),
         "validate_responses": settings.validate_responses,
     }
     app.add_api(copy.deepcopy(spec), base_path=BACKEND_PREFIX, name="backend", **options)
@@ -158,8 +173,20 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
     )
     app.add_middleware(BodyLimit, position=before_exception, max_bytes=settings.max_body_bytes)
     app.add_middleware(AllowHeader, position=before_exception, routes=routes)
+    if settings.read_path and not settings.validate_responses:
+        credentials = {
+            "ApiKeyAuth": api_key_credential(
+                spec["components"]["securitySchemes"]["ApiKeyAuth"]["name"], api_keys.accepts
+            ),
+            "JWTAuth": bearer_credential(app.realm.verify),
+        }
+        reads = [
+            *read_routes(spec, BACKEND_PREFIX, readers, credentials),
+            *read_routes(gateway, GATEWAY_PREFIX, readers, credentials),
+        ]
+        app.add_middleware(ReadPath, position=before_exception, routes=reads)
 
-    for part in (Admin(app.store, dataset, app.journal), Identity(app.realm)):
+    for part in (Admin(app.store, app.journal), Identity(app.realm)):
         for method, path, endpoint in part.routes():
             app.add_url_rule(path, endpoint=endpoint.__name__, view_func=endpoint, methods=[method])
     return app

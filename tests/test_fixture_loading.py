@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from mock_server.fixtures import FixtureError, load_fixtures
+from mock_server.fixtures import FixtureError, read_fixtures, record_fields
 from mock_server.settings import DEFAULT_FIXTURES
+from mock_server.store import Store
 
 Records = list[dict[str, Any]]
 
@@ -30,9 +31,14 @@ def edit(directory: Path, name: str, change: Callable[[Records], None]) -> None:
     path.write_text(json.dumps(records), encoding="utf-8")
 
 
+def load(directory: Path) -> Store:
+    return Store(record_fields(), read_fixtures(directory))
+
+
 def test_the_default_fixtures_load() -> None:
-    dataset = load_fixtures(DEFAULT_FIXTURES)
-    assert len(dataset["products"]) == 75
+    store = load(DEFAULT_FIXTURES)
+    assert store.count("products") == 75
+    assert list(store.inconsistencies()) == []
 
 
 @pytest.mark.parametrize(
@@ -54,7 +60,7 @@ def test_a_broken_record_is_named(
 ) -> None:
     edit(fixtures, name, change)
     with pytest.raises(FixtureError) as error:
-        load_fixtures(fixtures)
+        load(fixtures)
     for part in expected:
         assert part in str(error.value)
 
@@ -62,9 +68,9 @@ def test_a_broken_record_is_named(
 def test_a_missing_file_and_bad_json_are_named(fixtures: Path) -> None:
     (fixtures / "payments.json").unlink()
     with pytest.raises(FixtureError, match=r"payments\.json: missing"):
-        load_fixtures(fixtures)
+        load(fixtures)
     (fixtures / "payments.json").write_text("[{", encoding="utf-8")
     with pytest.raises(FixtureError, match=r"payments\.json: not valid JSON"):
-        load_fixtures(fixtures)
+        load(fixtures)
     with pytest.raises(FixtureError, match="not a directory"):
-        load_fixtures(fixtures / "nope")
+        load(fixtures / "nope")

@@ -9,7 +9,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from mock_server.fixtures import load_fixtures
+from mock_server.fixtures import read_fixtures, record_fields
 from mock_server.settings import DEFAULT_FIXTURES
 from mock_server.store import KEY_FIELDS, RELATIONS, Conflict, InvalidReference, NotFound, Store
 
@@ -21,8 +21,12 @@ def line(name: str) -> dict[str, Any]:
     return {"productline": name, "textdescription": None, "htmldescription": None, "image": None}
 
 
+FIELDS = record_fields()
+
+
 def product(code: str, line_name: str, stock: int = 0) -> dict[str, Any]:
-    return {"productcode": code, "productline": line_name, "quantityinstock": stock}
+    unset = dict.fromkeys(FIELDS["products"])
+    return unset | {"productcode": code, "productline": line_name, "quantityinstock": stock}
 
 
 class StoreAgainstModel(RuleBasedStateMachine):
@@ -30,7 +34,7 @@ class StoreAgainstModel(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.store = Store()
+        self.store = Store(FIELDS)
         self.lines: dict[str, dict[str, Any]] = {}
         self.products: dict[str, dict[str, Any]] = {}
 
@@ -120,16 +124,50 @@ TestStoreAgainstModel.settings = settings(max_examples=60, stateful_step_count=3
 
 
 def test_records_handed_out_are_copies() -> None:
-    store = Store({"productlines": [line("Cars")]})
+    store = Store(FIELDS, {"productlines": [line("Cars")]})
     store.get("productlines", "Cars")["textdescription"] = "changed"
     store.page("productlines", 0, 1)[0]["textdescription"] = "changed"
     assert store.get("productlines", "Cars")["textdescription"] is None
 
 
 def test_the_fixture_state_is_consistent_and_every_relation_is_indexed() -> None:
-    store = Store(load_fixtures(DEFAULT_FIXTURES))
+    store = Store(FIELDS, read_fixtures(DEFAULT_FIXTURES))
     assert list(store.inconsistencies()) == []
     assert {(r.child, r.field) for r in RELATIONS} == set(store.indexes)
     assert set(KEY_FIELDS) == set(store.tables)
     count, page = store.owned("orders", "customernumber", 103, 0, 100)
     assert count == len(page) > 0
+
+
+def test_reset_goes_back_to_the_seed_after_any_writes() -> None:
+    store = Store(FIELDS, read_fixtures(DEFAULT_FIXTURES))
+    seed = store.export()
+    code = seed["products"][0]["productcode"]
+    store.update("products", code, {"quantityinstock": 1})
+    store.create("products", product("S99_0001", seed["productlines"][0]["productline"]))
+    store.delete("orderdetails", seed["orderdetails"][0]["id"])
+    store.replace_all({"productlines": [line("Boats")]})
+    store.reset()
+    assert store.export() == seed
+    assert list(store.inconsistencies()) == []
+
+
+def test_a_bulk_load_that_fails_part_way_changes_nothing() -> None:
+    store = Store(FIELDS, {"productlines": [line("Cars")]})
+
+    def failing() -> Any:
+        yield line("Boats")
+        raise ValueError("unreadable")
+
+    with pytest.raises(ValueError, match="unreadable"):
+        store.replace_all({"productlines": failing()})
+    assert [r["productline"] for r in store.page("productlines", 0, 10)] == ["Cars"]
+
+
+def test_a_record_keeps_the_fields_of_its_collection_only() -> None:
+    store = Store(
+        FIELDS,
+        {"productlines": [{**line("Cars"), "extra": 1}], "products": [{"productcode": "S1", "productline": "Cars"}]},
+    )
+    assert store.get("productlines", "Cars") == line("Cars")
+    assert store.get("products", "S1") == product("S1", "Cars") | {"quantityinstock": None}
