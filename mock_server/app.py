@@ -1,7 +1,7 @@
 """create_app(settings) -> the mock: the only module that wires Connexion.
 
-Request path, outermost first: RequestJournal -> CORS -> BodyLimit -> AllowHeader -> ReadPath (a
-valid GET answered by its reader) -> Connexion (routing, security from the spec's schemes,
+Request path, outermost first: RequestJournal -> CORS -> ReadPath (a valid GET answered by its
+reader) -> BodyLimit -> AllowHeader -> Connexion (routing, security from the spec's schemes,
 validation from the spec's schemas) -> a handler of `routing.handler_table` -> the store.
 /__mock__ and /realms/shop are plain routes beside the API.
 """
@@ -171,20 +171,16 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
         allow_headers=["Authorization", "Content-Type", "X-API-Key"],
         expose_headers=["WWW-Authenticate", "Allow"],
     )
-    app.add_middleware(BodyLimit, position=before_exception, max_bytes=settings.max_body_bytes)
-    app.add_middleware(AllowHeader, position=before_exception, routes=routes)
     if settings.read_path and not settings.validate_responses:
-        credentials = {
-            "ApiKeyAuth": api_key_credential(
-                spec["components"]["securitySchemes"]["ApiKeyAuth"]["name"], api_keys.accepts
-            ),
-            "JWTAuth": bearer_credential(app.realm.verify),
-        }
+        # inside CORS and the journal (their headers and records), before the layers a valid GET skips
+        credentials = credential_checks(spec["components"]["securitySchemes"], api_keys, app.realm)
         reads = [
             *read_routes(spec, BACKEND_PREFIX, readers, credentials),
             *read_routes(gateway, GATEWAY_PREFIX, readers, credentials),
         ]
         app.add_middleware(ReadPath, position=before_exception, routes=reads)
+    app.add_middleware(BodyLimit, position=before_exception, max_bytes=settings.max_body_bytes)
+    app.add_middleware(AllowHeader, position=before_exception, routes=routes)
 
     for part in (Admin(app.store, app.journal), Identity(app.realm)):
         for method, path, endpoint in part.routes():
