@@ -1,0 +1,20 @@
+"""The Schemathesis settings of a run: Hypothesis' target phase is off (see UntargetedProject)."""
+
+from __future__ import annotations
+
+import hypothesis
+
+from contract_tests.conformance import load_schema
+from contract_tests.options import Options
+from contract_tests.spec import Spec
+from contract_tests.target import Surface
+
+
+def test_a_run_leaves_out_only_the_target_phase() -> None:
+    base_url = "http://127.0.0.1:9/shop/api/v1"
+    surface = Surface("backend", base_url, operations=("delete_product",), headers={}, accepted={})
+    schema = load_schema(Spec.load(), Options(base_url=base_url), surface, {"delete_product"}, {})
+    for phase in ("examples", "coverage", "fuzzing", "stateful"):
+        phases = set(schema.config.get_hypothesis_settings(phase=phase).phases)
+        # no database (so no reuse), no explain (Schemathesis), no target (this suite)
+        assert phases == {hypothesis.Phase.explicit, hypothesis.Phase.generate, hypothesis.Phase.shrink}
