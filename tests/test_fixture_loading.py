@@ -74,3 +74,31 @@ def test_a_missing_file_and_bad_json_are_named(fixtures: Path) -> None:
         load(fixtures)
     with pytest.raises(FixtureError, match="not a directory"):
         load(fixtures / "nope")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", "not valid JSON"),
+        ("[", "not valid JSON"),
+        ("[RECORD,]", "not valid JSON"),
+        ("[RECORD RECORD]", "not valid JSON"),
+        ("[RECORD] []", "not valid JSON"),
+        ("RECORD", "expected a JSON array of records"),
+        ("\ufeff[]", "not valid JSON"),
+    ],
+)
+def test_a_malformed_file_is_named_however_it_breaks(fixtures: Path, text: str, expected: str) -> None:
+    """RECORD stands for a valid record, so that the file's shape is its first problem."""
+    path = fixtures / "productlines.json"
+    record = json.dumps(json.loads(path.read_text(encoding="utf-8"))[0])
+    path.write_text(text.replace("RECORD", record), encoding="utf-8")
+    with pytest.raises(FixtureError, match=rf"productlines\.json: {expected}"):
+        load(fixtures)
+
+
+def test_whitespace_anywhere_between_records_is_fine(fixtures: Path) -> None:
+    path = fixtures / "productlines.json"
+    records = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text("\n\t [ \r\n" + " ,\n ".join(json.dumps(r) for r in records) + "\n ] \n", encoding="utf-8")
+    assert load(fixtures).count("productlines") == len(records)
