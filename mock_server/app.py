@@ -1,7 +1,7 @@
 """create_app(settings) -> the mock: the only module that wires Connexion.
 
-Request path, outermost first: RequestJournal -> CORS -> ReadPath (a valid GET answered by its
-reader) -> BodyLimit -> AllowHeader -> Connexion (routing, security from the spec's schemes,
+Request path, outermost first: RequestJournal -> CORS -> FastPath (a valid request answered by its
+handler) -> BodyLimit -> AllowHeader -> Connexion (routing, security from the spec's schemes,
 validation from the spec's schemas) -> a handler of `routing.handler_table` -> the store.
 /__mock__ and /realms/shop are plain routes beside the API.
 """
@@ -26,6 +26,7 @@ from mock_server import store as domain
 from mock_server.admin import Admin
 from mock_server.auth import CHALLENGE, ApiKeys, Realm
 from mock_server.errors import PROBLEM_JSON, MockError, problem_bytes
+from mock_server.fastpath import Credential, FastPath, api_key_credential, bearer_credential, fast_routes
 from mock_server.fixtures import read_fixtures, record_fields
 from mock_server.hotpath import (
     ApiKeyHandler,
@@ -37,7 +38,6 @@ from mock_server.hotpath import (
 from mock_server.identity import Identity
 from mock_server.middleware import AllowHeader, BodyLimit, JournalEntry, RequestJournal
 from mock_server.pagination import PageNotFound
-from mock_server.readpath import Credential, ReadPath, api_key_credential, bearer_credential, read_routes
 from mock_server.routing import handler_table, operation_table
 from mock_server.schemas import FieldError, Schema, load_spec, mount_points
 from mock_server.settings import Settings
@@ -92,7 +92,7 @@ def security_map(api_keys: ApiKeys, realm: Realm) -> dict[str, type]:
 
 
 def credential_checks(schemes: dict[str, Schema], api_keys: ApiKeys, realm: Realm) -> dict[str, Credential]:
-    """The spec's schemes, by name, as `ReadPath` checks them: the same functions as `security_map`'s."""
+    """The spec's schemes, by name, as `FastPath` checks them: the same functions as `security_map`'s."""
     checks = {}
     for name, scheme in schemes.items():
         if scheme["type"] == "apiKey" and scheme["in"] == "header":
@@ -171,14 +171,16 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
         allow_headers=["Authorization", "Content-Type", "X-API-Key"],
         expose_headers=["WWW-Authenticate", "Allow"],
     )
-    if settings.read_path and not settings.validate_responses:
-        # inside CORS and the journal (their headers and records), before the layers a valid GET skips
+    if settings.fast_path and not settings.validate_responses:
+        # inside CORS and the journal (their headers and records), before the layers a valid request skips
         credentials = credential_checks(spec["components"]["securitySchemes"], api_keys, app.realm)
-        reads = [
-            *read_routes(spec, BACKEND_PREFIX, readers, credentials),
-            *read_routes(gateway, GATEWAY_PREFIX, readers, credentials),
+        shortcuts = [
+            *fast_routes(spec, BACKEND_PREFIX, readers, writers, credentials),
+            *fast_routes(gateway, GATEWAY_PREFIX, readers, writers, credentials),
         ]
-        app.add_middleware(ReadPath, position=before_exception, routes=reads)
+        app.add_middleware(
+            FastPath, position=before_exception, routes=shortcuts, max_body_bytes=settings.max_body_bytes
+        )
     app.add_middleware(BodyLimit, position=before_exception, max_bytes=settings.max_body_bytes)
     app.add_middleware(AllowHeader, position=before_exception, routes=routes)
 

@@ -4,7 +4,7 @@ Handlers receive what was already validated against the spec, keep the fields of
 normalise decimals, call the store and answer JSON with an explicit Content-Type (the spec's
 problem+json error responses make every operation multi-content-type for Connexion). A read is a
 plain `Reader`, `reader(url, **params) -> body`, so that both Connexion (through `read_handler`) and
-`mock_server.readpath` call the very same code.
+`mock_server.fastpath` call the very same code.
 """
 
 from __future__ import annotations

@@ -20,5 +20,5 @@ class Settings:
     max_body_bytes: int = 1024 * 1024
     journal_size: int = 200
     token_ttl: int = 300
-    read_path: bool = True  # valid GETs answered by mock_server.readpath; off only to compare with Connexion's answers
+    fast_path: bool = True  # valid requests answered by mock_server.fastpath; off only to compare with Connexion
     validate_responses: bool = False  # a self-test mode: costly, turns a non-conforming answer into a 500

@@ -41,20 +41,25 @@ def validate_body(schema: Schema, body: t.Any) -> None:
         raise BadRequest(f"Invalid request body: {detail}", errors=errors)
 
 
+def parse_json(raw: bytes, encoding: str) -> t.Any:
+    """A JSON body as the handler will get it; None for an empty one; BadRequest if unreadable."""
+    if not raw:
+        return None
+    try:
+        return json.loads(raw.decode(encoding))
+    except UnicodeDecodeError:
+        raise BadRequest(f"The request body is not valid {encoding}.") from None
+    except RecursionError:
+        raise BadRequest("The request body is nested too deeply.") from None
+    except ValueError as error:  # JSONDecodeError, and integers too long to convert
+        raise BadRequest(f"The request body is not valid JSON: {error}") from None
+
+
 class JSONBodyValidator(JSONRequestBodyValidator):  # type: ignore[misc]
     async def _parse(self, stream: t.AsyncGenerator[bytes, None], scope: Scope) -> t.Any:
         raw = b"".join([message async for message in stream])
-        if not raw:
-            return None
-        try:
-            body = json.loads(raw.decode(self._encoding))
-        except UnicodeDecodeError:
-            raise BadRequest(f"The request body is not valid {self._encoding}.") from None
-        except RecursionError:
-            raise BadRequest("The request body is nested too deeply.") from None
-        except ValueError as error:  # JSONDecodeError, and integers too long to convert
-            raise BadRequest(f"The request body is not valid JSON: {error}") from None
-        if body is None:  # a JSON `null`, unlike an absent body, is a body of the wrong type
+        body = parse_json(raw, self._encoding)
+        if raw and body is None:  # a JSON `null`, unlike an absent body, is a body of the wrong type
             validate_body(self._schema, body)
         return body
 
