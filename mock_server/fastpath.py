@@ -31,11 +31,12 @@ from urllib.parse import parse_qsl
 
 from connexion.frameworks.starlette import Starlette as StarletteFramework
 from connexion.lifecycle import ConnexionResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mock_server.errors import BadRequest
 from mock_server.handlers import Reader, public_url
 from mock_server.hotpath import CompiledParameterValidator
+from mock_server.middleware import replay
 from mock_server.pagination import PageNotFound
 from mock_server.schemas import Schema, dereference
 from mock_server.store import StoreError
@@ -147,7 +148,7 @@ class FastPath:
         request_body = await self.request_body(route, headers, receive)
         response = await self.write(route, arguments, request_body)
         if response is None:
-            await self.app(scope, _replay(request_body, receive), send)
+            await self.app(scope, replay(request_body, receive), send)
             return
         await StarletteFramework.connexion_to_framework_response(response)(scope, receive, send)
 
@@ -232,20 +233,6 @@ class FastPath:
         if route.body_schema is None or route.writer is None:
             return length == 0
         return 0 < length <= self.max_body_bytes and headers.get(b"content-type") == [JSON]
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """A `receive` that gives the body already read, then whatever the client sends next."""
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if sent:
-            return await receive()
-        sent = True
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    return replay
 
 
 def _coerce(parameter: Schema, text: str) -> Any:

@@ -31,6 +31,20 @@ async def send_problem(send: Send, status: int, detail: str, headers: Iterable[t
     await send({"type": "http.response.body", "body": body})
 
 
+def replay(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that gives a body already read, whole, then whatever the client sends next."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replayed
+
+
 @dataclass(frozen=True)
 class JournalEntry:
     method: str
@@ -107,16 +121,7 @@ class BodyLimit:
                 return
         body = b"".join(chunks)
         replayed = {**scope, "headers": [*scope["headers"], (b"content-length", str(size).encode())]}
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if sent:
-                return await receive()
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self.app(replayed, replay, send)
+        await self.app(replayed, replay(body, receive), send)
 
     async def _refuse(self, send: Send) -> None:
         detail = f"The request body is larger than {self.max_bytes} bytes."
