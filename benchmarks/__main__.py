@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
-from benchmarks import scale, suite_speed, throughput
+from benchmarks import scale, suite_speed, throughput, wrk
 
 BENCHMARKS: dict[str, Callable[[Sequence[str]], int]] = {
     "throughput": throughput.main,
@@ -18,7 +18,11 @@ def main(argv: Sequence[str]) -> int:
     if not argv or argv[0] not in BENCHMARKS:
         print(f"usage: python -m benchmarks {{{','.join(BENCHMARKS)}}} [options]  (see benchmarks/README.md)")
         return 2
-    return BENCHMARKS[argv[0]](argv[1:])
+    try:
+        return BENCHMARKS[argv[0]](argv[1:])
+    except wrk.WrkMissing as missing:
+        print(f"{argv[0]}: {missing}")
+        return 2
 
 
 sys.exit(main(sys.argv[1:]))

@@ -138,11 +138,7 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--starts", type=int, default=3, help="start-ups of the default mock, median kept")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the four reads, median kept (default 3)")
     args = parser.parse_args(argv)
-    try:
-        wrk.require_wrk()
-    except wrk.WrkMissing as missing:
-        print(f"scale: {missing}")
-        return 2
+    wrk.require_wrk()  # before any server starts
     machine = record.machine()
     directory, generated_s = dataset(args.products)
     print(f"scale: default fixtures vs {args.products} products ({directory})")

@@ -31,11 +31,10 @@ from typing import Any
 
 from benchmarks import record
 from benchmarks.servers import API_KEY, ROOT, free_port, mock_command, running
-from mock_server.auth import DEV_CLIENT_ID, DEV_CLIENT_SECRET
+from mock_server.auth import DEV_CLIENT_ID, DEV_CLIENT_SECRET, TOKEN_PATH
 
 PREFIX = "/shop/api/v1"
 GATEWAY_PREFIX = "/customers/v1"
-TOKEN_PATH = "/realms/shop/protocol/openid-connect/token"
 TARGETS_S = {"default": 60.0, "fast": 20.0}
 OPERATION_LINE = re.compile(r"^\[(?P<surface>\w+)\]\s{3}(?P<operation>[A-Z]+ \S+): (?P<status>\w+)$")
 LABEL_LINE = re.compile(r"^\[(?P<surface>\w+)\] (?P<label>[\w ]+)$")

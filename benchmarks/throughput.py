@@ -174,11 +174,7 @@ def main(argv: Sequence[str]) -> int:
         "--baseline", type=Path, help="also measure the mock in DIR (a checkout: mock_server/, openapi/, fixtures/)"
     )
     args = parser.parse_args(argv)
-    try:
-        wrk.require_wrk()
-    except wrk.WrkMissing as missing:
-        print(f"throughput: {missing}")
-        return 2
+    wrk.require_wrk()  # before any server starts
     machine = record.machine()
     prism = None if args.no_prism else ensure_prism()
     baseline = args.baseline.resolve() if args.baseline else None

@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 REALM = "shop"
 REALM_PATH = f"/realms/{REALM}"
+TOKEN_PATH = f"{REALM_PATH}/protocol/openid-connect/token"
 DEV_CLIENT_ID = "shop-dev"
 DEV_CLIENT_SECRET = "shop-dev-secret"
 DEV_USERNAME = "shop-user"

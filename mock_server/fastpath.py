@@ -135,7 +135,7 @@ class FastPath:
         if found is None:
             await self.app(scope, receive, send)
             return
-        route, arguments, headers = found
+        route, arguments = found
         if route.reader is not None:
             body = self.read(route, arguments, scope)
             if body is None:
@@ -145,16 +145,16 @@ class FastPath:
             await send({"type": "http.response.start", "status": 200, "headers": raw})
             await send({"type": "http.response.body", "body": body})
             return
-        request_body = await self.request_body(route, headers, receive)
+        request_body = await self.request_body(route, receive)
         response = await self.write(route, arguments, request_body)
         if response is None:
             await self.app(scope, replay(request_body, receive), send)
             return
         await StarletteFramework.connexion_to_framework_response(response)(scope, receive, send)
 
-    def recognise(self, scope: Scope) -> tuple[Route, dict[str, Any], Headers] | None:
-        """The route, the typed arguments and the headers of a request Connexion would let through
-        to its handler, or None."""
+    def recognise(self, scope: Scope) -> tuple[Route, dict[str, Any]] | None:
+        """The route and the typed arguments of a request Connexion would let through to its
+        handler, or None."""
         route, path_params = self._match(scope["method"], scope["path"])
         if route is None:
             return None
@@ -180,7 +180,7 @@ class FastPath:
                 arguments[name] = value
         if not self._body_fits(route, headers):
             return None
-        return route, arguments, headers
+        return route, arguments
 
     def read(self, route: Route, arguments: dict[str, Any], scope: Scope) -> bytes | None:
         assert route.reader is not None
@@ -189,7 +189,7 @@ class FastPath:
         except (StoreError, PageNotFound):
             return None
 
-    async def request_body(self, route: Route, headers: Headers, receive: Receive) -> bytes:
+    async def request_body(self, route: Route, receive: Receive) -> bytes:
         """The whole body, which `_body_fits` already found declared and within the limit."""
         if route.body_schema is None:
             return b""

@@ -11,7 +11,7 @@ from urllib.parse import unquote
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from mock_server.auth import REALM_PATH, InvalidGrant, Realm
+from mock_server.auth import REALM_PATH, TOKEN_PATH, InvalidGrant, Realm
 
 Endpoint = Callable[[Request], Any]
 
@@ -44,7 +44,7 @@ class Identity:
         return [
             ("GET", f"{REALM_PATH}/.well-known/openid-configuration", self.discovery),
             ("GET", f"{endpoints}/certs", self.certs),
-            ("POST", f"{endpoints}/token", self.token),
+            ("POST", TOKEN_PATH, self.token),
         ]
 
     async def discovery(self, request: Request) -> Response:
