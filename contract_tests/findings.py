@@ -52,6 +52,18 @@ class Violation:
     rule: str
     curl: str
     response: str
+    setup: tuple[str, ...] = ()
+    """The requests (curl) that make the state the failing one depends on, in order; empty when none."""
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A check that could not be exercised on an operation, and why (never a silent pass)."""
+
+    surface: str
+    operation: str
+    check: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -68,6 +80,7 @@ class Ledger:
     passes: Counter[Key] = field(default_factory=Counter)
     violations: list[Violation] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    not_exercised: list[Skip] = field(default_factory=list)
 
     def passed(self, surface: str, operation: str, check: str, times: int = 1) -> None:
         self.passes[Key(surface, operation, check)] += times
@@ -75,6 +88,11 @@ class Ledger:
     def violated(self, violation: Violation) -> None:
         if violation not in self.violations:
             self.violations.append(violation)
+
+    def skipped(self, surface: str, operation: str, check: str, reason: str) -> None:
+        skip = Skip(surface, operation, check, reason)
+        if skip not in self.not_exercised:
+            self.not_exercised.append(skip)
 
     def failures(self) -> Counter[Key]:
         return Counter(Key(v.surface, v.operation, v.check) for v in self.violations)
