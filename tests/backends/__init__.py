@@ -1,0 +1,1 @@
+"""Real implementations of the shop interface, used as targets by the project's own tests."""

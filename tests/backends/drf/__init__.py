@@ -1,0 +1,34 @@
+"""A real Django REST Framework service implementing the shop interface, as test support.
+
+Written the way the DRF documentation shows (models, ModelSerializer, ModelViewSet, DefaultRouter,
+PageNumberPagination, ``@action`` sub-lists, custom authentication classes) from the two interface
+documents and the decisions of the spec, not from the spec file: it retypes field bounds on its
+models as any backend team would, so that the contract suite is tested against an implementation
+that could disagree with the spec. SQLite in a temporary directory, seeded from ``fixtures/``,
+served by uvicorn in a subprocess (see ``server.serve``).
+
+Mount points: ``/shop/api/v1/`` (every operation; ``X-API-Key`` or a bearer JWT) and
+``/customers/v1/`` (the customers operations; bearer JWT only, as the gateway in front of the
+same backend).
+
+The ``correct`` configuration follows every decision of the spec. Each name in ``VARIANTS`` is the
+same service with ONE defect that DRF services commonly ship:
+
+- ``unprotected_fk``: foreign keys with ``on_delete=DO_NOTHING`` instead of ``PROTECT``; deleting a
+  product line with products, a product with order details or a customer with orders or payments
+  fails on SQLite's foreign-key constraint and answers 500 (nothing is deleted).
+- ``default_lookup``: DRF's default lookup regex ``[^/.]+``; an identifier containing "." is created
+  (201) but every GET, PUT, PATCH and DELETE of it is 404.
+- ``writable_pk``: the identifier is writable on update; a PUT or PATCH whose body carries another
+  identifier copies the item (Django saves a new row; the old one stays).
+- ``patch_resets``: each serializer's ``validate()`` normalises one field assuming it was sent, so a
+  PATCH that does not send it resets it: a product line's ``htmldescription`` (to null), a
+  product's ``productscale`` (to "1:18"), a customer's ``addressline2`` (to null).
+- ``wrong_previous``: a paginator whose ``previous`` link on page N >= 2 points to page N.
+"""
+
+from __future__ import annotations
+
+CORRECT = "correct"
+VARIANTS = ("unprotected_fk", "default_lookup", "writable_pk", "patch_resets", "wrong_previous")
+API_KEY = "dev-api-key"

@@ -1,0 +1,46 @@
+"""Run the DRF backend by hand: `python -m tests.backends.drf --variant NAME --realm-url URL [--port N]`."""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import tempfile
+from pathlib import Path
+
+import uvicorn
+
+from tests.backends.drf import CORRECT, VARIANTS
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m tests.backends.drf", description=__doc__, allow_abbrev=False)
+    parser.add_argument("--variant", choices=(CORRECT, *VARIANTS), default=CORRECT)
+    parser.add_argument("--realm-url", required=True, help="issuer of accepted tokens, e.g. http://127.0.0.1:8000/realms/shop")
+    parser.add_argument("--port", type=int, default=8001, help="0 picks a free port")
+    parser.add_argument("--extra-products", type=int, default=0, help="more products in one product line")
+    parser.add_argument("--port-file", type=Path, help="write the port here once it is bound")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse(argv)
+    with tempfile.TemporaryDirectory(prefix="shop-drf-") as directory:
+        from tests.backends.drf.config import configure  # Django is configured once, here
+
+        configure(args.variant, args.realm_url, Path(directory) / "shop.sqlite3")
+        from tests.backends.drf.seed import seed
+
+        seed(args.extra_products)
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", args.port))
+        if args.port_file:
+            args.port_file.write_text(str(sock.getsockname()[1]))
+        from django.core.asgi import get_asgi_application
+
+        config = uvicorn.Config(get_asgi_application(), log_level="warning", access_log=False, lifespan="off")
+        uvicorn.Server(config).run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    main()
