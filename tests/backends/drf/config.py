@@ -26,6 +26,11 @@ def configure(variant: str, realm_url: str, database: Path) -> None:
         DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": str(database), "CONN_MAX_AGE": None}},
         DATA_UPLOAD_MAX_MEMORY_SIZE=MAX_BODY_BYTES,
         USE_TZ=True,
+        LOGGING={  # server errors to stderr (Django mails them to admins by default)
+            "version": 1,
+            "handlers": {"stderr": {"class": "logging.StreamHandler"}},
+            "loggers": {"django.request": {"handlers": ["stderr"], "level": "ERROR"}},
+        },
         REST_FRAMEWORK={
             "DEFAULT_AUTHENTICATION_CLASSES": [
                 "tests.backends.drf.authentication.ApiKeyAuthentication",

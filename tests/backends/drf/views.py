@@ -30,7 +30,7 @@ class ShopViewSet(viewsets.ModelViewSet):
         try:
             instance.delete()
         except ProtectedError as error:
-            dependants = sorted({type(item)._meta.verbose_name_plural for item in error.protected_objects})
+            dependants = sorted({str(type(item)._meta.verbose_name_plural) for item in error.protected_objects})
             raise HasDependants(f"Still has {', '.join(dependants)}: nothing was deleted.") from None
 
     def paginated(self, queryset: QuerySet[Any], serializer_class: type[BaseSerializer[Any]]) -> Response:
