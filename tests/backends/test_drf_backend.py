@@ -15,7 +15,7 @@ import pytest
 from mock_server.app import create_app
 from mock_server.auth import DEV_CLIENT_ID, DEV_CLIENT_SECRET, REALM_PATH, TOKEN_PATH
 from mock_server.settings import Settings
-from tests.backends.drf import API_KEY, CORRECT, VARIANTS
+from tests.backends.drf import API_KEY, VARIANTS
 from tests.backends.drf.server import serve
 from tests.live import running
 
@@ -31,6 +31,8 @@ CUSTOMER = {
     "city": "Probeville",
     "country": "Probeland",
 }
+# Seeded items with dependants: a product with order details, a customer with orders and payments.
+WITH_DEPENDANTS = ("/products/S10_1678/", "/customers/103/")
 serial = itertools.count(1)
 
 
@@ -75,11 +77,11 @@ def api(origin: str) -> Iterator[httpx.Client]:
 
 def deletes_with_dependants_fail(api: httpx.Client) -> bool:
     line = fresh("probe-line-")
-    product = {**product_body(fresh("PRB"), line)}
     assert api.post("/productlines/", json={"productline": line}).status_code == 201
-    assert api.post("/products/", json=product).status_code == 201
-    statuses = [api.delete(path).status_code for path in (f"/productlines/{line}/", "/products/S10_1678/", "/customers/103/")]
-    assert all(api.get(path).status_code == 200 for path in (f"/productlines/{line}/", "/products/S10_1678/", "/customers/103/"))
+    assert api.post("/products/", json=product_body(fresh("PRB"), line)).status_code == 201
+    owners = (f"/productlines/{line}/", *WITH_DEPENDANTS)
+    statuses = [api.delete(path).status_code for path in owners]
+    assert all(api.get(path).status_code == 200 for path in owners), "a failed delete deleted something"
     return any(status >= 500 for status in statuses)
 
 
@@ -104,7 +106,8 @@ def patch_resets_other_fields(api: httpx.Client) -> bool:
     assert api.post("/products/", json={**product_body(code, "Planes"), "productscale": "1:72"}).status_code == 201
     api.patch(f"/products/{code}/", json={"productname": "patched"})
     number = 900_000 + next(serial)
-    assert api.post("/customers/", json={**CUSTOMER, "customernumber": number, "addressline2": "Suite 9"}).status_code == 201
+    customer = {**CUSTOMER, "customernumber": number, "addressline2": "Suite 9"}
+    assert api.post("/customers/", json=customer).status_code == 201
     api.patch(f"/customers/{number}/", json={"city": "Patched"})
     return (
         api.get(f"/productlines/{line}/").json()["htmldescription"] != created["htmldescription"]
@@ -151,9 +154,10 @@ def test_the_correct_backend_has_none_of_the_defects(api: httpx.Client) -> None:
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_a_variant_has_its_defect_and_no_other(realm: str, variant: str) -> None:
-    with serve(variant, realm_url=realm) as served, httpx.Client(
-        base_url=f"{served}{BACKEND}", headers={"X-API-Key": API_KEY}, timeout=10
-    ) as client:
+    with (
+        serve(variant, realm_url=realm) as served,
+        httpx.Client(base_url=f"{served}{BACKEND}", headers={"X-API-Key": API_KEY}, timeout=10) as client,
+    ):
         assert {name for name, probe in PROBES.items() if probe(client)} == {variant}
 
 
@@ -207,7 +211,12 @@ def test_product_line_lifecycle(api: httpx.Client) -> None:
     assert created.json() == {**body, "image": None}
     assert api.get(path).json() == created.json()
     replaced = api.put(path, json={"productline": line, "textdescription": "replaced"})
-    assert replaced.json() == {"productline": line, "textdescription": "replaced", "htmldescription": None, "image": None}
+    assert replaced.json() == {
+        "productline": line,
+        "textdescription": "replaced",
+        "htmldescription": None,
+        "image": None,
+    }
     patched = api.patch(path, data={"htmldescription": "<p>form</p>"})
     assert patched.json()["textdescription"] == "replaced"
     assert patched.json()["htmldescription"] == "<p>form</p>"
@@ -219,7 +228,7 @@ def test_product_line_lifecycle(api: httpx.Client) -> None:
 
 
 def test_delete_with_dependants_is_409_and_deletes_nothing(api: httpx.Client) -> None:
-    for path in ("/productlines/Classic%20Cars/", "/products/S10_1678/", "/customers/103/"):
+    for path in ("/productlines/Classic%20Cars/", *WITH_DEPENDANTS):
         response = api.delete(path)
         assert response.status_code == 409, (path, response.text)
         assert api.get(path).status_code == 200

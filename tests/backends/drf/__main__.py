@@ -15,7 +15,9 @@ from tests.backends.drf import CORRECT, VARIANTS
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m tests.backends.drf", description=__doc__, allow_abbrev=False)
     parser.add_argument("--variant", choices=(CORRECT, *VARIANTS), default=CORRECT)
-    parser.add_argument("--realm-url", required=True, help="issuer of accepted tokens, e.g. http://127.0.0.1:8000/realms/shop")
+    parser.add_argument(
+        "--realm-url", required=True, help="issuer of accepted tokens, e.g. http://127.0.0.1:8000/realms/shop"
+    )
     parser.add_argument("--port", type=int, default=8001, help="0 picks a free port")
     parser.add_argument("--extra-products", type=int, default=0, help="more products in one product line")
     parser.add_argument("--port-file", type=Path, help="write the port here once it is bound")

@@ -26,7 +26,9 @@ COLLECTIONS: tuple[tuple[str, type[models.Model]], ...] = (
 
 def rows(model: type[models.Model], records: Iterable[dict[str, Any]]) -> list[models.Model]:
     """Model instances from records in the shape GET returns (a foreign key by its referenced value)."""
-    return [model(**{model._meta.get_field(name).attname: value for name, value in record.items()}) for record in records]
+    return [
+        model(**{model._meta.get_field(name).attname: value for name, value in record.items()}) for record in records
+    ]
 
 
 def seed(extra_products: int = 0) -> None:

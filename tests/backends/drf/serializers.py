@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from django.db import models
 from rest_framework import serializers
@@ -28,7 +28,7 @@ class FormCharField(serializers.CharField):
 class ShopSerializer(serializers.ModelSerializer):
     """A ModelSerializer whose identifier cannot change and whose PUT replaces the whole item."""
 
-    serializer_field_mapping = {
+    serializer_field_mapping: ClassVar[dict[type[models.Field[Any, Any]], type[serializers.Field]]] = {
         **serializers.ModelSerializer.serializer_field_mapping,
         models.CharField: FormCharField,
         models.TextField: FormCharField,
