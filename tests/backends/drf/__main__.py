@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import socket
 import tempfile
 from pathlib import Path
@@ -24,8 +25,14 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def stop(signum: int, frame: object) -> None:
+    """SIGTERM ends the process through SystemExit, so that the database directory is removed."""
+    raise SystemExit(0)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse(argv)
+    signal.signal(signal.SIGTERM, stop)  # uvicorn shuts down gracefully, then re-raises the signal here
     with tempfile.TemporaryDirectory(prefix="shop-drf-") as directory:
         from tests.backends.drf.config import configure  # Django is configured once, here
 
