@@ -33,6 +33,12 @@ def stop(signum: int, frame: object) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = parse(argv)
     signal.signal(signal.SIGTERM, stop)  # uvicorn shuts down gracefully, then re-raises the signal here
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", args.port))
+    except OSError as error:
+        raise SystemExit(f"cannot listen on 127.0.0.1:{args.port}: {error.strerror}") from None
     with tempfile.TemporaryDirectory(prefix="shop-drf-") as directory:
         from tests.backends.drf.config import configure  # Django is configured once, here
 
@@ -40,11 +46,10 @@ def main(argv: list[str] | None = None) -> None:
         from tests.backends.drf.seed import seed
 
         seed(args.extra_products)
-        sock = socket.socket()
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", args.port))
-        if args.port_file:
-            args.port_file.write_text(str(sock.getsockname()[1]))
+        if args.port_file:  # written whole, then renamed: a reader never sees half a port number
+            written = args.port_file.with_suffix(".partial")
+            written.write_text(str(sock.getsockname()[1]))
+            written.replace(args.port_file)
         from django.core.asgi import get_asgi_application
 
         config = uvicorn.Config(get_asgi_application(), log_level="warning", access_log=False, lifespan="off")
