@@ -141,7 +141,7 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
     app = MockApp(__name__, swagger_ui_options=SwaggerUIOptions(swagger_ui=True))
     app.settings = settings
     app.store = domain.Store(record_fields(), dataset)
-    app.realm = Realm(token_ttl=settings.token_ttl)
+    app.realm = Realm(issuer=settings.issuer_url, token_ttl=settings.token_ttl)
     app.journal = deque(maxlen=settings.journal_size)
 
     readers, writers = operation_table(app.store)

@@ -8,6 +8,7 @@ import gc
 import logging
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import uvicorn
 
@@ -17,6 +18,11 @@ from mock_server.fixtures import FixtureError
 from mock_server.settings import DEFAULT_API_KEY, DEFAULT_FIXTURES, Settings
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+
+
+def is_http_url(text: str) -> bool:
+    url = urlsplit(text)
+    return url.scheme in {"http", "https"} and bool(url.hostname) and not url.query and not url.fragment
 
 
 def parse_settings(argv: list[str] | None = None) -> Settings:
@@ -42,11 +48,16 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="info")
     parser.add_argument("--token-ttl", type=int, default=300, help="lifetime of issued tokens in seconds")
     parser.add_argument(
+        "--issuer", metavar="URL", help="the realm's fixed issuer (default: http://HOST:PORT/realms/shop)"
+    )
+    parser.add_argument(
         "--validate-responses", action="store_true", help="self-test: answer 500 if a response breaks the spec"
     )
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be 0-65535, not {args.port}")
+    if args.issuer is not None and not is_http_url(args.issuer):
+        parser.error(f"--issuer must be an http(s) URL, not {args.issuer!r}")
     return Settings(
         host=args.host,
         port=args.port,
@@ -56,6 +67,7 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         log_level=args.log_level,
         token_ttl=args.token_ttl,
         validate_responses=args.validate_responses,
+        issuer=args.issuer,
     )
 
 

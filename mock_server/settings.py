@@ -20,5 +20,12 @@ class Settings:
     max_body_bytes: int = 1024 * 1024
     journal_size: int = 200
     token_ttl: int = 300
+    issuer: str | None = None  # the realm's fixed `iss`; None: the URL the banner shows (issuer_url)
     fast_path: bool = True  # valid requests answered by mock_server.fastpath; off only to compare with Connexion
     validate_responses: bool = False  # a self-test mode: costly, turns a non-conforming answer into a 500
+
+    @property
+    def issuer_url(self) -> str:
+        """The identity realm's issuer: fixed for the life of the server, never taken from a request."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return self.issuer or f"http://{host}:{self.port}/realms/shop"

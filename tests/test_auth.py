@@ -29,16 +29,17 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def claims(app: MockApp, origin: str = "http://testserver", **overrides: Any) -> dict[str, Any]:
+def claims(app: MockApp, **overrides: Any) -> dict[str, Any]:
     now = int(time.time())
-    return {"iss": f"{origin}{REALM}", "sub": "someone", "iat": now, "exp": now + 300, **overrides}
+    return {"iss": app.realm.issuer, "sub": "someone", "iat": now, "exp": now + 300, **overrides}
 
 
 def test_discovery_points_at_the_realms_endpoints(api: httpx.Client) -> None:
     config = api.get(f"{REALM}/.well-known/openid-configuration").json()
-    assert config["issuer"].endswith(REALM)
-    assert config["token_endpoint"] == f"{config['issuer']}/protocol/openid-connect/token"
-    assert config["jwks_uri"] == f"{config['issuer']}/protocol/openid-connect/certs"
+    assert config["issuer"] == "http://127.0.0.1:8000/realms/shop"  # fixed: the default bind's URL
+    realm_url = f"{api.base_url}".rstrip("/") + REALM  # the endpoints: where this client reached the realm
+    assert config["token_endpoint"] == f"{realm_url}/protocol/openid-connect/token"
+    assert config["jwks_uri"] == f"{realm_url}/protocol/openid-connect/certs"
     assert api.get(config["jwks_uri"]).status_code == 200
 
 
@@ -118,7 +119,6 @@ def forged_tokens(app: MockApp) -> dict[str, str]:
 
 @pytest.mark.parametrize("surface", [BACKEND, GATEWAY])
 def test_every_kind_of_invalid_token_is_401_with_a_challenge(app: MockApp, client: httpx.Client, surface: str) -> None:
-    fetch_token(client)  # the realm now knows its issuer on this host
     anonymous(client)
     for kind, token in forged_tokens(app).items():
         response = client.get(f"{surface}/customers/", headers=bearer(token))

@@ -208,7 +208,7 @@ class Served:
         ]
         self.passed_on: list[bytes] = []
         self.middleware = FastPath(self.inner, routes, max_body_bytes=Settings().max_body_bytes)
-        self.token = self.realm.issue("http://testserver/realms/shop", DEV_CLIENT)["access_token"]
+        self.token = self.realm.issue(DEV_CLIENT)["access_token"]
 
     async def inner(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = await receive()
