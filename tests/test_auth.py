@@ -31,7 +31,7 @@ def bearer(token: str) -> dict[str, str]:
 
 def claims(app: MockApp, **overrides: Any) -> dict[str, Any]:
     now = int(time.time())
-    return {"iss": app.realm.issuer, "sub": "someone", "iat": now, "exp": now + 300, **overrides}
+    return {"iss": app.realm.issuer, "sub": "someone", "typ": "Bearer", "iat": now, "exp": now + 300, **overrides}
 
 
 def test_discovery_points_at_the_realms_endpoints(api: httpx.Client) -> None:
@@ -73,7 +73,7 @@ def test_client_secret_basic_is_accepted(api: httpx.Client) -> None:
             401,
             "unauthorized_client",
         ),
-        ({"grant_type": "client_credentials", "client_id": "other", "client_secret": "x"}, 401, "unauthorized_client"),
+        ({"grant_type": "client_credentials", "client_id": "other", "client_secret": "x"}, 401, "invalid_client"),
         (
             {"grant_type": "password", "client_id": "shop-dev", "client_secret": "shop-dev-secret", "username": "x"},
             401,
@@ -101,7 +101,7 @@ def forged_tokens(app: MockApp) -> dict[str, str]:
     """The contract suite's forgeries (alg none, HS256 keyed with the public key, wrong signature,
     expired under another key, garbage), plus those only the realm's own key can make."""
     other_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    public_pem = app.realm.public_key.public_bytes(
+    public_pem = app.realm.tokens.keys.signing.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
     good = claims(app)

@@ -101,7 +101,7 @@ def test_verified_tokens_do_not_grow_any_set(live: tuple[MockApp, httpx.Client])
         assert http.get(f"{BACKEND}/productlines/", headers=bearer(token)).status_code == 200
         foreign = app.realm.sign({**well_formed(app), "iss": f"http://host{number}.example/realms/shop"})
         assert http.get(f"{BACKEND}/productlines/", headers=bearer(foreign)).status_code == 401
-    assert len(app.realm._verified) <= app.realm.cache_size
+    assert len(app.realm.tokens._verified) <= app.realm.tokens.cache_size
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -110,7 +110,7 @@ def bearer(token: str) -> dict[str, str]:
 
 def well_formed(app: MockApp) -> dict[str, Any]:
     now = int(time.time())
-    return {"iss": app.realm.issuer, "sub": "someone", "iat": now, "exp": now + 300, "jti": "x"}
+    return {"iss": app.realm.issuer, "sub": "someone", "typ": "Bearer", "iat": now, "exp": now + 300, "jti": "x"}
 
 
 WRONG_TYPES: dict[str, dict[str, Any]] = {
@@ -145,9 +145,10 @@ def test_claims_of_the_wrong_type_are_401_on_every_route(routes: tuple[MockApp, 
 
 def test_the_issuer_option_takes_only_an_http_url(capsys: pytest.CaptureFixture[str]) -> None:
     assert (
-        parse_settings(["--issuer", "https://sso.example/realms/shop"]).issuer_url == "https://sso.example/realms/shop"
+        parse_settings(["--issuer", "https://sso.example/realms/shop"]).issuer_for("/realms/shop")
+        == "https://sso.example/realms/shop"
     )
-    assert parse_settings(["--port", "8123"]).issuer_url == "http://127.0.0.1:8123/realms/shop"
+    assert parse_settings(["--port", "8123"]).issuer_for("/realms/shop") == "http://127.0.0.1:8123/realms/shop"
     for wrong in ("sso.example", "ftp://sso.example/realms/shop", "https://sso.example/realms/shop?x=1"):
         with pytest.raises(SystemExit) as exit_info:
             parse_settings(["--issuer", wrong])
