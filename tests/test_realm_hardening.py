@@ -154,3 +154,39 @@ def test_the_issuer_option_takes_only_an_http_url(capsys: pytest.CaptureFixture[
             parse_settings(["--issuer", wrong])
         assert exit_info.value.code == 2
         assert "--issuer must be an http(s) URL" in capsys.readouterr().err
+
+
+REALM_ENDPOINTS: list[tuple[str, str, bytes, dict[str, Any]]] = [
+    ("GET", "/realms/shop/protocol/openid-connect/auth?client_id=%ff", b"", {}),
+    ("GET", "/realms/shop/protocol/openid-connect/auth?client_id=shop-web&client_id=shop-dev", b"", {}),
+    ("GET", "/realms/shop/protocol/openid-connect/auth?" + "x=1&" * 5000, b"", {}),
+    ("POST", "/realms/shop/login-actions/authenticate", b"username=a", {"Content-Type": FORM}),
+    ("POST", "/realms/shop/login-actions/authenticate?tab_id=%ed%a0%80", b"username=\xff", {"Content-Type": FORM}),
+    ("POST", "/realms/shop/login-actions/authenticate?tab_id=x", b"\xff\xfe", {"Content-Type": FORM}),
+    (
+        "GET",
+        "/realms/shop/protocol/openid-connect/userinfo",
+        b"",
+        {"Authorization": "Bearer é".encode()},
+    ),
+    ("GET", "/realms/shop/protocol/openid-connect/userinfo", b"", {"Authorization": "Bearer a.b.c"}),
+    ("POST", "/realms/shop/protocol/openid-connect/userinfo", b"\xff", {"Authorization": "Bearer"}),
+    ("GET", "/realms/shop/protocol/openid-connect/logout?id_token_hint=%ff", b"", {}),
+    (
+        "GET",
+        "/realms/shop/protocol/openid-connect/logout?post_logout_redirect_uri=x&post_logout_redirect_uri=y",
+        b"",
+        {},
+    ),
+    ("POST", "/realms/shop/protocol/openid-connect/logout", b"refresh_token=x&client_id=%00", {"Content-Type": FORM}),
+    ("POST", "/realms/shop/protocol/openid-connect/logout", b"refresh_token=x", {"Authorization": "Basic ###"}),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "headers"), REALM_ENDPOINTS)
+def test_every_realm_endpoint_answers_hostile_input_with_a_4xx(
+    live: tuple[MockApp, httpx.Client], method: str, path: str, body: bytes, headers: dict[str, Any]
+) -> None:
+    _, http = live
+    response = http.request(method, path, content=body, headers=headers)
+    assert 400 <= response.status_code < 500, response.text
