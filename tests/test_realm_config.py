@@ -7,6 +7,8 @@ import base64
 import hashlib
 import json
 import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +18,8 @@ import pytest
 
 from mock_server.app import create_app
 from mock_server.auth import DEV_CLIENT_ID, DEV_CLIENT_SECRET, DEV_PASSWORD, DEV_USERNAME
-from mock_server.cli import main
 from mock_server.realm import KeyFileError, RealmFileError
+from mock_server.realm.keys import KeyRing
 from mock_server.realm.realm_file import read_realm_file
 from mock_server.settings import DEFAULT_REALM_FILE, Settings
 from tests.conftest import BACKEND, DEV_CLIENT, TOKEN_PATH
@@ -26,56 +28,51 @@ from tests.live import running
 CERTS = "/realms/shop/protocol/openid-connect/certs"
 
 
-def token_from(settings: Settings) -> tuple[str, list[str]]:
-    """A token of a mock started with `settings`, and the kids its JWKS publishes."""
+def start(settings: Settings, *held: str) -> tuple[str, list[str], list[bool]]:
+    """Start a mock: a new token, the kids its JWKS publishes, and whether it accepts the `held` tokens."""
     with running(create_app(settings)) as origin, httpx.Client(base_url=origin) as http:
         token = http.post(TOKEN_PATH, data=DEV_CLIENT).json()["access_token"]
-        return token, [key["kid"] for key in http.get(CERTS).json()["keys"]]
-
-
-def accepted(settings: Settings, token: str) -> bool:
-    with running(create_app(settings)) as origin:
-        response = httpx.get(f"{origin}{BACKEND}/productlines/", headers={"Authorization": f"Bearer {token}"})
-        return response.status_code == 200
+        kids = [key["kid"] for key in http.get(CERTS).json()["keys"]]
+        accepted = [
+            http.get(f"{BACKEND}/productlines/", headers={"Authorization": f"Bearer {old}"}).status_code == 200
+            for old in held
+        ]
+        return token, kids, accepted
 
 
 def test_the_signing_key_outlives_a_restart_and_rotates(tmp_path: Path) -> None:
     key_file = tmp_path / "cache" / "realm-keys.pem"
     settings = Settings(realm_key=key_file)
-    token, kids = token_from(settings)
+    token, kids, _ = start(settings)
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
     assert jwt.get_unverified_header(token)["kid"] == kids[0]
-    assert accepted(settings, token)  # a new process, the same key: the browser's token still works
-    assert token_from(settings)[1] == kids
+    # a new process, the same key: the token a browser holds still works
+    assert start(settings, token)[1:] == (kids, [True])
 
-    rotated = Settings(realm_key=key_file, rotate_realm_key=True)
-    new_token, new_kids = token_from(rotated)
+    new_token, new_kids, accepted = start(Settings(realm_key=key_file, rotate_realm_key=True), token)
     assert len(new_kids) == 2 and new_kids[1] == kids[0]
     assert jwt.get_unverified_header(new_token)["kid"] == new_kids[0] != kids[0]
-    assert accepted(settings, token) and accepted(settings, new_token)
+    assert accepted == [True]  # signed before the rotation, still valid
     for _ in range(3):
-        token_from(rotated)
-    assert len(token_from(settings)[1]) == 3  # the newest three keys are kept
+        KeyRing.from_file(key_file, rotate=True)
+    _, kept, accepted = start(settings, token, new_token)
+    assert len(kept) == 3  # the newest three keys are kept; the first two are gone
+    assert accepted == [False, False]
 
 
 def test_without_a_key_file_every_start_has_its_own_key() -> None:
-    token, _ = token_from(Settings())
-    assert not accepted(Settings(), token)
+    token, _, _ = start(Settings())
+    assert start(Settings(), token)[2] == [False]
 
 
 @pytest.mark.parametrize(
     "content", [b"", b"not a key", b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"]
 )
-def test_an_unusable_key_file_is_one_line_and_exit_2(
-    tmp_path: Path, content: bytes, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_unusable_key_file_is_refused_at_start(tmp_path: Path, content: bytes) -> None:
     key_file = tmp_path / "keys.pem"
     key_file.write_bytes(content)
-    with pytest.raises(KeyFileError):
+    with pytest.raises(KeyFileError, match=f"realm key file {key_file}"):
         create_app(Settings(realm_key=key_file))
-    assert main(["--realm-key", str(key_file), "--port", "0"]) == 2
-    error = capsys.readouterr().err
-    assert error.startswith("shop-mock: error: realm key file") and error.count("\n") == 1
 
 
 def hashed_password(password: str, iterations: int = 1000) -> dict[str, Any]:
@@ -158,18 +155,31 @@ def test_a_teams_realm_export_is_honoured(tmp_path: Path) -> None:
         ),
     ],
 )
-def test_an_unusable_realm_file_is_one_line_and_exit_2(
-    tmp_path: Path, document: Any, message: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_unusable_realm_file_is_refused_naming_the_problem(tmp_path: Path, document: Any, message: str) -> None:
     realm_file = tmp_path / "realm.json"
     realm_file.write_text(document if isinstance(document, str) else json.dumps(document), encoding="utf-8")
     with pytest.raises(RealmFileError, match=message):
         read_realm_file(realm_file)
-    assert main(["--realm", str(realm_file), "--port", "0"]) == 2
-    error = capsys.readouterr().err
-    assert message in error and error.count("\n") == 1
-    assert main(["--realm", str(tmp_path / "missing.json"), "--port", "0"]) == 2
-    assert "No such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("option", "content", "message"),
+    [
+        ("--realm", None, "realm file {path}: No such file or directory"),
+        ("--realm", b"{}", "realm file {path}: not a Keycloak realm export: no `realm` name"),
+        ("--realm-key", b"not a key", "realm key file {path}: no PEM private key in it"),
+    ],
+)
+def test_the_cli_says_what_is_wrong_in_one_line_and_exits_2(
+    tmp_path: Path, option: str, content: bytes | None, message: str
+) -> None:
+    path = tmp_path / "given"
+    if content is not None:
+        path.write_bytes(content)
+    command = [sys.executable, "-m", "mock_server", option, str(path), "--port", "0"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)  # never serves
+    assert result.returncode == 2
+    assert result.stderr == f"shop-mock: error: {message.format(path=path)}\n"
 
 
 def test_the_shipped_realm_file_holds_the_documented_dev_credentials() -> None:

@@ -149,6 +149,9 @@ def test_the_issuer_option_takes_only_an_http_url(capsys: pytest.CaptureFixture[
         == "https://sso.example/realms/shop"
     )
     assert parse_settings(["--port", "8123"]).issuer_for("/realms/shop") == "http://127.0.0.1:8123/realms/shop"
+    with pytest.raises(SystemExit):
+        parse_settings(["--token-ttl", "0"])
+    assert "--token-ttl must be a positive number of seconds" in capsys.readouterr().err
     for wrong in ("sso.example", "ftp://sso.example/realms/shop", "https://sso.example/realms/shop?x=1"):
         with pytest.raises(SystemExit) as exit_info:
             parse_settings(["--issuer", wrong])
