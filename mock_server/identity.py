@@ -56,7 +56,9 @@ def basic_credentials(request: Request) -> tuple[str, str] | None:
 
 def bearer_token(request: Request) -> str | None:
     scheme, _, value = request.headers.get("authorization", "").partition(" ")
-    return value.strip() or None if scheme.lower() == "bearer" else None
+    if scheme.lower() != "bearer":
+        return None
+    return value.strip() or None
 
 
 def oauth_error(error: OAuthError, headers: dict[str, str] | None = None) -> JSONResponse:

@@ -54,6 +54,14 @@ class LoginFailed(Exception):
     """Wrong user name or password: the login page is shown again with the message."""
 
 
+class RedirectedError(Exception):
+    """An authorization error reported to the client's (checked) redirect URI."""
+
+    def __init__(self, location: str) -> None:
+        super().__init__(location)
+        self.location = location
+
+
 class Realm:
     """One realm: its config (the realm file), keys, fixed issuer, sessions and codes."""
 
@@ -69,10 +77,6 @@ class Realm:
         self.sessions: Expiring[Session] = Expiring(CAPACITY)
         self.codes: Expiring[AuthorizationCode] = Expiring(CAPACITY)
         self.pending: Expiring[AuthorizationRequest] = Expiring(CAPACITY)
-
-    @property
-    def token_ttl(self) -> int:
-        return self.config.access_token_lifespan
 
     def discovery(self, base: str) -> dict[str, Any]:
         """The OpenID Connect discovery document, its endpoints under `base` (the realm's URL as called)."""
@@ -133,7 +137,7 @@ class Realm:
         if not client.service_accounts:
             raise OAuthError("unauthorized_client", "Client not enabled to retrieve service account")
         user = self.config.service_account(client.client_id)
-        return self._grant(client, user, scope_of(form), session=None)
+        return self._grant(client, user, form.get("scope", ""), session=None)
 
     def _password(self, client: Client, form: Mapping[str, str]) -> dict[str, Any]:
         if not client.direct_access_grants:
@@ -141,7 +145,7 @@ class Realm:
         user = self.check_user(form.get("username", ""), form.get("password", ""))
         if user is None:
             raise OAuthError("invalid_grant", "Invalid user credentials", status=401)
-        return self._grant(client, user, scope_of(form), session=self.start_session(user))
+        return self._grant(client, user, form.get("scope", ""), session=self.start_session(user))
 
     def _authorization_code(self, client: Client, form: Mapping[str, str]) -> dict[str, Any]:
         if not client.standard_flow:
@@ -399,18 +403,6 @@ class Realm:
         if claims is None or claims.get("azp") != client.client_id:
             raise OAuthError("invalid_grant", "Invalid refresh token")
         self.end_session(str(claims.get("sid", "")))
-
-
-class RedirectedError(Exception):
-    """An authorization error reported to the client's (checked) redirect URI."""
-
-    def __init__(self, location: str) -> None:
-        super().__init__(location)
-        self.location = location
-
-
-def scope_of(form: Mapping[str, str]) -> str:
-    return form.get("scope", "")
 
 
 def origin_of(uri: str) -> str | None:
