@@ -24,7 +24,7 @@ from starlette.middleware.cors import CORSMiddleware
 
 from mock_server import store as domain
 from mock_server.admin import Admin
-from mock_server.auth import CHALLENGE, ApiKeys, Realm
+from mock_server.auth import CHALLENGE, ApiKeys
 from mock_server.errors import PROBLEM_JSON, MockError, problem_bytes
 from mock_server.fastpath import Credential, FastPath, api_key_credential, bearer_credential, fast_routes
 from mock_server.fixtures import read_fixtures, record_fields
@@ -38,6 +38,7 @@ from mock_server.hotpath import (
 from mock_server.identity import Identity
 from mock_server.middleware import AllowHeader, BodyLimit, JournalEntry, RequestJournal
 from mock_server.pagination import PageNotFound
+from mock_server.realm import Realm, open_realm
 from mock_server.routing import handler_table, operation_table
 from mock_server.schemas import FieldError, Schema, load_spec, mount_points
 from mock_server.settings import Settings
@@ -141,7 +142,7 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
     app = MockApp(__name__, swagger_ui_options=SwaggerUIOptions(swagger_ui=True))
     app.settings = settings
     app.store = domain.Store(record_fields(), dataset)
-    app.realm = Realm(token_ttl=settings.token_ttl)
+    app.realm = open_realm(settings)
     app.journal = deque(maxlen=settings.journal_size)
 
     readers, writers = operation_table(app.store)

@@ -8,15 +8,23 @@ import gc
 import logging
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import uvicorn
 
 from mock_server.app import BACKEND_PREFIX, GATEWAY_PREFIX, create_app
 from mock_server.auth import DEV_CLIENT_ID, DEV_CLIENT_SECRET, DEV_PASSWORD, DEV_USERNAME, REALM_PATH
 from mock_server.fixtures import FixtureError
-from mock_server.settings import DEFAULT_API_KEY, DEFAULT_FIXTURES, Settings
+from mock_server.realm import KeyFileError, RealmFileError
+from mock_server.realm.keys import default_key_file
+from mock_server.settings import DEFAULT_API_KEY, DEFAULT_FIXTURES, DEFAULT_REALM_FILE, Settings
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+
+
+def is_http_url(text: str) -> bool:
+    url = urlsplit(text)
+    return url.scheme in {"http", "https"} and bool(url.hostname) and not url.query and not url.fragment
 
 
 def parse_settings(argv: list[str] | None = None) -> Settings:
@@ -40,13 +48,35 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         help="allowed browser origin, repeatable (default: any origin, no credentials)",
     )
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="info")
-    parser.add_argument("--token-ttl", type=int, default=300, help="lifetime of issued tokens in seconds")
+    parser.add_argument(
+        "--token-ttl", type=int, help="lifetime of access tokens in seconds (default: the realm file's, 300)"
+    )
+    parser.add_argument(
+        "--issuer", metavar="URL", help="the realm's fixed issuer (default: http://HOST:PORT/realms/NAME)"
+    )
+    parser.add_argument(
+        "--realm", type=Path, default=DEFAULT_REALM_FILE, metavar="FILE", help="realm file (Keycloak realm export)"
+    )
+    parser.add_argument(
+        "--realm-key",
+        type=Path,
+        default=default_key_file(),
+        metavar="FILE",
+        help=f"PEM file of the realm's signing keys, created if missing (default: {default_key_file()})",
+    )
+    parser.add_argument(
+        "--rotate-realm-key", action="store_true", help="sign with a new key; the previous two still verify"
+    )
     parser.add_argument(
         "--validate-responses", action="store_true", help="self-test: answer 500 if a response breaks the spec"
     )
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be 0-65535, not {args.port}")
+    if args.token_ttl is not None and args.token_ttl <= 0:
+        parser.error(f"--token-ttl must be a positive number of seconds, not {args.token_ttl}")
+    if args.issuer is not None and not is_http_url(args.issuer):
+        parser.error(f"--issuer must be an http(s) URL, not {args.issuer!r}")
     return Settings(
         host=args.host,
         port=args.port,
@@ -56,6 +86,10 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         log_level=args.log_level,
         token_ttl=args.token_ttl,
         validate_responses=args.validate_responses,
+        issuer=args.issuer,
+        realm_file=args.realm,
+        realm_key=args.realm_key,
+        rotate_realm_key=args.rotate_realm_key,
     )
 
 
@@ -83,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = parse_settings(argv)
     try:
         app = create_app(settings)
-    except FixtureError as error:
+    except (FixtureError, RealmFileError, KeyFileError) as error:
         print(f"shop-mock: error: {error}", file=sys.stderr)
         return 2
     gc.freeze()  # the data set lives as long as the process: keep the collector from walking it again

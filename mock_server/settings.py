@@ -7,6 +7,7 @@ from pathlib import Path
 
 DEFAULT_API_KEY = "dev-api-key"
 DEFAULT_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+DEFAULT_REALM_FILE = Path(__file__).resolve().parent / "realm" / "shop-realm.json"
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,15 @@ class Settings:
     log_level: str = "info"
     max_body_bytes: int = 1024 * 1024
     journal_size: int = 200
-    token_ttl: int = 300
+    token_ttl: int | None = None  # None: the realm file's accessTokenLifespan
+    issuer: str | None = None  # the realm's fixed `iss`; None: the URL the banner shows (issuer_for)
+    realm_file: Path = DEFAULT_REALM_FILE  # Keycloak realm-export JSON: users, clients, roles
+    realm_key: Path | None = None  # PEM file of the realm's keys, kept across runs; None: a key in memory
+    rotate_realm_key: bool = False  # put a new signing key first in `realm_key`
     fast_path: bool = True  # valid requests answered by mock_server.fastpath; off only to compare with Connexion
     validate_responses: bool = False  # a self-test mode: costly, turns a non-conforming answer into a 500
+
+    def issuer_for(self, realm_path: str) -> str:
+        """The identity realm's issuer: fixed for the life of the server, never taken from a request."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return self.issuer or f"http://{host}:{self.port}{realm_path}"

@@ -20,9 +20,10 @@ from starlette.testclient import TestClient
 from starlette.types import Receive, Scope, Send
 
 from mock_server.app import BACKEND_PREFIX, GATEWAY_PREFIX, create_app, credential_checks, gateway_spec
-from mock_server.auth import ApiKeys, Realm
+from mock_server.auth import ApiKeys
 from mock_server.fastpath import FastPath, fast_routes
 from mock_server.fixtures import read_fixtures, record_fields
+from mock_server.realm import open_realm
 from mock_server.routing import operation_table
 from mock_server.schemas import load_spec
 from mock_server.settings import DEFAULT_API_KEY, DEFAULT_FIXTURES, Settings
@@ -198,7 +199,7 @@ class Served:
 
     def __init__(self) -> None:
         spec = load_spec()
-        self.realm = Realm()
+        self.realm = open_realm(Settings())
         readers, writers = operation_table(Store(record_fields(), read_fixtures(DEFAULT_FIXTURES)))
         keys = ApiKeys(frozenset({DEFAULT_API_KEY}))
         credentials = credential_checks(spec["components"]["securitySchemes"], keys, self.realm)
@@ -208,7 +209,7 @@ class Served:
         ]
         self.passed_on: list[bytes] = []
         self.middleware = FastPath(self.inner, routes, max_body_bytes=Settings().max_body_bytes)
-        self.token = self.realm.issue("http://testserver/realms/shop", DEV_CLIENT)["access_token"]
+        self.token = self.realm.token_request(DEV_CLIENT)["access_token"]
 
     async def inner(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = await receive()

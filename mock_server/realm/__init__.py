@@ -1,0 +1,29 @@
+"""The dev identity realm: a Keycloak-compatible OpenID Connect provider for front ends and tests.
+
+keys (the signing keys, kept in a file), realm_file (users and clients from a Keycloak realm
+export), tokens (signing, strict verification), sessions (bounded, expiring state), flows (the
+grants and the browser flows), login_page (HTML); the HTTP endpoints are mock_server.identity.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from mock_server.realm.flows import Realm
+from mock_server.realm.keys import KeyFileError, KeyRing
+from mock_server.realm.realm_file import RealmFileError, read_realm_file
+from mock_server.settings import Settings
+
+__all__ = ["KeyFileError", "Realm", "RealmFileError", "open_realm"]
+
+
+def open_realm(settings: Settings) -> Realm:
+    """The realm the settings describe: its file, its keys (a file, or one in memory), its issuer."""
+    config = read_realm_file(settings.realm_file)
+    if settings.token_ttl is not None:
+        config = dataclasses.replace(config, access_token_lifespan=settings.token_ttl)
+    if settings.realm_key is None:
+        keys = KeyRing.generated()
+    else:
+        keys = KeyRing.from_file(settings.realm_key, rotate=settings.rotate_realm_key)
+    return Realm(config, keys, settings.issuer_for(f"/realms/{config.name}"))
