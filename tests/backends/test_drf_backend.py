@@ -17,7 +17,7 @@ from mock_server.auth import DEV_CLIENT_ID, DEV_CLIENT_SECRET, REALM_PATH, TOKEN
 from mock_server.settings import Settings
 from tests.backends.drf import API_KEY, VARIANTS
 from tests.backends.drf.server import serve
-from tests.live import running
+from tests.live import free_port, running
 
 BACKEND = "/shop/api/v1"
 GATEWAY = "/customers/v1"
@@ -44,7 +44,8 @@ def fresh(prefix: str) -> str:
 @pytest.fixture(scope="module")
 def realm() -> Iterator[str]:
     """The mock's identity realm, served for real: its URL is the issuer the backend trusts."""
-    with running(create_app(Settings())) as origin:
+    port = free_port()
+    with running(create_app(Settings(port=port)), port=port) as origin:
         yield f"{origin}{REALM_PATH}"
 
 
