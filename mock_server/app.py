@@ -31,7 +31,6 @@ from mock_server.fixtures import read_fixtures, record_fields
 from mock_server.hotpath import (
     ApiKeyHandler,
     BearerHandler,
-    CompiledParameterValidator,
     DecoratedOnceASGIApp,
     quiet_content_type_note,
 )
@@ -45,6 +44,7 @@ from mock_server.validation import validator_map
 
 BACKEND_PREFIX, GATEWAY_PREFIX = mount_points(load_spec())
 GATEWAY_SECURITY: list[dict[str, list[str]]] = [{"JWTAuth": []}]
+API_KEY_HEADER = next(s["name"] for s in load_spec()["components"]["securitySchemes"].values() if s["type"] == "apiKey")
 
 
 class MockApp(AsyncApp):  # type: ignore[misc]
@@ -113,6 +113,20 @@ def problem_response(status: int, detail: str, errors: Iterable[FieldError] = ()
     )
 
 
+def unauthorized_detail(request: ConnexionRequest, detail: str) -> str:
+    """Connexion's 401 text, said precisely where it reads "No authorization token provided": what
+    this surface takes, and that the gateway does not take an API key."""
+    if "authorization" in request.headers:
+        return detail
+    if request.url.path.startswith(f"{GATEWAY_PREFIX}/"):
+        if API_KEY_HEADER in request.headers:
+            return f"The gateway takes only a bearer token (Authorization: Bearer ...), not {API_KEY_HEADER}."
+        return "No bearer token: the gateway takes only Authorization: Bearer ... from the identity realm."
+    if API_KEY_HEADER not in request.headers:
+        return f"No credentials: send {API_KEY_HEADER} or Authorization: Bearer ..."
+    return detail
+
+
 def render_error(request: ConnexionRequest, error: Exception) -> ConnexionResponse:
     """The one renderer of every error, in the spec's Problem shape."""
     match error:
@@ -124,8 +138,11 @@ def render_error(request: ConnexionRequest, error: Exception) -> ConnexionRespon
             return problem_response(409, str(error))
         case domain.InvalidReference():
             return problem_response(400, str(error), [FieldError(error.field, str(error))])
-        case ProblemException():  # Connexion's own: security, parameters, media type
-            return problem_response(error.status, str(error.detail or error.title).split("\n")[0])
+        case ProblemException():  # Connexion's own: security, media type
+            detail = str(error.detail or error.title).split("\n")[0]
+            if error.status == 401:
+                detail = unauthorized_detail(request, detail)
+            return problem_response(error.status, detail)
         case HTTPException():
             return problem_response(error.status_code, error.detail)
     return problem_response(500, "Internal error.")
@@ -149,7 +166,7 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
     api_keys = ApiKeys(settings.api_keys)
     options: dict[str, Any] = {
         "resolver": Resolver(function_resolver=handlers.__getitem__),
-        "validator_map": {**validator_map(), "parameter": CompiledParameterValidator},
+        "validator_map": validator_map(),
         "security_map": security_map(api_keys, app.realm),
         "validate_responses": settings.validate_responses,
     }
