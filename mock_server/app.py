@@ -1,8 +1,9 @@
 """create_app(settings) -> the mock: the only module that wires Connexion.
 
-Request path, outermost first: RequestJournal -> CORS -> FastPath (a valid request answered by its
-handler) -> BodyLimit -> AllowHeader -> Connexion (routing, security from the spec's schemes,
-validation from the spec's schemas) -> a handler of `routing.handler_table` -> the store.
+Request path, outermost first: RequestJournal -> CORS -> UISpec (the Swagger UI pages' copies of the
+spec, swagger_ui.py) -> FastPath (a valid request answered by its handler) -> BodyLimit -> AllowHeader
+-> Connexion (routing, security from the spec's schemes, validation from the spec's schemas) -> a
+handler of `routing.handler_table` -> the store.
 /__mock__ and /realms/shop are plain routes beside the API.
 """
 
@@ -17,12 +18,12 @@ from connexion import AsyncApp
 from connexion.exceptions import ProblemException
 from connexion.lifecycle import ConnexionRequest, ConnexionResponse
 from connexion.middleware import MiddlewarePosition
-from connexion.options import SwaggerUIOptions
 from connexion.resolver import Resolver
 from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 
 from mock_server import store as domain
+from mock_server import swagger_ui
 from mock_server.admin import Admin
 from mock_server.auth import CHALLENGE, ApiKeys, Realm
 from mock_server.errors import PROBLEM_JSON, MockError, problem_bytes
@@ -155,7 +156,7 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
         dataset = read_fixtures(settings.fixtures) if settings.fixtures else {}
     spec = load_spec()
     quiet_content_type_note()
-    app = MockApp(__name__, swagger_ui_options=SwaggerUIOptions(swagger_ui=True))
+    app = MockApp(__name__, swagger_ui_options=swagger_ui.options())
     app.settings = settings
     app.store = domain.Store(record_fields(), dataset)
     app.realm = Realm(token_ttl=settings.token_ttl)
@@ -188,6 +189,11 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
         allow_headers=["Authorization", "Content-Type", "X-API-Key"],
         expose_headers=["WWW-Authenticate", "Allow"],
     )
+    documents = {BACKEND_PREFIX: spec, GATEWAY_PREFIX: gateway}
+    ui_specs = {
+        prefix: swagger_ui.ui_spec(document, prefix, settings.api_keys) for prefix, document in documents.items()
+    }
+    app.add_middleware(swagger_ui.UISpec, position=before_exception, documents=ui_specs)
     if settings.fast_path and not settings.validate_responses:
         # inside CORS and the journal (their headers and records), before the layers a valid request skips
         credentials = credential_checks(spec["components"]["securitySchemes"], api_keys, app.realm)
