@@ -1,7 +1,7 @@
 """create_app(settings) -> the mock: the only module that wires Connexion.
 
-Request path, outermost first: RequestJournal -> CORS -> UISpec (the Swagger UI pages' copies of the
-spec, swagger_ui.py) -> FastPath (a valid request answered by its handler) -> BodyLimit -> AllowHeader
+Request path, outermost first: RequestJournal -> CORS -> FastPath (a valid request answered by its
+handler) -> UISpec (the Swagger UI pages' copies of the spec, swagger_ui.py) -> BodyLimit -> AllowHeader
 -> Connexion (routing, security from the spec's schemes, validation from the spec's schemas) -> a
 handler of `routing.handler_table` -> the store.
 /__mock__ and /realms/shop are plain routes beside the API.
@@ -189,11 +189,6 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
         allow_headers=["Authorization", "Content-Type", "X-API-Key"],
         expose_headers=["WWW-Authenticate", "Allow"],
     )
-    documents = {BACKEND_PREFIX: spec, GATEWAY_PREFIX: gateway}
-    ui_specs = {
-        prefix: swagger_ui.ui_spec(document, prefix, settings.api_keys) for prefix, document in documents.items()
-    }
-    app.add_middleware(swagger_ui.UISpec, position=before_exception, documents=ui_specs)
     if settings.fast_path and not settings.validate_responses:
         # inside CORS and the journal (their headers and records), before the layers a valid request skips
         credentials = credential_checks(spec["components"]["securitySchemes"], api_keys, app.realm)
@@ -204,6 +199,10 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
         app.add_middleware(
             FastPath, position=before_exception, routes=shortcuts, max_body_bytes=settings.max_body_bytes
         )
+    # behind FastPath, which API requests do not get past
+    documents = {BACKEND_PREFIX: spec, GATEWAY_PREFIX: gateway}
+    ui_specs = {prefix: swagger_ui.ui_spec(doc, prefix, settings.api_keys) for prefix, doc in documents.items()}
+    app.add_middleware(swagger_ui.UISpec, position=before_exception, documents=ui_specs)
     app.add_middleware(BodyLimit, position=before_exception, max_bytes=settings.max_body_bytes)
     app.add_middleware(AllowHeader, position=before_exception, routes=routes)
 
