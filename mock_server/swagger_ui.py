@@ -11,7 +11,8 @@ spec made for a browser:
   Keycloak paths, as absolute URLs on the host the page was loaded from, offered beside the spec's
   own schemes on every operation. Only the UI's copy declares it: it is the bearer token of
   `JWTAuth` obtained another way, and backends are asked to accept nothing new;
-- the API key scheme's description names the dev key when the mock accepts it.
+- only the schemes the surface takes (no API key on the gateway's page), the API key's description
+  naming the dev key when the mock accepts it.
 """
 
 from __future__ import annotations
@@ -77,11 +78,15 @@ def ui_spec(spec: Schema, prefix: str, api_keys: frozenset[str]) -> Schema:
             if scheme["type"] == "apiKey":
                 scheme["description"] += f" The mock accepts the dev key `{DEFAULT_API_KEY}`."
     ui["security"] = with_oauth2(ui.get("security", []), bearer)
+    used = {name for requirement in ui["security"] for name in requirement}
     for item in ui["paths"].values():
         item.pop("servers", None)
         for method in METHODS:
             if "security" in item.get(method, {}):
                 item[method]["security"] = with_oauth2(item[method]["security"], bearer)
+                used.update(name for requirement in item[method]["security"] for name in requirement)
+    for name in set(schemes) - used:  # the gateway's page offers no API key: the gateway refuses it
+        del schemes[name]
     return ui
 
 

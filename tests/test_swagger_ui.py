@@ -124,6 +124,15 @@ def test_the_api_key_scheme_names_the_dev_key(api: httpx.Client) -> None:
 
 
 @pytest.mark.parametrize("prefix", SURFACES)
+def test_the_authorize_dialog_offers_exactly_the_schemes_the_surface_takes(api: httpx.Client, prefix: str) -> None:
+    _, spec = loaded_spec(api, prefix)
+    required = {name for _, _, operation in operations(spec) for option in operation["security"] for name in option}
+    assert set(spec["components"]["securitySchemes"]) == required
+    api_key = next(name for name, scheme in load_spec()["components"]["securitySchemes"].items() if "in" in scheme)
+    assert (api_key in required) == (prefix == BACKEND)
+
+
+@pytest.mark.parametrize("prefix", SURFACES)
 def test_the_contract_served_beside_the_ui_is_not_changed(api: httpx.Client, prefix: str) -> None:
     contract = api.get(f"{prefix}/openapi.json").json()
     assert contract["components"]["securitySchemes"] == load_spec()["components"]["securitySchemes"]
