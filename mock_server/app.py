@@ -1,8 +1,9 @@
 """create_app(settings) -> the mock: the only module that wires Connexion.
 
 Request path, outermost first: RequestJournal -> CORS -> FastPath (a valid request answered by its
-handler) -> BodyLimit -> AllowHeader -> Connexion (routing, security from the spec's schemes,
-validation from the spec's schemas) -> a handler of `routing.handler_table` -> the store.
+handler) -> UISpec (the Swagger UI pages' copies of the spec, swagger_ui.py) -> BodyLimit -> AllowHeader
+-> Connexion (routing, security from the spec's schemes, validation from the spec's schemas) -> a
+handler of `routing.handler_table` -> the store.
 /__mock__ and /realms/shop are plain routes beside the API.
 """
 
@@ -17,12 +18,12 @@ from connexion import AsyncApp
 from connexion.exceptions import ProblemException
 from connexion.lifecycle import ConnexionRequest, ConnexionResponse
 from connexion.middleware import MiddlewarePosition
-from connexion.options import SwaggerUIOptions
 from connexion.resolver import Resolver
 from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 
 from mock_server import store as domain
+from mock_server import swagger_ui
 from mock_server.admin import Admin
 from mock_server.auth import CHALLENGE, ApiKeys
 from mock_server.errors import PROBLEM_JSON, MockError, problem_bytes
@@ -31,7 +32,6 @@ from mock_server.fixtures import read_fixtures, record_fields
 from mock_server.hotpath import (
     ApiKeyHandler,
     BearerHandler,
-    CompiledParameterValidator,
     DecoratedOnceASGIApp,
     quiet_content_type_note,
 )
@@ -46,6 +46,7 @@ from mock_server.validation import validator_map
 
 BACKEND_PREFIX, GATEWAY_PREFIX = mount_points(load_spec())
 GATEWAY_SECURITY: list[dict[str, list[str]]] = [{"JWTAuth": []}]
+API_KEY_HEADER = next(s["name"] for s in load_spec()["components"]["securitySchemes"].values() if s["type"] == "apiKey")
 
 
 class MockApp(AsyncApp):  # type: ignore[misc]
@@ -114,6 +115,20 @@ def problem_response(status: int, detail: str, errors: Iterable[FieldError] = ()
     )
 
 
+def unauthorized_detail(request: ConnexionRequest, detail: str) -> str:
+    """Connexion's 401 text, said precisely where it reads "No authorization token provided": what
+    this surface takes, and that the gateway does not take an API key."""
+    if "authorization" in request.headers:
+        return detail
+    if request.url.path.startswith(f"{GATEWAY_PREFIX}/"):
+        if API_KEY_HEADER in request.headers:
+            return f"The gateway takes only a bearer token (Authorization: Bearer ...), not {API_KEY_HEADER}."
+        return "No bearer token: the gateway takes only Authorization: Bearer ... from the identity realm."
+    if API_KEY_HEADER not in request.headers:
+        return f"No credentials: send {API_KEY_HEADER} or Authorization: Bearer ..."
+    return detail
+
+
 def render_error(request: ConnexionRequest, error: Exception) -> ConnexionResponse:
     """The one renderer of every error, in the spec's Problem shape."""
     match error:
@@ -125,8 +140,11 @@ def render_error(request: ConnexionRequest, error: Exception) -> ConnexionRespon
             return problem_response(409, str(error))
         case domain.InvalidReference():
             return problem_response(400, str(error), [FieldError(error.field, str(error))])
-        case ProblemException():  # Connexion's own: security, parameters, media type
-            return problem_response(error.status, str(error.detail or error.title).split("\n")[0])
+        case ProblemException():  # Connexion's own: security, media type
+            detail = str(error.detail or error.title).split("\n")[0]
+            if error.status == 401:
+                detail = unauthorized_detail(request, detail)
+            return problem_response(error.status, detail)
         case HTTPException():
             return problem_response(error.status_code, error.detail)
     return problem_response(500, "Internal error.")
@@ -139,7 +157,7 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
         dataset = read_fixtures(settings.fixtures) if settings.fixtures else {}
     spec = load_spec()
     quiet_content_type_note()
-    app = MockApp(__name__, swagger_ui_options=SwaggerUIOptions(swagger_ui=True))
+    app = MockApp(__name__, swagger_ui_options=swagger_ui.options())
     app.settings = settings
     app.store = domain.Store(record_fields(), dataset)
     app.realm = open_realm(settings)
@@ -150,7 +168,7 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
     api_keys = ApiKeys(settings.api_keys)
     options: dict[str, Any] = {
         "resolver": Resolver(function_resolver=handlers.__getitem__),
-        "validator_map": {**validator_map(), "parameter": CompiledParameterValidator},
+        "validator_map": validator_map(),
         "security_map": security_map(api_keys, app.realm),
         "validate_responses": settings.validate_responses,
     }
@@ -182,6 +200,10 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
         app.add_middleware(
             FastPath, position=before_exception, routes=shortcuts, max_body_bytes=settings.max_body_bytes
         )
+    # behind FastPath, which API requests do not get past
+    documents = {BACKEND_PREFIX: spec, GATEWAY_PREFIX: gateway}
+    ui_specs = {prefix: swagger_ui.ui_spec(doc, prefix, settings.api_keys) for prefix, doc in documents.items()}
+    app.add_middleware(swagger_ui.UISpec, position=before_exception, documents=ui_specs)
     app.add_middleware(BodyLimit, position=before_exception, max_bytes=settings.max_body_bytes)
     app.add_middleware(AllowHeader, position=before_exception, routes=routes)
 

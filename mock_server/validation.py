@@ -1,4 +1,4 @@
-"""Request-body validators for Connexion, compiled once per schema and reporting errors by field.
+"""Request validators for Connexion: bodies compiled once per schema, bodies and parameters reporting errors by field.
 
 They replace Connexion's own (which build a Python jsonschema validator per request) to fix what a
 probe of Connexion 3.3 found: formats it does not check (`decimal`, `date`, `byte`), 500s on bodies
@@ -20,7 +20,8 @@ from starlette.formparsers import MultiPartException
 from starlette.types import Scope
 
 from mock_server.errors import BadRequest
-from mock_server.schemas import Schema, SchemaValidator
+from mock_server.hotpath import CompiledParameterValidator
+from mock_server.schemas import FieldError, Schema, SchemaValidator
 
 FORM_NULLS = ("", "null")
 _compiled: dict[int, tuple[Schema, SchemaValidator]] = {}
@@ -34,11 +35,24 @@ def compiled(schema: Schema) -> SchemaValidator:
     return entry[1]
 
 
+def one_per_field(errors: t.Iterable[FieldError]) -> list[FieldError]:
+    """The first error of each field: one mistake, one error (a bad decimal breaks both the money
+    pattern and `format: decimal`, and a client should read one message for it)."""
+    first: dict[str, FieldError] = {}
+    for error in errors:
+        first.setdefault(error.field, error)
+    return list(first.values())
+
+
+def bad_request(what: str, errors: list[FieldError]) -> BadRequest:
+    detail = "; ".join(f"{e.field}: {e.message}" if e.field else e.message for e in errors)
+    return BadRequest(f"{what}: {detail}", errors=errors)
+
+
 def validate_body(schema: Schema, body: t.Any) -> None:
-    errors = compiled(schema).errors(body)
+    errors = one_per_field(compiled(schema).errors(body))
     if errors:
-        detail = "; ".join(f"{e.field}: {e.message}" if e.field else e.message for e in errors)
-        raise BadRequest(f"Invalid request body: {detail}", errors=errors)
+        raise bad_request("Invalid request body", errors)
 
 
 def parse_json(raw: bytes, encoding: str) -> t.Any:
@@ -117,14 +131,31 @@ class MultiPartBodyValidator(FormBodyValidator, MultiPartFormDataValidator):  # 
     pass
 
 
+class ParameterValidator(CompiledParameterValidator):
+    """Connexion's parameter checks (same validator, same messages), with each offending query,
+    path, header or cookie parameter named in `errors`, as body fields are."""
+
+    def validate_request(self, request: t.Any) -> None:
+        errors = []
+        for where in ("query", "path", "header", "cookie"):
+            check = getattr(self, f"validate_{where}_parameter")
+            for parameter in self.parameters.get(where, []):
+                message = check(parameter, request)
+                if message:
+                    errors.append(FieldError(parameter["name"], message.split("\n")[0]))
+        if errors:
+            raise bad_request("Invalid parameters", errors)
+
+
 def validator_map() -> dict[str, t.Any]:
     """The `validator_map` for `add_api`."""
     return {
+        "parameter": ParameterValidator,
         "body": MediaTypeDict(
             {
                 "*/*json": JSONBodyValidator,
                 "application/x-www-form-urlencoded": FormBodyValidator,
                 "multipart/form-data": MultiPartBodyValidator,
             }
-        )
+        ),
     }
