@@ -5,18 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shop_contract.document import bundled_fixtures
+
 DEFAULT_API_KEY = "dev-api-key"
-DEFAULT_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+DEFAULT_FIXTURES = bundled_fixtures()
 
 
 @dataclass(frozen=True)
 class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
+    port_file: Path | None = None  # written with the bound port once serving
+    spec: Path | None = None  # None: the bundled spec
     fixtures: Path | None = DEFAULT_FIXTURES  # None: start empty
     api_keys: frozenset[str] = field(default_factory=lambda: frozenset({DEFAULT_API_KEY}))
     cors_origins: tuple[str, ...] = ("*",)
     log_level: str = "info"
+    access_log: bool = False  # one line per request (uvicorn's access log)
     max_body_bytes: int = 1024 * 1024
     journal_size: int = 200
     token_ttl: int = 300
