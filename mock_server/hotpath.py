@@ -24,7 +24,7 @@ import typing as t
 from connexion.apps.asynchronous import AsyncApi, AsyncASGIApp, AsyncOperation
 from connexion.context import receive, scope
 from connexion.decorators import StarletteDecorator
-from connexion.decorators.parameter import sanitized
+from connexion.decorators.parameter import pythonic, sanitized
 from connexion.security import ApiKeySecurityHandler, BearerSecurityHandler
 from connexion.utils import inspect_function_arguments, is_null, is_nullable
 from connexion.validators import ParameterValidator
@@ -56,16 +56,28 @@ class DecorateOnce(StarletteDecorator):  # type: ignore[misc]
 
 
 class DecoratedOnceOperation(AsyncOperation):  # type: ignore[misc]
+    arguments: tuple[str, ...] = ()
+    """The handler's arguments as Connexion names them: the operation's parameters and its body."""
+
+    @classmethod
+    def from_operation(cls, operation: t.Any, *, pythonic_params: bool, jsonifier: t.Any) -> DecoratedOnceOperation:
+        built: DecoratedOnceOperation = super().from_operation(
+            operation, pythonic_params=pythonic_params, jsonifier=jsonifier
+        )
+        names = [param["name"] for param in operation.parameters]
+        if operation.request_body:
+            names.append(operation.body_name(None))
+        sanitize = pythonic if pythonic_params else sanitized
+        built.arguments = tuple(dict.fromkeys(sanitize(name) for name in names))
+        return built
+
     @functools.cached_property
     def fn(self) -> t.Callable[..., t.Any]:
-        names = [param["name"] for param in self.parameters]
-        if self.request_body:
-            names.append(self.body_name(None))
-        handler = declared_arguments_only(self._fn, [sanitized(name) for name in names])
+        handler = declared_arguments_only(self._fn, self.arguments)
         return DecorateOnce(pythonic_params=self.pythonic_params, jsonifier=self.jsonifier)(handler)
 
 
-def declared_arguments_only(handler: t.Callable[..., t.Any], names: list[str]) -> t.Callable[..., t.Any]:
+def declared_arguments_only(handler: t.Callable[..., t.Any], names: t.Iterable[str]) -> t.Callable[..., t.Any]:
     """`handler` (which takes `**params`), shown to Connexion as taking exactly the operation's arguments.
 
     Connexion passes a handler with `**kwargs` every query parameter of the request, and logs an ERROR
@@ -78,7 +90,7 @@ def declared_arguments_only(handler: t.Callable[..., t.Any], names: list[str]) -
         return await handler(**kwargs)
 
     call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in dict.fromkeys(names)]
+        [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in names]
     )
     call.__name__ = call.__qualname__ = getattr(handler, "__name__", "handler")
     return call

@@ -28,8 +28,9 @@ def test_options_build_the_settings(tmp_path: Path) -> None:
 
 
 def test_the_banner_names_every_url_and_the_dev_credentials() -> None:
-    text = banner(parse_settings(["--port", "8123"]))
+    text = banner(parse_settings([]), 8123, "/shop/api/v1", "/customers/v1")
     for part in (
+        "http://127.0.0.1:8123/",
         "http://127.0.0.1:8123/shop/api/v1/",
         "http://127.0.0.1:8123/customers/v1/customers/",
         "http://127.0.0.1:8123/shop/api/v1/ui/",
