@@ -52,5 +52,5 @@ def test_the_backend_gate_waits_checks_both_surfaces_and_publishes_junit() -> No
     for option in ("--wait", "--base-url", "--gateway-url", "--report-dir contract-report"):
         assert option in run
     assert "--api-key" not in run and "--client-secret" not in run  # secrets come from the environment
-    junit = [s for s in steps(EXAMPLES / "contract.yml") if s.get("uses", "").startswith("mikepenz/action-junit-report")]
+    junit = [s for s in steps(EXAMPLES / "contract.yml") if s.get("uses", "").startswith("mikepenz/action-junit")]
     assert junit and junit[0]["with"]["report_paths"] == "contract-report/junit.xml"

@@ -45,7 +45,7 @@ def test_every_cli_option_has_its_shop_option_with_the_same_help_and_choices(tmp
         (["--shop-profile", "quick"], "argument --shop-profile: invalid choice: 'quick'"),
         (["--shop-workers", "two"], "argument --shop-workers: invalid int value: 'two'"),
         (["--shop-base-url", "localhost:8000"], "--base-url must be an absolute http(s) URL"),
-        (["--shop-base-url", "http://127.0.0.1:1", "--shop-token-url", "http://x"], "--client-id and --client-secret go"),
+        (["--shop-base-url", "http://127.0.0.1:1", "--shop-token-url", "http://x"], "--client-secret go together"),
     ],
 )
 def test_a_bad_value_is_a_usage_error(tmp_path: Path, args: list[str], message: str) -> None:
@@ -56,7 +56,8 @@ def test_a_bad_value_is_a_usage_error(tmp_path: Path, args: list[str], message: 
 
 
 def test_an_unreachable_target_is_one_failure_probed_once(tmp_path: Path) -> None:
-    done = run_pytest(tmp_path, "-q", "-rfs", "--shop-base-url", "http://127.0.0.1:9/shop/api/v1", "--shop-api-key", "k")
+    target = ["--shop-base-url", "http://127.0.0.1:9/shop/api/v1", "--shop-api-key", "k"]
+    done = run_pytest(tmp_path, "-q", "-rfs", *target)
     assert done.returncode == pytest.ExitCode.TESTS_FAILED
     assert "cannot reach the backend at http://127.0.0.1:9/shop/api/v1" in done.stdout
     assert re.search(r"\b1 failed, \d+ skipped in", done.stdout), done.stdout
