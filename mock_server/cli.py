@@ -141,14 +141,15 @@ def main(argv: list[str] | None = None) -> int:
     from mock_server.fixtures import FixtureError
     from mock_server.schemas import SpecError
 
-    try:
-        app = create_app(settings)
-    except (FixtureError, SpecError) as error:
-        return fail(str(error))
-    try:
+    try:  # first, so that a busy port fails at once, not after loading a large data set
         sock = bind(settings.host, settings.port)
     except OSError as error:
         return fail(f"cannot listen on {settings.host}:{settings.port}: {error.strerror or error}")
+    try:
+        app = create_app(settings)
+    except (FixtureError, SpecError) as error:
+        sock.close()
+        return fail(str(error))
     gc.freeze()  # the data set lives as long as the process: keep the collector from walking it again
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("connexion").setLevel(max(logging.WARNING, logging.getLogger().level))

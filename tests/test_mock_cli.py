@@ -93,9 +93,16 @@ def test_access_log_is_one_line_per_request_and_refused_requests_log_no_error(tm
             # a form body is Connexion's to handle (the fast path takes JSON): the handler gets no unknown argument
             form = client.post("/shop/api/v1/productlines/?unknown=1", data={"productline": "Log Line"})
             assert form.status_code == 201, form.text
+            refused = [
+                client.get("/shop/api/v1/products/", headers={"X-API-Key": "wrong"}),
+                client.post("/shop/api/v1/products/", content=b"{", headers={"Content-Type": "application/json"}),
+                client.post("/shop/api/v1/products/", content=b"x", headers={"Content-Type": "text/plain"}),
+                client.post("/shop/api/v1/productlines/?unknown=1", data={"textdescription": "no identifier"}),
+            ]
+            assert all(400 <= response.status_code < 500 for response in refused)
         out, err = stop(process)
     requests = [line for line in out.splitlines() if '"GET /shop' in line or '"POST /shop' in line]
-    assert len(requests) == 3, out  # uvicorn's access log goes to stdout, other logs to stderr
+    assert len(requests) == 7, out  # uvicorn's access log goes to stdout, other logs to stderr
     assert "ERROR" not in err and "Function argument" not in err, err
 
 
