@@ -208,7 +208,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     app.add_middleware(AllowHeader, position=before_exception, routes=routes)
 
     landing = Landing(backend_prefix, gateway_prefix, settings.api_keys)
-    for part in (Admin(app.store, app.journal), Identity(app.realm), landing):
+    for part in (Admin(app.store, app.journal, spec), Identity(app.realm), landing):
         for method, path, endpoint in part.routes():
             app.add_url_rule(path, endpoint=endpoint.__name__, view_func=endpoint, methods=[method])
     return app

@@ -50,14 +50,14 @@ def read_fixtures(directory: Path, spec: Schema | None = None) -> Dataset:
     return DatasetCheck(directory, spec).records({name: _array(directory / f"{name}.json") for name in LOAD_ORDER})
 
 
-def checked_dataset(dataset: Any, source: str = "state") -> Dataset:
+def checked_dataset(dataset: Any, source: str = "state", spec: Schema | None = None) -> Dataset:
     """A whole data set in one JSON value (a state import), checked as the store reads it."""
     if not isinstance(dataset, dict) or set(dataset) != set(KEY_FIELDS):
         raise FixtureError(f"{source}: expected exactly the collections {', '.join(KEY_FIELDS)}")
     for name, records in dataset.items():
         if not isinstance(records, list):
             raise FixtureError(f"{Path(source) / f'{name}.json'}: expected a JSON array of records")
-    return DatasetCheck(Path(source)).records({name: iter(dataset[name]) for name in LOAD_ORDER})
+    return DatasetCheck(Path(source), spec).records({name: iter(dataset[name]) for name in LOAD_ORDER})
 
 
 class DatasetCheck:
