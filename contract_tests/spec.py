@@ -16,7 +16,6 @@ from typing import Any
 from shop_contract import document
 from shop_contract.document import SpecError
 
-__all__ = ["Collection", "Operation", "Spec", "SpecError"]
 ENVELOPE_PREFIX = "Paginated"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 

@@ -40,9 +40,10 @@ from mock_server.landing import Landing
 from mock_server.middleware import AllowHeader, BodyLimit, JournalEntry, RequestJournal
 from mock_server.pagination import PageNotFound
 from mock_server.routing import handler_table, operation_table
-from mock_server.schemas import FieldError, Schema, SpecError, load_spec, mount_points
+from mock_server.schemas import FieldError, Schema, load_spec, mount_points
 from mock_server.settings import Settings
 from mock_server.validation import validator_map
+from shop_contract.document import SpecError
 
 BACKEND_PREFIX, GATEWAY_PREFIX = mount_points(load_spec())  # the bundled spec's; an app has its own
 GATEWAY_SECURITY: list[dict[str, list[str]]] = [{"JWTAuth": []}]

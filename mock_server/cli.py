@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from mock_server.app import create_app  # the mock's stack: only now that it is known to be there
     from mock_server.fixtures import FixtureError
-    from mock_server.schemas import SpecError
+    from shop_contract.document import SpecError
 
     try:  # first, so that a busy port fails at once, not after loading a large data set
         sock = bind(settings.host, settings.port)

@@ -24,7 +24,6 @@ import jsonschema_rs
 from shop_contract.document import SpecError, dereference, read
 
 Schema = dict[str, Any]
-__all__ = ["SpecError", "dereference", "load_spec"]
 
 
 @functools.cache
