@@ -161,3 +161,12 @@ def test_fixtures_dir_seeds_the_mock(tmp_path: Path) -> None:
         counts = httpx.get(f"{origin}/__mock__/health").json()["counts"]
         stop(process)
     assert counts["products"] == 20
+
+
+def test_without_the_mock_extra_shop_mock_says_what_to_install() -> None:
+    hide_uvicorn = "import sys; sys.modules['uvicorn'] = None; from mock_server.cli import main; sys.exit(main([]))"
+    done = subprocess.run([sys.executable, "-c", hide_uvicorn], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert done.stderr == (
+        'shop-mock: error: the mock needs its extra (uvicorn missing): pip install "shop-contract-suite[mock]"\n'
+    )
