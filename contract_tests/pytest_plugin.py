@@ -27,7 +27,8 @@ ATTRIBUTES = ("default", "type", "choices", "help", "metavar", "nargs", "const")
 
 
 def cli_actions() -> list[argparse.Action]:
-    """The CLI's options that carry a value for a run (not --help, --version)."""
+    """The CLI's options that carry a value for a run (not --help, --version). argparse has no public
+    accessor for a parser's actions; `_actions` has been stable since Python 3.2."""
     return [action for action in cli_parser()._actions if action.option_strings and action.default != argparse.SUPPRESS]
 
 
