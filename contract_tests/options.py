@@ -12,7 +12,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from contract_tests.findings import STRICT_CHECKS
-from contract_tests.spec import BUNDLED_SPEC
 
 RUN_TAGS = 10_000
 
@@ -43,7 +42,7 @@ class Options:
     token_url: str | None = None
     client_id: str | None = None
     client_secret: str | None = None
-    spec: Path = BUNDLED_SPEC
+    spec: Path | None = None  # None: the bundled spec
     profile: str = "default"
     max_examples: int | None = None
     workers: int = 1

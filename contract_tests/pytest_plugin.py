@@ -1,100 +1,99 @@
-"""pytest integration: the same suite, the same options (`--shop-` + the CLI's names), next to a team's tests.
+"""pytest entry point (`pytest11`): the CLI's options as `--shop-...` options, and nothing else until used.
 
-Installed with the package as a `pytest11` entry point, and inert until `--shop-base-url` or
-`--shop-gateway-url` is given: then the session gains one test per check (`shop-contract::<check>`);
-the suite runs once, on the first of them, and each test fails with the violations of its check.
+Every option of `shop-contract` (`contract_tests.cli.parser()`) exists here with `--shop-` before its
+name and the same help, type and choices, so an option added to the CLI appears here without an
+edit, and a bad value is pytest's usage error. This module is loaded in every pytest session of an
+environment that has the suite installed, so it imports only the CLI's parser; the suite itself
+(`contract_tests.pytest_suite`) is imported once `--shop-base-url` or `--shop-gateway-url` is given.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import argparse
+import functools
+import inspect
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from contract_tests import report, runner
-from contract_tests.cli import options_from
-from contract_tests.findings import DOMAIN_CHECKS, SCHEMATHESIS_CHECKS, Ledger
-from contract_tests.options import Options
+from contract_tests.cli import parser as cli_parser
+from contract_tests.options import UsageError
+from shop_contract.document import SpecError
 
-VALUED = (
-    "base-url",
-    "gateway-url",
-    "api-key",
-    "token",
-    "token-url",
-    "client-id",
-    "client-secret",
-    "spec",
-    "profile",
-    "max-examples",
-    "workers",
-    "seed",
-    "junit-xml",
-    "report-dir",
-)
-REPEATED = ("include", "strict-check")
-FLAGS = ("strict", "no-domain", "no-conformance")
-LEDGER = pytest.StashKey[Ledger]()
+PREFIX = "shop"
+TARGET_OPTIONS = ("base_url", "gateway_url")
+ATTRIBUTES = ("default", "type", "choices", "help", "metavar", "nargs", "const")
+
+
+def cli_actions() -> list[argparse.Action]:
+    """The CLI's options that carry a value for a run (not --help, --version). argparse has no public
+    accessor for a parser's actions; `_actions` has been stable since Python 3.2."""
+    return [action for action in cli_parser()._actions if action.option_strings and action.default != argparse.SUPPRESS]
+
+
+def shop_option(action: argparse.Action) -> str:
+    return f"--{PREFIX}-{action.option_strings[-1].removeprefix('--')}"
+
+
+def shop_dest(action: argparse.Action) -> str:
+    return f"{PREFIX}_{action.dest}"
+
+
+def checked_text(convert: Callable[[str], Any]) -> Callable[[str], str]:
+    """A type that refuses what `convert` refuses, with its name in the message, and keeps the text,
+    so that the value reaches the CLI's parser exactly as typed."""
+
+    @functools.wraps(convert)
+    def check(text: str) -> str:
+        convert(text)
+        return text
+
+    return check
+
+
+def option_attributes(action: argparse.Action) -> dict[str, Any]:
+    accepted = inspect.signature(type(action)).parameters
+    attributes = {name: getattr(action, name) for name in ATTRIBUTES if name in accepted}
+    attributes = {name: value for name, value in attributes.items() if value is not None}
+    if callable(action.type) and not action.choices:
+        attributes["type"] = checked_text(action.type)
+    attributes["help"] = (action.help or "") + " (shop-contract's --" + action.option_strings[-1][2:] + ")"
+    return attributes
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("shop-contract", "contract suite of the shop service (see shop-contract --help)")
-    for name in VALUED:
-        group.addoption(f"--shop-{name}", dest=f"shop_{name.replace('-', '_')}")
-    for name in REPEATED:
-        group.addoption(f"--shop-{name}", dest=f"shop_{name.replace('-', '_')}", action="append", default=[])
-    for name in FLAGS:
-        group.addoption(f"--shop-{name}", dest=f"shop_{name.replace('-', '_')}", action="store_true")
+    group = parser.getgroup("shop-contract", "contract suite of the shop service (shop-contract --help)")
+    for action in cli_actions():
+        group.addoption(shop_option(action), dest=shop_dest(action), action=type(action), **option_attributes(action))
 
 
 def cli_arguments(config: pytest.Config) -> list[str]:
-    """The pytest options, as the CLI's arguments (so both parse and validate them the same way)."""
+    """The `--shop-...` options given, as the CLI's arguments (so both validate them the same way)."""
     argv = ["--quiet"]
-    for name in VALUED:
-        value = config.getoption(f"shop_{name.replace('-', '_')}")
-        if value is not None:
-            argv += [f"--{name}", str(value)]
-    for name in REPEATED:
-        for value in config.getoption(f"shop_{name.replace('-', '_')}"):
-            argv += [f"--{name}", value]
-    argv += [f"--{name}" for name in FLAGS if config.getoption(f"shop_{name.replace('-', '_')}")]
+    for action in cli_actions():
+        value = config.getoption(shop_dest(action))
+        option = action.option_strings[-1]
+        if value == action.default:
+            continue
+        if action.nargs == 0:  # a flag: given once (a count: as many times as counted)
+            argv += [option] * (value if isinstance(value, int) and not isinstance(value, bool) else 1)
+        elif isinstance(value, list):
+            for item in value:
+                argv += [option, str(item)]
+        else:
+            argv += [option, str(value)]
     return argv
 
 
-class ContractCheck(pytest.Item):
-    """One check of the suite; passes when the run found no violation of it."""
-
-    def __init__(self, *, options: Options, check: str, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.options = options
-        self.check = check
-
-    def runtest(self) -> None:
-        if LEDGER not in self.config.stash:
-            ledger = runner.run(self.options, lambda line: None)
-            report.write(ledger, self.options)
-            self.config.stash[LEDGER] = ledger
-        ledger = self.config.stash[LEDGER]
-        if self.check == "run_completed" and ledger.errors:
-            raise AssertionError("\n".join(ledger.errors))
-        found = [v for v in ledger.violations if v.check == self.check]
-        if found:
-            raise AssertionError("\n\n".join(report.describe(n, v) for n, v in enumerate(found, 1)))
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        return str(excinfo.value)
-
-    def reportinfo(self) -> tuple[Path, int, str]:
-        return Path(__file__), 0, f"shop-contract::{self.check}"
-
-
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    if config.getoption("shop_base_url") is None and config.getoption("shop_gateway_url") is None:
+def pytest_configure(config: pytest.Config) -> None:
+    if all(config.getoption(f"{PREFIX}_{dest}") is None for dest in TARGET_OPTIONS):
         return
-    options = options_from(cli_arguments(config))
-    checks = ("run_completed", *SCHEMATHESIS_CHECKS, *DOMAIN_CHECKS, *sorted(options.enabled_strict))
-    items.extend(
-        ContractCheck.from_parent(session, name=f"shop-contract::{check}", options=options, check=check)
-        for check in checks
-    )
+    from contract_tests.cli import options_from
+    from contract_tests.pytest_suite import ContractSuite
+
+    try:
+        options = options_from(cli_arguments(config))
+    except (UsageError, SpecError) as exc:
+        raise pytest.UsageError(f"shop-contract: {exc}") from None
+    config.pluginmanager.register(ContractSuite(options), "shop-contract-suite")

@@ -13,17 +13,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import yaml
+from shop_contract import document
+from shop_contract.document import SpecError
 
-BUNDLED_SPEC = Path(__file__).resolve().parents[1] / "openapi" / "openapi.yaml"
 ENVELOPE_PREFIX = "Paginated"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 JSON = dict[str, Any]
-
-
-class SpecError(Exception):
-    """The contract cannot be read or lacks what the suite derives from it."""
 
 
 @dataclass(frozen=True)
@@ -86,27 +82,13 @@ class Spec:
             raise SpecError(f"the spec is not a usable OpenAPI document ({exc!r})") from exc
 
     @classmethod
-    def load(cls, path: Path = BUNDLED_SPEC) -> Spec:
-        try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise SpecError(f"cannot read the spec {path}: {exc}") from exc
-        if not isinstance(raw, dict) or not str(raw.get("openapi", "")).startswith("3."):
-            raise SpecError(f"{path} is not an OpenAPI 3 document")
-        return cls(raw)
+    def load(cls, path: Path | None = None) -> Spec:
+        """The contract at `path`, default the bundled one."""
+        return cls(document.read(path))
 
     def resolve(self, node: Any) -> Any:
         """A deep copy of `node` with every local `$ref` replaced by its target."""
-        if isinstance(node, list):
-            return [self.resolve(item) for item in node]
-        if not isinstance(node, dict):
-            return node
-        if "$ref" in node:
-            target: Any = self.raw
-            for part in node["$ref"].removeprefix("#/").split("/"):
-                target = target[part]
-            return self.resolve(target)
-        return {key: self.resolve(value) for key, value in node.items()}
+        return document.dereference(node, self.raw)
 
     def _walk_operations(self) -> list[Operation]:
         found = []

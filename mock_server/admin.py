@@ -18,6 +18,7 @@ from starlette.responses import JSONResponse, Response
 from mock_server.errors import problem_body
 from mock_server.fixtures import FixtureError, checked_dataset
 from mock_server.middleware import JournalEntry
+from mock_server.schemas import Schema
 from mock_server.store import Store
 
 PREFIX = "/__mock__"
@@ -29,9 +30,10 @@ def problem(status: int, detail: str) -> JSONResponse:
 
 
 class Admin:
-    def __init__(self, store: Store, journal: deque[JournalEntry]) -> None:
+    def __init__(self, store: Store, journal: deque[JournalEntry], spec: Schema | None = None) -> None:
         self.store = store
         self.journal = journal
+        self.spec = spec  # the served spec, which an imported state is checked against (None: the bundled one)
 
     def routes(self) -> list[tuple[str, str, Endpoint]]:
         """(method, path, endpoint): the whole admin API."""
@@ -58,7 +60,7 @@ class Admin:
     async def put_state(self, request: Request) -> Response:
         """Replace the whole state; validated like fixtures, so a bad import changes nothing."""
         try:
-            self.store.replace_all(checked_dataset(json.loads(await request.body()), source="state"))
+            self.store.replace_all(checked_dataset(json.loads(await request.body()), "state", self.spec))
         except (ValueError, FixtureError) as error:
             return problem(400, str(error))
         return Response(status_code=204)

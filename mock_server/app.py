@@ -36,6 +36,7 @@ from mock_server.hotpath import (
     quiet_content_type_note,
 )
 from mock_server.identity import Identity
+from mock_server.landing import Landing
 from mock_server.middleware import AllowHeader, BodyLimit, JournalEntry, RequestJournal
 from mock_server.pagination import PageNotFound
 from mock_server.realm import Realm, open_realm
@@ -43,8 +44,9 @@ from mock_server.routing import handler_table, operation_table
 from mock_server.schemas import FieldError, Schema, load_spec, mount_points
 from mock_server.settings import Settings
 from mock_server.validation import validator_map
+from shop_contract.document import SpecError
 
-BACKEND_PREFIX, GATEWAY_PREFIX = mount_points(load_spec())
+BACKEND_PREFIX, GATEWAY_PREFIX = mount_points(load_spec())  # the bundled spec's; an app has its own
 GATEWAY_SECURITY: list[dict[str, list[str]]] = [{"JWTAuth": []}]
 API_KEY_HEADER = next(s["name"] for s in load_spec()["components"]["securitySchemes"].values() if s["type"] == "apiKey")
 
@@ -56,6 +58,8 @@ class MockApp(AsyncApp):  # type: ignore[misc]
     realm: Realm
     journal: deque[JournalEntry]
     settings: Settings
+    backend_prefix: str
+    gateway_prefix: str
 
     def __init__(self, import_name: str, **options: Any) -> None:
         super().__init__(import_name, **options)
@@ -151,20 +155,40 @@ def render_error(request: ConnexionRequest, error: Exception) -> ConnexionRespon
 
 
 def create_app(settings: Settings | None = None, dataset: domain.Dataset | None = None) -> MockApp:
-    """A fresh mock: its own store (from `dataset`, else the settings' fixtures), realm and journal."""
+    """A fresh mock: its own store (from `dataset`, else the settings' fixtures), realm and journal.
+
+    Raises SpecError (one line) when the settings' spec lacks what the mock serves."""
     settings = settings or Settings()
+    spec = load_spec(settings.spec)
+    try:
+        return _build(settings, spec, dataset)
+    except (KeyError, IndexError, TypeError) as exc:  # a part of the spec the mock derives from is missing
+        raise SpecError(f"the spec {settings.spec or 'bundled'} lacks what the mock needs: {exc!r}") from exc
+
+
+def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> MockApp:
+    backend_prefix, gateway_prefix = mount_points(spec)
+    fields = record_fields(spec)
     if dataset is None:
-        dataset = read_fixtures(settings.fixtures) if settings.fixtures else {}
-    spec = load_spec()
+        dataset = read_fixtures(settings.fixtures, spec) if settings.fixtures else {}
     quiet_content_type_note()
     app = MockApp(__name__, swagger_ui_options=swagger_ui.options())
     app.settings = settings
-    app.store = domain.Store(record_fields(), dataset)
+    app.backend_prefix, app.gateway_prefix = backend_prefix, gateway_prefix
+    app.store = domain.Store(fields, dataset)
     app.realm = open_realm(settings)
     app.journal = deque(maxlen=settings.journal_size)
 
-    readers, writers = operation_table(app.store)
+    readers, writers = operation_table(app.store, spec)
     handlers = handler_table(readers, writers)
+    missing = sorted(
+        operation["operationId"]
+        for item in spec["paths"].values()
+        for operation in item.values()
+        if isinstance(operation, dict) and "operationId" in operation and operation["operationId"] not in handlers
+    )
+    if missing:
+        raise SpecError(f"the spec has operations the mock does not implement: {', '.join(missing)}")
     api_keys = ApiKeys(settings.api_keys)
     options: dict[str, Any] = {
         "resolver": Resolver(function_resolver=handlers.__getitem__),
@@ -172,14 +196,14 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
         "security_map": security_map(api_keys, app.realm),
         "validate_responses": settings.validate_responses,
     }
-    app.add_api(copy.deepcopy(spec), base_path=BACKEND_PREFIX, name="backend", **options)
+    app.add_api(copy.deepcopy(spec), base_path=backend_prefix, name="backend", **options)
     gateway = gateway_spec(spec)
-    app.add_api(gateway, base_path=GATEWAY_PREFIX, name="gateway", **options)
+    app.add_api(gateway, base_path=gateway_prefix, name="gateway", **options)
 
     for exception in (MockError, domain.StoreError, PageNotFound, ProblemException, HTTPException):
         app.add_error_handler(exception, render_error)
 
-    routes = AllowHeader.table(spec, {BACKEND_PREFIX: list(spec["paths"]), GATEWAY_PREFIX: list(gateway["paths"])})
+    routes = AllowHeader.table(spec, {backend_prefix: list(spec["paths"]), gateway_prefix: list(gateway["paths"])})
     before_exception = MiddlewarePosition.BEFORE_EXCEPTION
     app.add_middleware(RequestJournal, position=before_exception, journal=app.journal)
     app.add_middleware(
@@ -194,8 +218,8 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
         # inside CORS and the journal (their headers and records), before the layers a valid request skips
         credentials = credential_checks(spec["components"]["securitySchemes"], api_keys, app.realm)
         shortcuts = [
-            *fast_routes(spec, BACKEND_PREFIX, readers, writers, credentials),
-            *fast_routes(gateway, GATEWAY_PREFIX, readers, writers, credentials),
+            *fast_routes(spec, backend_prefix, readers, writers, credentials),
+            *fast_routes(gateway, gateway_prefix, readers, writers, credentials),
         ]
         app.add_middleware(
             FastPath, position=before_exception, routes=shortcuts, max_body_bytes=settings.max_body_bytes
@@ -207,7 +231,8 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
     app.add_middleware(BodyLimit, position=before_exception, max_bytes=settings.max_body_bytes)
     app.add_middleware(AllowHeader, position=before_exception, routes=routes)
 
-    for part in (Admin(app.store, app.journal), Identity(app.realm)):
+    landing = Landing(backend_prefix, gateway_prefix, settings.api_keys)
+    for part in (Admin(app.store, app.journal, spec), Identity(app.realm), landing):
         for method, path, endpoint in part.routes():
             app.add_url_rule(path, endpoint=endpoint.__name__, view_func=endpoint, methods=[method])
     return app

@@ -1,25 +1,44 @@
-"""`python -m mock_server` / `shop-mock`: serve the mock with uvicorn, one worker (state is in memory)."""
+"""`python -m mock_server` / `shop-mock`: serve the mock with uvicorn, one worker (state is in memory).
+
+The port is bound before anything is announced: the banner (and `--port-file`) give the real port,
+also for `--port 0`, and a busy port is one line and exit 2. Without the `mock` extra installed,
+this module still imports, so that `shop-mock` can say in one line what to install.
+"""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import gc
+import importlib.util
 import logging
+import socket
 import sys
+from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import uvicorn
-
-from mock_server.app import BACKEND_PREFIX, GATEWAY_PREFIX, create_app
 from mock_server.auth import DEV_CLIENT_ID, DEV_CLIENT_SECRET, DEV_PASSWORD, DEV_USERNAME, REALM_PATH
-from mock_server.fixtures import FixtureError
 from mock_server.realm import KeyFileError, RealmFileError
 from mock_server.realm.keys import default_key_file
 from mock_server.settings import DEFAULT_API_KEY, DEFAULT_FIXTURES, DEFAULT_REALM_FILE, Settings
 
+if TYPE_CHECKING:
+    from mock_server.app import MockApp
+
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+DISTRIBUTION = "shop-contract-suite"
+# The top-level modules of the `mock` extra's requirements (python-multipart installs `multipart`).
+MOCK_MODULES = ("connexion", "starlette", "uvicorn", "jsonschema", "jsonschema_rs", "orjson", "multipart")
+EXIT_CANNOT_RUN = 2
+
+
+def version() -> str:
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
 
 
 def is_http_url(text: str) -> bool:
@@ -29,9 +48,14 @@ def is_http_url(text: str) -> bool:
 
 def parse_settings(argv: list[str] | None = None) -> Settings:
     parser = argparse.ArgumentParser(prog="shop-mock", description="Stateful mock server of the shop API.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default: 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
-    parser.add_argument("--fixtures", type=Path, default=DEFAULT_FIXTURES, help="seed data directory")
+    parser.add_argument("--port", type=int, default=8000, help="port; 0 picks a free one (default: 8000)")
+    parser.add_argument("--port-file", type=Path, metavar="FILE", help="write the bound port to FILE once serving")
+    parser.add_argument("--spec", type=Path, metavar="PATH", help="serve this spec (default: the bundled one)")
+    parser.add_argument(
+        "--fixtures", type=Path, default=DEFAULT_FIXTURES, metavar="DIR", help="seed data (default: the bundled set)"
+    )
     parser.add_argument("--empty", action="store_true", help="start with no data at all")
     parser.add_argument(
         "--api-key",
@@ -47,7 +71,8 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         metavar="ORIGIN",
         help="allowed browser origin, repeatable (default: any origin, no credentials)",
     )
-    parser.add_argument("--log-level", choices=LOG_LEVELS, default="info")
+    parser.add_argument("--log-level", choices=LOG_LEVELS, default="info", help="debug also logs every request")
+    parser.add_argument("--access-log", action="store_true", help="log one line per request")
     parser.add_argument(
         "--token-ttl", type=int, help="lifetime of access tokens in seconds (default: the realm file's, 300)"
     )
@@ -80,10 +105,13 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
     return Settings(
         host=args.host,
         port=args.port,
+        port_file=args.port_file,
+        spec=args.spec,
         fixtures=None if args.empty else args.fixtures,
         api_keys=frozenset(args.api_keys or [DEFAULT_API_KEY]),
         cors_origins=tuple(args.cors_origins or ["*"]),
         log_level=args.log_level,
+        access_log=args.access_log or args.log_level == "debug",
         token_ttl=args.token_ttl,
         validate_responses=args.validate_responses,
         issuer=args.issuer,
@@ -93,40 +121,94 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
     )
 
 
-def banner(settings: Settings) -> str:
-    origin = f"http://{settings.host}:{settings.port}"
+def banner(settings: Settings, port: int, backend: str, gateway: str) -> str:
+    origin = f"http://{settings.host}:{port}"
     keys = ", ".join(sorted(settings.api_keys))
     return "\n".join(
         [
-            "shop mock server",
-            f"  API (backend)    {origin}{BACKEND_PREFIX}/",
-            f"  API (gateway)    {origin}{GATEWAY_PREFIX}/customers/   (bearer token only)",
-            f"  docs (Swagger)   {origin}{BACKEND_PREFIX}/ui/",
+            f"shop mock server {version()}",
+            f"  home             {origin}/",
+            f"  API (backend)    {origin}{backend}/",
+            f"  API (gateway)    {origin}{gateway}/customers/   (bearer token only)",
+            f"  docs (Swagger)   {origin}{backend}/ui/",
             f"  identity realm   {origin}{REALM_PATH}/.well-known/openid-configuration",
             f"  admin            {origin}/__mock__/health",
             f"  API key          X-API-Key: {keys}",
             f"  dev client       {DEV_CLIENT_ID} / {DEV_CLIENT_SECRET} (client_credentials)",
             f"  dev user         {DEV_USERNAME} / {DEV_PASSWORD} (password grant)",
+            f"  spec             {settings.spec or 'bundled'}",
             f"  data             {settings.fixtures or 'empty'}",
-            "Press Ctrl-C to stop.",
+            "Serving until Ctrl-C.",
         ]
     )
 
 
+def missing_mock_modules() -> list[str]:
+    return [name for name in MOCK_MODULES if importlib.util.find_spec(name) is None]
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening-ready TCP socket on host:port (raises OSError: busy port, unknown host...)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def fail(message: str) -> int:
+    print(f"shop-mock: error: {message}", file=sys.stderr)
+    return EXIT_CANNOT_RUN
+
+
 def main(argv: list[str] | None = None) -> int:
     settings = parse_settings(argv)
+    missing = missing_mock_modules()
+    if missing:
+        return fail(f'the mock needs its extra ({", ".join(missing)} missing): pip install "{DISTRIBUTION}[mock]"')
+
+    from mock_server.app import create_app  # the mock's stack: only now that it is known to be there
+    from mock_server.fixtures import FixtureError
+    from shop_contract.document import SpecError
+
+    try:  # first, so that a busy port fails at once, not after loading a large data set
+        sock = bind(settings.host, settings.port)
+    except OSError as error:
+        return fail(f"cannot listen on {settings.host}:{settings.port}: {error.strerror or error}")
     try:
         app = create_app(settings)
-    except (FixtureError, RealmFileError, KeyFileError) as error:
-        print(f"shop-mock: error: {error}", file=sys.stderr)
-        return 2
+    except (FixtureError, SpecError, RealmFileError, KeyFileError) as error:
+        sock.close()
+        return fail(str(error))
     gc.freeze()  # the data set lives as long as the process: keep the collector from walking it again
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("connexion").setLevel(logging.WARNING)
-    print(banner(settings), flush=True)
-    config = uvicorn.Config(
-        app, host=settings.host, port=settings.port, log_level=settings.log_level, access_log=False, workers=1
-    )
-    with contextlib.suppress(KeyboardInterrupt):  # uvicorn handles SIGINT itself; this is belt and braces
-        uvicorn.Server(config).run()
+    logging.getLogger("connexion").setLevel(max(logging.WARNING, logging.getLogger().level))
+    with sock, contextlib.suppress(KeyboardInterrupt):  # uvicorn handles SIGINT itself; belt and braces
+        serve(app, settings, sock)
     return 0
+
+
+def serve(app: MockApp, settings: Settings, sock: socket.socket) -> None:
+    import uvicorn
+
+    port = sock.getsockname()[1]
+
+    class AnnouncingServer(uvicorn.Server):
+        """Announces the mock once uvicorn accepts connections on the bound socket."""
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.should_exit:
+                return
+            print(banner(settings, port, app.backend_prefix, app.gateway_prefix), flush=True)
+            if settings.port_file is not None:
+                settings.port_file.write_text(f"{port}\n", encoding="utf-8")
+
+    config: Any = uvicorn.Config(
+        app, log_level=settings.log_level, access_log=settings.access_log, workers=1, lifespan="off"
+    )
+    AnnouncingServer(config).run(sockets=[sock])

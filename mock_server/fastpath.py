@@ -38,9 +38,10 @@ from mock_server.handlers import Reader, public_url
 from mock_server.hotpath import CompiledParameterValidator
 from mock_server.middleware import replay
 from mock_server.pagination import PageNotFound
-from mock_server.schemas import Schema, dereference
+from mock_server.schemas import Schema
 from mock_server.store import StoreError
 from mock_server.validation import compiled, parse_json
+from shop_contract.document import dereference
 
 INTEGER = re.compile(r"-?[0-9]+")
 JSON = b"application/json"

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from mock_server.schemas import SchemaValidator, component_schema
+from mock_server.schemas import Schema, SchemaValidator, component_schema
 from mock_server.store import KEY_FIELDS, LOAD_ORDER, RELATIONS, Dataset
 
 # collection -> the spec's response schema of one record
@@ -34,36 +34,38 @@ class FixtureError(Exception):
     """A data set that cannot be loaded; the message names the file, the record and the field."""
 
 
-def record_fields() -> dict[str, tuple[str, ...]]:
+def record_fields(spec: Schema | None = None) -> dict[str, tuple[str, ...]]:
     """collection -> the fields of its records, in the spec's order: the layout of the store's rows."""
-    return {name: tuple(component_schema(schema)["properties"]) for name, schema in RECORD_SCHEMAS.items()}
+    return {name: tuple(component_schema(schema, spec)["properties"]) for name, schema in RECORD_SCHEMAS.items()}
 
 
-def read_fixtures(directory: Path) -> Dataset:
-    """The six collection files of `directory`, each read and checked lazily, as it is consumed."""
+def read_fixtures(directory: Path, spec: Schema | None = None) -> Dataset:
+    """The six collection files of `directory`, each read and checked lazily, as it is consumed
+    (against the records' schemas of `spec`, default the bundled one)."""
     if not directory.is_dir():
         raise FixtureError(f"{directory}: not a directory")
     for name in KEY_FIELDS:
         if not (directory / f"{name}.json").is_file():
             raise FixtureError(f"{directory / f'{name}.json'}: missing")
-    return DatasetCheck(directory).records({name: _array(directory / f"{name}.json") for name in LOAD_ORDER})
+    return DatasetCheck(directory, spec).records({name: _array(directory / f"{name}.json") for name in LOAD_ORDER})
 
 
-def checked_dataset(dataset: Any, source: str = "state") -> Dataset:
+def checked_dataset(dataset: Any, source: str = "state", spec: Schema | None = None) -> Dataset:
     """A whole data set in one JSON value (a state import), checked as the store reads it."""
     if not isinstance(dataset, dict) or set(dataset) != set(KEY_FIELDS):
         raise FixtureError(f"{source}: expected exactly the collections {', '.join(KEY_FIELDS)}")
     for name, records in dataset.items():
         if not isinstance(records, list):
             raise FixtureError(f"{Path(source) / f'{name}.json'}: expected a JSON array of records")
-    return DatasetCheck(Path(source)).records({name: iter(dataset[name]) for name in LOAD_ORDER})
+    return DatasetCheck(Path(source), spec).records({name: iter(dataset[name]) for name in LOAD_ORDER})
 
 
 class DatasetCheck:
     """The keys seen so far per collection, against which later records' references are checked."""
 
-    def __init__(self, source: Path) -> None:
+    def __init__(self, source: Path, spec: Schema | None = None) -> None:
         self.source = source
+        self.spec = spec
         self.keys: dict[str, set[Any]] = {name: set() for name in KEY_FIELDS}
 
     def records(self, sources: dict[str, Iterator[Any]]) -> Dataset:
@@ -71,7 +73,7 @@ class DatasetCheck:
 
     def _checked(self, collection: str, records: Iterator[Any]) -> Iterator[dict[str, Any]]:
         where = self.source / f"{collection}.json"
-        validator = SchemaValidator(component_schema(RECORD_SCHEMAS[collection]))
+        validator = SchemaValidator(component_schema(RECORD_SCHEMAS[collection], self.spec))
         key_field = KEY_FIELDS[collection]
         seen = self.keys[collection]
         references = [(r.field, r.parent, self.keys[r.parent]) for r in RELATIONS if r.child == collection]

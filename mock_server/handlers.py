@@ -17,9 +17,9 @@ from urllib.parse import quote
 import orjson
 from connexion.context import request
 from connexion.lifecycle import ConnexionResponse
-from starlette.datastructures import URL
 from starlette.types import Scope
 
+from mock_server.forwarded import public_origin
 from mock_server.pagination import PageSizePolicy, paginate
 from mock_server.schemas import Schema
 from mock_server.store import KEY_FIELDS, Key, Record, Store
@@ -47,16 +47,10 @@ def no_content() -> ConnexionResponse:
 
 def public_url(scope: Scope) -> str:
     """The URL the client called, path still percent-encoded, as seen through a proxy that sets
-    X-Forwarded-Host / -Proto. The first of a repeated header counts, as in Starlette's `Headers`."""
-    headers: dict[bytes, bytes] = {}
-    for name, value in scope["headers"]:
-        headers.setdefault(name.lower(), value)
-    host = (headers.get(b"x-forwarded-host") or headers.get(b"host") or b"").decode("latin-1")
-    host = host or URL(scope=scope).netloc
-    scheme = headers.get(b"x-forwarded-proto", b"").decode("latin-1") or scope["scheme"]
+    X-Forwarded-Host / -Proto (see mock_server.forwarded)."""
     path = scope.get("raw_path") or quote(scope["path"]).encode()
     query = scope.get("query_string", b"")
-    url = f"{scheme.split(',')[0].strip()}://{host.split(',')[0].strip()}{path.decode('latin-1')}"
+    url = f"{public_origin(scope)}{path.decode('latin-1')}"
     return f"{url}?{query.decode('latin-1')}" if query else url
 
 

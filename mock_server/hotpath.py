@@ -11,18 +11,20 @@ of every request on set-up that never changes between requests of one operation:
 
 Each class here keeps Connexion's behaviour and checks exactly (same validators, same format
 checker, same error text) and only moves that set-up out of the request. They hook into private
-parts of Connexion, which is why pyproject.toml pins `connexion==3.3.0`.
+parts of Connexion, which is why pyproject.toml keeps Connexion to the 3.3 series.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import typing as t
 
 from connexion.apps.asynchronous import AsyncApi, AsyncASGIApp, AsyncOperation
 from connexion.context import receive, scope
 from connexion.decorators import StarletteDecorator
+from connexion.decorators.parameter import pythonic, sanitized
 from connexion.security import ApiKeySecurityHandler, BearerSecurityHandler
 from connexion.utils import inspect_function_arguments, is_null, is_nullable
 from connexion.validators import ParameterValidator
@@ -54,9 +56,44 @@ class DecorateOnce(StarletteDecorator):  # type: ignore[misc]
 
 
 class DecoratedOnceOperation(AsyncOperation):  # type: ignore[misc]
+    arguments: tuple[str, ...] = ()
+    """The handler's arguments as Connexion names them: the operation's parameters and its body."""
+
+    @classmethod
+    def from_operation(cls, operation: t.Any, *, pythonic_params: bool, jsonifier: t.Any) -> DecoratedOnceOperation:
+        built: DecoratedOnceOperation = super().from_operation(
+            operation, pythonic_params=pythonic_params, jsonifier=jsonifier
+        )
+        names = [param["name"] for param in operation.parameters]
+        if operation.request_body:
+            names.append(operation.body_name(None))
+        sanitize = pythonic if pythonic_params else sanitized
+        built.arguments = tuple(dict.fromkeys(sanitize(name) for name in names))
+        return built
+
     @functools.cached_property
     def fn(self) -> t.Callable[..., t.Any]:
-        return DecorateOnce(pythonic_params=self.pythonic_params, jsonifier=self.jsonifier)(self._fn)
+        handler = declared_arguments_only(self._fn, self.arguments)
+        return DecorateOnce(pythonic_params=self.pythonic_params, jsonifier=self.jsonifier)(handler)
+
+
+def declared_arguments_only(handler: t.Callable[..., t.Any], names: t.Iterable[str]) -> t.Callable[..., t.Any]:
+    """`handler` (which takes `**params`), shown to Connexion as taking exactly the operation's arguments.
+
+    Connexion passes a handler with `**kwargs` every query parameter of the request, and logs an ERROR
+    ("Function argument ... not defined in specification") for each one the spec does not declare,
+    although the contract says unknown query parameters are ignored. With the declared arguments
+    only, Connexion leaves the unknown ones out, at debug level, which is what they are.
+    """
+
+    async def call(**kwargs: t.Any) -> t.Any:
+        return await handler(**kwargs)
+
+    call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in names]
+    )
+    call.__name__ = call.__qualname__ = getattr(handler, "__name__", "handler")
+    return call
 
 
 class DecoratedOnceApi(AsyncApi):  # type: ignore[misc]

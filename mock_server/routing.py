@@ -7,24 +7,24 @@ from typing import Any
 
 from mock_server.handlers import Collection, Reader, read_handler
 from mock_server.pagination import PageSizePolicy
-from mock_server.schemas import component_schema, load_spec
+from mock_server.schemas import Schema, component_schema, load_spec
 from mock_server.store import Store
 
 Handler = Callable[..., Any]
 
 
-def page_size_policy() -> PageSizePolicy:
+def page_size_policy(spec: Schema | None = None) -> PageSizePolicy:
     """Read page_size's default and clamped maximum from the spec."""
-    schema = load_spec()["components"]["parameters"]["page_size"]["schema"]
+    schema = (spec or load_spec())["components"]["parameters"]["page_size"]["schema"]
     return PageSizePolicy(default=schema["default"], maximum=schema["x-clamped-maximum"])
 
 
-def operation_table(store: Store) -> tuple[dict[str, Reader], dict[str, Handler]]:
+def operation_table(store: Store, spec: Schema | None = None) -> tuple[dict[str, Reader], dict[str, Handler]]:
     """(the readers of the GET operations, the handlers of the others), by operationId."""
-    pages = page_size_policy()
-    productlines = Collection(store, "productlines", component_schema("ProductLine"), pages)
-    products = Collection(store, "products", component_schema("Product"), pages)
-    customers = Collection(store, "customers", component_schema("Customer"), pages)
+    pages = page_size_policy(spec)
+    productlines = Collection(store, "productlines", component_schema("ProductLine", spec), pages)
+    products = Collection(store, "products", component_schema("Product", spec), pages)
+    customers = Collection(store, "customers", component_schema("Customer", spec), pages)
     readers: dict[str, Reader] = {
         "list_product_lines": productlines.list,
         "get_product_line": productlines.get,

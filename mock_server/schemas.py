@@ -20,32 +20,16 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import jsonschema_rs
-import yaml
 
-SPEC_PATH = Path(__file__).resolve().parents[1] / "openapi" / "openapi.yaml"
+from shop_contract.document import SpecError, dereference, read
+
 Schema = dict[str, Any]
 
 
 @functools.cache
-def load_spec(path: Path = SPEC_PATH) -> Schema:
-    """The spec as written (with `$ref`s); cached: treat it as read-only."""
-    with path.open(encoding="utf-8") as stream:
-        spec: Schema = yaml.safe_load(stream)
-    return spec
-
-
-def dereference(node: Any, spec: Schema) -> Any:
-    """`node` with every local `$ref` inlined (the spec has no recursive schemas)."""
-    if isinstance(node, dict):
-        if "$ref" in node:
-            target: Any = spec
-            for part in node["$ref"].removeprefix("#/").split("/"):
-                target = target[part]
-            return dereference(target, spec)
-        return {key: dereference(value, spec) for key, value in node.items()}
-    if isinstance(node, list):
-        return [dereference(item, spec) for item in node]
-    return node
+def load_spec(path: Path | None = None) -> Schema:
+    """The spec at `path` (default: the bundled one), as written (with `$ref`s); cached: read-only."""
+    return read(path)
 
 
 def component_schema(name: str, spec: Schema | None = None) -> Schema:
@@ -67,10 +51,14 @@ def server_path(server: Schema) -> str:
 
 def mount_points(spec: Schema) -> tuple[str, str]:
     """(backend, gateway): the spec's top-level server, and the other server of the gateway's paths."""
-    backend = server_path(spec["servers"][0])
-    gateway = next(
-        path for item in spec["paths"].values() for path in map(server_path, item.get("servers", [])) if path != backend
-    )
+    try:
+        backend = server_path(spec["servers"][0])
+        gateways = [path for item in spec["paths"].values() for path in map(server_path, item.get("servers", []))]
+    except (KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise SpecError(f"the spec has no usable servers and paths ({exc!r})") from exc
+    gateway = next((path for path in gateways if path != backend), None)
+    if gateway is None:
+        raise SpecError("the spec names no gateway: no path item declares a server besides the backend's")
     return backend, gateway
 
 

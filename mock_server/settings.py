@@ -5,19 +5,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shop_contract.document import bundled_fixtures, installed_folder
+
 DEFAULT_API_KEY = "dev-api-key"
-DEFAULT_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-DEFAULT_REALM_FILE = Path(__file__).resolve().parent / "realm" / "shop-realm.json"
+DEFAULT_FIXTURES = bundled_fixtures()
+DEFAULT_REALM_FILE = installed_folder("mock_server") / "realm" / "shop-realm.json"
 
 
 @dataclass(frozen=True)
 class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
+    port_file: Path | None = None  # written with the bound port once serving
+    spec: Path | None = None  # None: the bundled spec
     fixtures: Path | None = DEFAULT_FIXTURES  # None: start empty
     api_keys: frozenset[str] = field(default_factory=lambda: frozenset({DEFAULT_API_KEY}))
     cors_origins: tuple[str, ...] = ("*",)
     log_level: str = "info"
+    access_log: bool = False  # one line per request (uvicorn's access log)
     max_body_bytes: int = 1024 * 1024
     journal_size: int = 200
     token_ttl: int | None = None  # None: the realm file's accessTokenLifespan

@@ -28,8 +28,9 @@ def test_options_build_the_settings(tmp_path: Path) -> None:
 
 
 def test_the_banner_names_every_url_and_the_dev_credentials() -> None:
-    text = banner(parse_settings(["--port", "8123"]))
+    text = banner(parse_settings([]), 8123, "/shop/api/v1", "/customers/v1")
     for part in (
+        "http://127.0.0.1:8123/",
         "http://127.0.0.1:8123/shop/api/v1/",
         "http://127.0.0.1:8123/customers/v1/customers/",
         "http://127.0.0.1:8123/shop/api/v1/ui/",
@@ -43,9 +44,9 @@ def test_the_banner_names_every_url_and_the_dev_credentials() -> None:
 
 def test_bad_fixtures_are_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "productlines.json").write_text("[]", encoding="utf-8")
-    assert main(["--fixtures", str(tmp_path)]) == 2
+    assert main(["--fixtures", str(tmp_path), "--port", "0"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("shop-mock: error:")
+    assert err.count("\n") == 1 and err.startswith(f"shop-mock: error: {tmp_path}")
 
 
 def test_bad_arguments_exit_2() -> None:

