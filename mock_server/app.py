@@ -1,8 +1,10 @@
 """create_app(settings) -> the mock: the only module that wires Connexion.
 
-Request path, outermost first: RequestJournal -> CORS -> FastPath (a valid request answered by its
-handler) -> BodyLimit -> AllowHeader -> Connexion (routing, security from the spec's schemes,
-validation from the spec's schemas) -> a handler of `routing.handler_table` -> the store.
+Request path, outermost first: LastResort (an unexpected error is a problem+json 500) ->
+RequestJournal -> AdminGuard (/__mock__/) -> CORS -> RawPath (routing on the path as sent) ->
+FastPath (a valid request answered by its handler) -> BodyLimit -> AllowHeader -> Connexion
+(routing, security from the spec's schemes, validation from the spec's schemas) -> a handler of
+`routing.handler_table` -> the store.
 /__mock__ and /realms/shop are plain routes beside the API.
 """
 
@@ -23,7 +25,9 @@ from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 
 from mock_server import store as domain
+from mock_server.addressing import BoundedURIParser, RawPath, templates
 from mock_server.admin import Admin
+from mock_server.admin_guard import AdminGuard
 from mock_server.auth import CHALLENGE, ApiKeys, Realm
 from mock_server.errors import PROBLEM_JSON, MockError, problem_bytes
 from mock_server.fastpath import Credential, FastPath, api_key_credential, bearer_credential, fast_routes
@@ -36,7 +40,15 @@ from mock_server.hotpath import (
     quiet_content_type_note,
 )
 from mock_server.identity import Identity
-from mock_server.middleware import AllowHeader, BodyLimit, JournalEntry, RequestJournal
+from mock_server.middleware import (
+    INTERNAL_ERROR,
+    AllowHeader,
+    BodyLimit,
+    JournalEntry,
+    LastResort,
+    RequestJournal,
+    log_unexpected,
+)
 from mock_server.pagination import PageNotFound
 from mock_server.routing import handler_table, operation_table
 from mock_server.schemas import FieldError, Schema, load_spec, mount_points
@@ -128,7 +140,8 @@ def render_error(request: ConnexionRequest, error: Exception) -> ConnexionRespon
             return problem_response(error.status, str(error.detail or error.title).split("\n")[0])
         case HTTPException():
             return problem_response(error.status_code, error.detail)
-    return problem_response(500, "Internal error.")
+    log_unexpected(error)
+    return problem_response(500, INTERNAL_ERROR)
 
 
 def create_app(settings: Settings | None = None, dataset: domain.Dataset | None = None) -> MockApp:
@@ -152,17 +165,27 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
         "validator_map": {**validator_map(), "parameter": CompiledParameterValidator},
         "security_map": security_map(api_keys, app.realm),
         "validate_responses": settings.validate_responses,
+        "uri_parser_class": BoundedURIParser,
     }
     app.add_api(copy.deepcopy(spec), base_path=BACKEND_PREFIX, name="backend", **options)
     gateway = gateway_spec(spec)
     app.add_api(gateway, base_path=GATEWAY_PREFIX, name="gateway", **options)
 
-    for exception in (MockError, domain.StoreError, PageNotFound, ProblemException, HTTPException):
+    for exception in (MockError, domain.StoreError, PageNotFound, ProblemException, HTTPException, Exception):
         app.add_error_handler(exception, render_error)
 
-    routes = AllowHeader.table(spec, {BACKEND_PREFIX: list(spec["paths"]), GATEWAY_PREFIX: list(gateway["paths"])})
+    mounts = {BACKEND_PREFIX: list(spec["paths"]), GATEWAY_PREFIX: list(gateway["paths"])}
+    routes = AllowHeader.table(spec, mounts)
     before_exception = MiddlewarePosition.BEFORE_EXCEPTION
+    app.add_middleware(LastResort, position=before_exception)
     app.add_middleware(RequestJournal, position=before_exception, journal=app.journal)
+    app.add_middleware(
+        AdminGuard,
+        position=before_exception,
+        enabled=settings.admin,
+        token=settings.admin_token,
+        bound_host=settings.host,
+    )
     app.add_middleware(
         CORSMiddleware,
         position=before_exception,
@@ -171,6 +194,7 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
         allow_headers=["Authorization", "Content-Type", "X-API-Key"],
         expose_headers=["WWW-Authenticate", "Allow"],
     )
+    app.add_middleware(RawPath, position=before_exception, templates=templates(spec, mounts))
     if settings.fast_path and not settings.validate_responses:
         # inside CORS and the journal (their headers and records), before the layers a valid request skips
         credentials = credential_checks(spec["components"]["securitySchemes"], api_keys, app.realm)
@@ -184,7 +208,7 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
     app.add_middleware(BodyLimit, position=before_exception, max_bytes=settings.max_body_bytes)
     app.add_middleware(AllowHeader, position=before_exception, routes=routes)
 
-    for part in (Admin(app.store, app.journal), Identity(app.realm)):
+    for part in ([Admin(app.store, app.journal)] if settings.admin else []) + [Identity(app.realm)]:
         for method, path, endpoint in part.routes():
             app.add_url_rule(path, endpoint=endpoint.__name__, view_func=endpoint, methods=[method])
     return app

@@ -1,5 +1,8 @@
 """ASGI middleware around Connexion's stack, each fixing or adding one thing.
 
+- `LastResort`: any exception that escapes everything else becomes a problem+json 500, logged once
+  with its traceback (Connexion's own last-resort handler is broken with Starlette 1.x: it hands
+  Starlette a coroutine where a response is expected).
 - `RequestJournal`: remembers the last N requests (method, path, status, duration) for /__mock__.
 - `BodyLimit`: 413 for a body over the limit, without reading past the limit.
 - `AllowHeader`: Connexion registers one route per (path, method), so its 405 lists only some of a
@@ -8,6 +11,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections import deque
@@ -21,6 +25,17 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mock_server.errors import problem_bytes
 
 METHODS = ("get", "put", "post", "patch", "delete")
+NO_CONTENT_TYPE = (
+    "The request has a body but no Content-Type: send application/json, "
+    "application/x-www-form-urlencoded or multipart/form-data."
+)
+INTERNAL_ERROR = "The mock met an unexpected error; nothing was changed."
+logger = logging.getLogger("mock_server")
+
+
+def log_unexpected(error: BaseException) -> None:
+    """One log record, with the traceback, for an error the mock did not expect."""
+    logger.error("Unexpected error: %r", error, exc_info=error)
 
 
 async def send_problem(send: Send, status: int, detail: str, headers: Iterable[tuple[str, str]] = ()) -> None:
@@ -43,6 +58,33 @@ def replay(body: bytes, receive: Receive) -> Receive:
         return {"type": "http.request", "body": body, "more_body": False}
 
     return replayed
+
+
+class LastResort:
+    """The outermost of the mock's middleware: an unexpected exception is a 500 in the spec's
+    Problem shape (or, if the response had started, a closed connection), never uvicorn's text."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watch(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        except Exception as error:
+            log_unexpected(error)
+            if started:
+                raise  # too late for a clean answer: uvicorn closes the connection
+            await send_problem(send, 500, INTERNAL_ERROR)
 
 
 @dataclass(frozen=True)
@@ -80,7 +122,8 @@ class RequestJournal:
 
 
 class BodyLimit:
-    """413 for a body over the limit, read no further than the limit.
+    """413 for a body over the limit, read no further than the limit; 415 for a body without a
+    Content-Type (a decision: guessing JSON would hand the handler bytes Connexion never parsed).
 
     A declared Content-Length over the limit is refused before reading. A body without one
     (chunked) is buffered up to the limit and passed on with its Content-Length, since Connexion
@@ -97,6 +140,9 @@ class BodyLimit:
             return
         headers = Headers(scope=scope)
         length = headers.get("content-length")
+        if "content-type" not in headers and (length not in (None, "0") or "transfer-encoding" in headers):
+            await send_problem(send, 415, NO_CONTENT_TYPE)
+            return
         if length is not None:
             if length.isdigit() and int(length) > self.max_bytes:
                 await self._refuse(send)

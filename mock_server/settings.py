@@ -21,4 +21,6 @@ class Settings:
     journal_size: int = 200
     token_ttl: int = 300
     fast_path: bool = True  # valid requests answered by mock_server.fastpath; off only to compare with Connexion
+    admin: bool = True  # the admin API (/__mock__/); off with --no-admin
+    admin_token: str | None = None  # required as `Authorization: Bearer` on /__mock__/ when set
     validate_responses: bool = False  # a self-test mode: costly, turns a non-conforming answer into a 500

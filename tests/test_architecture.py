@@ -13,7 +13,7 @@ from mock_server.schemas import load_spec
 from mock_server.store import Store
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mock_server"
-CORE = ["store.py", "pagination.py", "fixtures.py", "schemas.py", "generate.py", "auth.py"]
+CORE = ["store.py", "pagination.py", "fixtures.py", "schemas.py", "generate.py", "auth.py", "inputs.py"]
 WEB = ("connexion", "starlette", "uvicorn", "httpx")
 
 
