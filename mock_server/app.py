@@ -205,7 +205,12 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
         app.add_middleware(
             FastPath, position=before_exception, routes=shortcuts, max_body_bytes=settings.max_body_bytes
         )
-    app.add_middleware(BodyLimit, position=before_exception, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimit,
+        position=before_exception,
+        max_bytes=settings.max_body_bytes,
+        api_prefixes=(f"{BACKEND_PREFIX}/", f"{GATEWAY_PREFIX}/"),
+    )
     app.add_middleware(AllowHeader, position=before_exception, routes=routes)
 
     for part in ([Admin(app.store, app.journal)] if settings.admin else []) + [Identity(app.realm)]:

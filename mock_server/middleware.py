@@ -130,9 +130,10 @@ class BodyLimit:
     reads a request body only when its length is declared.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, api_prefixes: tuple[str, ...] = ()) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.api_prefixes = api_prefixes  # where a body needs a Content-Type (the admin import is JSON anyway)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -140,7 +141,8 @@ class BodyLimit:
             return
         headers = Headers(scope=scope)
         length = headers.get("content-length")
-        if "content-type" not in headers and (length not in (None, "0") or "transfer-encoding" in headers):
+        typeless = "content-type" not in headers and (length not in (None, "0") or "transfer-encoding" in headers)
+        if typeless and scope["path"].startswith(self.api_prefixes):
             await send_problem(send, 415, NO_CONTENT_TYPE)
             return
         if length is not None:
