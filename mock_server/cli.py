@@ -11,9 +11,11 @@ from pathlib import Path
 
 import uvicorn
 
+from mock_server.admin_guard import is_loopback, new_token
 from mock_server.app import BACKEND_PREFIX, GATEWAY_PREFIX, create_app
 from mock_server.auth import DEV_CLIENT_ID, DEV_CLIENT_SECRET, DEV_PASSWORD, DEV_USERNAME, REALM_PATH
 from mock_server.fixtures import FixtureError
+from mock_server.limits import Limits, uvicorn_options
 from mock_server.settings import DEFAULT_API_KEY, DEFAULT_FIXTURES, Settings
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
@@ -44,9 +46,22 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
     parser.add_argument(
         "--validate-responses", action="store_true", help="self-test: answer 500 if a response breaks the spec"
     )
+    admin = parser.add_mutually_exclusive_group()
+    admin.add_argument(
+        "--admin-token",
+        metavar="TOKEN",
+        help="token the admin API (/__mock__/) requires as 'Authorization: Bearer TOKEN' "
+        "(default: none on a loopback bind, generated and printed on any other)",
+    )
+    admin.add_argument("--no-admin", action="store_true", help="turn the admin API (/__mock__/) off")
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be 0-65535, not {args.port}")
+    if args.admin_token is not None and not args.admin_token.strip():
+        parser.error("--admin-token must not be empty")
+    token = args.admin_token
+    if token is None and not args.no_admin and not is_loopback(args.host):
+        token = new_token()
     return Settings(
         host=args.host,
         port=args.port,
@@ -56,6 +71,8 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         log_level=args.log_level,
         token_ttl=args.token_ttl,
         validate_responses=args.validate_responses,
+        admin=not args.no_admin,
+        admin_token=token,
     )
 
 
@@ -69,7 +86,7 @@ def banner(settings: Settings) -> str:
             f"  API (gateway)    {origin}{GATEWAY_PREFIX}/customers/   (bearer token only)",
             f"  docs (Swagger)   {origin}{BACKEND_PREFIX}/ui/",
             f"  identity realm   {origin}{REALM_PATH}/.well-known/openid-configuration",
-            f"  admin            {origin}/__mock__/health",
+            f"  admin            {admin_line(settings)}",
             f"  API key          X-API-Key: {keys}",
             f"  dev client       {DEV_CLIENT_ID} / {DEV_CLIENT_SECRET} (client_credentials)",
             f"  dev user         {DEV_USERNAME} / {DEV_PASSWORD} (password grant)",
@@ -77,6 +94,15 @@ def banner(settings: Settings) -> str:
             "Press Ctrl-C to stop.",
         ]
     )
+
+
+def admin_line(settings: Settings) -> str:
+    if not settings.admin:
+        return "off (--no-admin)"
+    health = f"http://{settings.host}:{settings.port}/__mock__/health"
+    if settings.admin_token:
+        return f"{health}   (token required: Authorization: Bearer {settings.admin_token})"
+    return f"{health}   (no token: loopback only)"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,7 +117,13 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("connexion").setLevel(logging.WARNING)
     print(banner(settings), flush=True)
     config = uvicorn.Config(
-        app, host=settings.host, port=settings.port, log_level=settings.log_level, access_log=False, workers=1
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        access_log=False,
+        workers=1,
+        **uvicorn_options(Limits()),
     )
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn handles SIGINT itself; this is belt and braces
         uvicorn.Server(config).run()

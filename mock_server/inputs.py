@@ -103,7 +103,7 @@ def refuse_long_integer(name: str, text: t.Any, schema: Schema) -> None:
     """BadRequest if `text`, meant for an integer of `schema`, has more digits than it admits."""
     if not isinstance(text, str) or schema.get("type") != "integer":
         return
-    digits = text.strip().lstrip("+-").lstrip("0")
+    digits = text.strip().lstrip("+-")
     limit = digit_limit(schema)
     if len(digits) > limit and digits.isdigit():
         message = f"is out of range: an integer of {len(digits)} digits (at most {limit})"

@@ -20,10 +20,13 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running(app: Any) -> Iterator[str]:
-    """Yield the origin (http://127.0.0.1:PORT) of `app` served by uvicorn until the block ends."""
+def running(app: Any, **options: Any) -> Iterator[str]:
+    """Yield the origin (http://127.0.0.1:PORT) of `app` served by uvicorn until the block ends;
+    `options` go to `uvicorn.Config` (e.g. `mock_server.limits.uvicorn_options`)."""
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, lifespan="off")
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", access_log=False, lifespan="off", **options
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
