@@ -64,7 +64,8 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.in_head = True  # waiting for (the rest of) a request head
-            self.head_bytes = 0
+            self.head_bytes = 0  # request line and headers parsed so far
+            self.unparsed_bytes = 0
             self.header_count = 0
             self.refused = 0
             self.began = False
@@ -84,9 +85,11 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
             self.began = False
             super().data_received(data)
             if self.in_head and not self.began and not self.refused:
-                # counted after parsing, so that a body arriving with its head does not count
-                self.head_bytes += len(data)
-                if self.head_bytes > limits.head_bytes:
+                # a head still incomplete after this read: its bytes so far are buffered by the parser,
+                # not yet seen by the callbacks (counted after parsing, so that a body arriving with
+                # its head does not count)
+                self.unparsed_bytes += len(data)
+                if self.unparsed_bytes > limits.head_bytes:
                     self.refuse(431)
 
         def send_400_response(self, msg: str) -> None:
@@ -97,7 +100,7 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
-            self.in_head, self.head_bytes, self.header_count = True, 0, 0
+            self.in_head, self.head_bytes, self.unparsed_bytes, self.header_count = True, 0, 0, 0
             self.began = True  # this read may end with the previous request's body: counted from the next
             self._arm()
 
@@ -109,7 +112,8 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
 
         def on_header(self, name: bytes, value: bytes) -> None:
             self.header_count += 1
-            if self.header_count > limits.header_count:
+            self.head_bytes += len(name) + len(value) + 4  # ": " and CRLF
+            if self.header_count > limits.header_count or len(self.url) + self.head_bytes > limits.head_bytes:
                 self.refused = 431
                 raise Refused(431)
             super().on_header(name, value)
