@@ -8,6 +8,7 @@ slow-client cases stay quick).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import socket
@@ -223,7 +224,7 @@ def test_fixtures_with_a_lone_surrogate_are_refused_at_load_naming_the_field(tmp
         (tmp_path / source.name).write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
     lines = tmp_path / "productlines.json"
     lines.write_text(lines.read_text(encoding="utf-8").replace('"Classic Cars"', '"Classic\\udfffCars"', 1))
-    with pytest.raises(FixtureError, match="productline.*surrogate"):
+    with pytest.raises(FixtureError, match=r"productline.*surrogate"):
         for records in read_fixtures(tmp_path).values():
             list(records)
 
@@ -350,10 +351,8 @@ def raw_exchange(origin: str, request: bytes, wait: float = 10) -> bytes:
     """Send `request` bytes as they are; whatever comes back until the server closes or `wait` ends."""
     host, port = origin.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=wait) as sock:
-        try:
+        with contextlib.suppress(OSError):  # the server may close before reading it all: its answer is there
             sock.sendall(request)
-        except OSError:
-            pass  # the server may close before reading everything: the answer is still there
         answer = b""
         try:
             while chunk := sock.recv(65536):
@@ -407,7 +406,8 @@ def test_headers_within_the_limits_are_served(mock: tuple[MockApp, httpx.Client]
     [
         b"",
         b"GET /__mock__/health HTTP/1.1\r\nHost: x\r\n",
-        b"POST /shop/api/v1/productlines/ HTTP/1.1\r\nHost: x\r\nX-API-Key: dev-api-key\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{",
+        b"POST /shop/api/v1/productlines/ HTTP/1.1\r\nHost: x\r\nX-API-Key: dev-api-key\r\n"
+        b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{",
     ],
     ids=["nothing", "half-a-head", "half-a-body"],
 )
