@@ -130,7 +130,7 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
             self.refused = status
             self._disarm()
             if not self.transport.is_closing():
-                cycle = self.cycle
+                cycle = None if self.in_head else self.cycle  # a cycle left from an earlier request is done
                 if cycle is None or not cycle.response_started:
                     self.transport.write(refusal(status, details[status]))
                 self.transport.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import socket
 import time
 from collections.abc import Iterator
@@ -408,8 +409,10 @@ def test_headers_within_the_limits_are_served(mock: tuple[MockApp, httpx.Client]
         b"GET /__mock__/health HTTP/1.1\r\nHost: x\r\n",
         b"POST /shop/api/v1/productlines/ HTTP/1.1\r\nHost: x\r\nX-API-Key: dev-api-key\r\n"
         b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{",
+        b"GET /shop/api/v1/productlines/ HTTP/1.1\r\nHost: x\r\nX-API-Key: dev-api-key\r\n\r\n"
+        b"GET /shop/api/v1/productlines/ HTTP/1.1\r\n",
     ],
-    ids=["nothing", "half-a-head", "half-a-body"],
+    ids=["nothing", "half-a-head", "half-a-body", "half-the-next-head"],
 )
 def test_a_request_that_never_finishes_is_408_and_closed(mock: tuple[MockApp, httpx.Client], sent: bytes) -> None:
     client = mock[1]
@@ -417,7 +420,8 @@ def test_a_request_that_never_finishes_is_408_and_closed(mock: tuple[MockApp, ht
     started = time.monotonic()
     answer = raw_exchange(str(client.base_url), sent, wait=LIMITS.request_seconds * 4)
     assert time.monotonic() - started < LIMITS.request_seconds * 3, "the connection was held open"
-    assert status_of(answer) == 408, answer[:300]
+    statuses = [int(status) for status in re.findall(rb"HTTP/1\.1 (\d{3}) ", answer)]
+    assert statuses[-1:] == [408] and statuses[:-1] in ([], [200]), answer[:300]
     assert readable_state(client) == before
 
 
