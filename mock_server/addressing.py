@@ -11,7 +11,8 @@ on the hot path but one `in` test.
 
 It also counts the digits of an integer path parameter against the spec's bounds before any router
 converts it (Starlette's `int` convertor would raise past 4,300 digits); that, too, costs a regular
-expression search only, unless the path holds a digit run longer than every bound.
+expression search only, unless the path holds a digit run longer than every bound. Such a path is
+404, naming the parameter: the spec's decision for a path parameter that is not of its type.
 """
 
 from __future__ import annotations
@@ -25,9 +26,15 @@ from urllib.parse import unquote_to_bytes
 from connexion.uri_parsing import OpenAPIURIParser
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mock_server.errors import MockError, problem_bytes
+from mock_server.errors import BadRequest, MockError, problem_bytes
 from mock_server.inputs import digit_limit, not_utf8, refuse_long_integer, unescape_segment
 from mock_server.schemas import Schema, dereference
+
+
+class NotOfItsType(MockError):
+    """A path parameter that is not of its type: the spec answers 404 (no such resource)."""
+
+    status = 404
 
 
 @dataclass(frozen=True)
@@ -115,7 +122,7 @@ class RawPath:
         for template in self.templates:
             if template.matches(segments):
                 for index, (name, schema) in template.parameters.items():
-                    refuse_long_integer(name, segments[index], schema)
+                    refuse_long_integer(name, segments[index], schema, error=NotOfItsType)
 
     def _name(self, raw_segments: list[bytes], index: int) -> str:
         """The name of the parameter at `index` of a path, for an error message ("path" if none)."""
@@ -136,7 +143,7 @@ class BoundedURIParser(OpenAPIURIParser):  # type: ignore[misc]
             schema = self.param_schemas.get(name)
             if schema:
                 for value in [values] if _in == "path" else values:
-                    refuse_long_integer(name, value, schema)
+                    refuse_long_integer(name, value, schema, error=NotOfItsType if _in == "path" else BadRequest)
         if _in == "path":
             params = {name: _unescape(value) for name, value in params.items()}
         resolved: dict[str, t.Any] = super().resolve_params(params, _in)

@@ -16,7 +16,7 @@ import json
 import sys
 import typing as t
 
-from mock_server.errors import BadRequest
+from mock_server.errors import BadRequest, MockError
 from mock_server.schemas import FieldError, Schema
 
 MAX_JSON_DEPTH = 32  # a record is 2 levels deep, the admin state 3: far below Python's recursion limit
@@ -99,15 +99,16 @@ def digit_limit(schema: Schema) -> int:
     return sys.get_int_max_str_digits() or 4300
 
 
-def refuse_long_integer(name: str, text: t.Any, schema: Schema) -> None:
-    """BadRequest if `text`, meant for an integer of `schema`, has more digits than it admits."""
+def refuse_long_integer(name: str, text: t.Any, schema: Schema, error: type[MockError] = BadRequest) -> None:
+    """`error` (400 unless told) if `text`, meant for an integer of `schema`, has more digits than
+    it admits."""
     if not isinstance(text, str) or schema.get("type") != "integer":
         return
     digits = text.strip().lstrip("+-")
     limit = digit_limit(schema)
     if len(digits) > limit and digits.isdigit():
         message = f"is out of range: an integer of {len(digits)} digits (at most {limit})"
-        raise BadRequest(f"Invalid value for {name}: {message}", errors=[FieldError(name, message)])
+        raise error(f"Invalid value for {name}: {message}", errors=[FieldError(name, message)])
 
 
 def not_utf8(field: str, what: str) -> BadRequest:
