@@ -27,7 +27,7 @@ from connexion.uri_parsing import OpenAPIURIParser
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mock_server.errors import BadRequest, MockError, problem_bytes
-from mock_server.inputs import digit_limit, not_utf8, refuse_long_integer, unescape_segment
+from mock_server.inputs import digit_limit, not_utf8, refuse_out_of_range, unescape_segment
 from mock_server.schemas import Schema, dereference
 
 
@@ -122,7 +122,7 @@ class RawPath:
         for template in self.templates:
             if template.matches(segments):
                 for index, (name, schema) in template.parameters.items():
-                    refuse_long_integer(name, segments[index], schema, error=NotOfItsType)
+                    refuse_out_of_range(name, segments[index], schema, error=NotOfItsType)
 
     def _name(self, raw_segments: list[bytes], index: int) -> str:
         """The name of the parameter at `index` of a path, for an error message ("path" if none)."""
@@ -143,7 +143,7 @@ class BoundedURIParser(OpenAPIURIParser):  # type: ignore[misc]
             schema = self.param_schemas.get(name)
             if schema:
                 for value in [values] if _in == "path" else values:
-                    refuse_long_integer(name, value, schema, error=NotOfItsType if _in == "path" else BadRequest)
+                    refuse_out_of_range(name, value, schema, error=NotOfItsType if _in == "path" else BadRequest)
         if _in == "path":
             params = {name: _unescape(value) for name, value in params.items()}
         resolved: dict[str, t.Any] = super().resolve_params(params, _in)
@@ -153,7 +153,7 @@ class BoundedURIParser(OpenAPIURIParser):  # type: ignore[misc]
         properties = (self._body_schema or {}).get("properties", {})
         for name, values in form_data.items():
             for value in values if isinstance(values, list) else [values]:
-                refuse_long_integer(name, value, properties.get(name, {}))
+                refuse_out_of_range(name, value, properties.get(name, {}))
         resolved: dict[str, t.Any] = super().resolve_form(form_data)
         return resolved
 

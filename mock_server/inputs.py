@@ -99,15 +99,30 @@ def digit_limit(schema: Schema) -> int:
     return sys.get_int_max_str_digits() or 4300
 
 
-def refuse_long_integer(name: str, text: t.Any, schema: Schema, error: type[MockError] = BadRequest) -> None:
-    """`error` (400 unless told) if `text`, meant for an integer of `schema`, has more digits than
-    it admits."""
-    if not isinstance(text, str) or schema.get("type") != "integer":
+def integer_fits(value: str | int, schema: Schema) -> bool:
+    """Whether an integer (or its text) is within the digits and the `format` range of `schema`:
+    the text's digits are counted before it is converted. Text that is no integer at all, and the
+    schema's `minimum` / `maximum`, are left to the validator."""
+    if isinstance(value, str):
+        body = value.strip()
+        digits = body[1:] if body[:1] in ("+", "-") else body
+        if not digits.isdigit():
+            return True
+        if len(digits) > digit_limit(schema):
+            return False
+        value = int(body)
+    bound = FORMAT_BOUNDS.get(schema.get("format", ""))
+    return bound is None or -bound <= value < bound
+
+
+def refuse_out_of_range(name: str, value: t.Any, schema: Schema, error: type[MockError] = BadRequest) -> None:
+    """`error` (400 unless told) naming `name` if `value`, meant for an integer of `schema`, is
+    beyond what it admits (see `integer_fits`)."""
+    if schema.get("type") != "integer" or not isinstance(value, str | int) or isinstance(value, bool):
         return
-    digits = text.strip().lstrip("+-")
-    limit = digit_limit(schema)
-    if len(digits) > limit and digits.isdigit():
-        message = f"is out of range: an integer of {len(digits)} digits (at most {limit})"
+    if not integer_fits(value, schema):
+        admits = f"{schema['format']}" if schema.get("format") in FORMAT_BOUNDS else "its bounds"
+        message = f"is out of range: more than {admits} admits ({digit_limit(schema)} digits at most)"
         raise error(f"Invalid value for {name}: {message}", errors=[FieldError(name, message)])
 
 
