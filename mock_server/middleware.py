@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import time
@@ -62,29 +63,22 @@ def replay(body: bytes, receive: Receive) -> Receive:
 
 class LastResort:
     """The outermost of the mock's middleware: an unexpected exception is a 500 in the spec's
-    Problem shape (or, if the response had started, a closed connection), never uvicorn's text."""
+    Problem shape (or, if the response had started, a closed connection), never uvicorn's text.
+    It does not watch `send` (the hot path pays one `try`): if the response had started, the
+    server refuses the second start and closes the connection."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = False
-
-        async def watch(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
         try:
-            await self.app(scope, receive, watch)
+            await self.app(scope, receive, send)
         except Exception as error:
+            if scope["type"] != "http":
+                raise
             log_unexpected(error)
-            if started:
-                raise  # too late for a clean answer: uvicorn closes the connection
-            await send_problem(send, 500, INTERNAL_ERROR)
+            with contextlib.suppress(Exception):  # the response had started: nothing more to say
+                await send_problem(send, 500, INTERNAL_ERROR)
 
 
 @dataclass(frozen=True)
