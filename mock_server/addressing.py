@@ -134,9 +134,9 @@ class RawPath:
 
 
 class BoundedURIParser(OpenAPIURIParser):  # type: ignore[misc]
-    """Connexion's parameter and form parser, with each integer's digits counted before Connexion
-    converts it, and path parameters unescaped (see `mock_server.addressing`: the routing path keeps
-    `%` and `/` of an identifier escaped)."""
+    """Connexion's parameter and form parser, with each integer's range checked (its digits counted
+    first) before Connexion converts it, and path parameters unescaped (`RawPath` leaves `%` and `/`
+    of an identifier escaped in the routing path)."""
 
     def resolve_params(self, params: dict[str, t.Any], _in: str) -> dict[str, t.Any]:
         for name, values in params.items():
