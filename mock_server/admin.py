@@ -6,7 +6,6 @@ WireMock keeps /__admin, in one explicit table of routes.
 
 from __future__ import annotations
 
-import json
 from collections import deque
 from collections.abc import Callable
 from dataclasses import asdict
@@ -15,8 +14,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from mock_server.errors import problem_body
+from mock_server.errors import BadRequest, problem_body
 from mock_server.fixtures import FixtureError, checked_dataset
+from mock_server.inputs import decode_strictly, load_json
 from mock_server.middleware import JournalEntry
 from mock_server.schemas import Schema
 from mock_server.store import Store
@@ -60,7 +60,10 @@ class Admin:
     async def put_state(self, request: Request) -> Response:
         """Replace the whole state; validated like fixtures, so a bad import changes nothing."""
         try:
-            self.store.replace_all(checked_dataset(json.loads(await request.body()), "state", self.spec))
+            text = decode_strictly(await request.body(), "(body)", "state")
+            self.store.replace_all(checked_dataset(load_json(text, what="state"), "state", self.spec))
+        except BadRequest as error:
+            return problem(400, error.detail)
         except (ValueError, FixtureError) as error:
             return problem(400, str(error))
         return Response(status_code=204)

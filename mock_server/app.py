@@ -1,9 +1,10 @@
 """create_app(settings) -> the mock: the only module that wires Connexion.
 
-Request path, outermost first: RequestJournal -> CORS -> FastPath (a valid request answered by its
-handler) -> UISpec (the Swagger UI pages' copies of the spec, swagger_ui.py) -> BodyLimit -> AllowHeader
--> Connexion (routing, security from the spec's schemes, validation from the spec's schemas) -> a
-handler of `routing.handler_table` -> the store.
+Request path, outermost first: LastResort (an unexpected error is a problem+json 500) ->
+RequestJournal -> AdminGuard (/__mock__/) -> CORS -> RawPath (routing on the path as sent) ->
+FastPath (a valid request answered by its handler) -> UISpec (the Swagger UI pages' copies of the
+spec, swagger_ui.py) -> BodyLimit -> AllowHeader -> Connexion (routing, security from the spec's
+schemes, validation from the spec's schemas) -> a handler of `routing.handler_table` -> the store.
 /__mock__ and /realms/shop are plain routes beside the API.
 """
 
@@ -24,7 +25,9 @@ from starlette.middleware.cors import CORSMiddleware
 
 from mock_server import store as domain
 from mock_server import swagger_ui
+from mock_server.addressing import BoundedURIParser, RawPath, templates
 from mock_server.admin import Admin
+from mock_server.admin_guard import AdminGuard
 from mock_server.auth import CHALLENGE, ApiKeys
 from mock_server.errors import PROBLEM_JSON, MockError, problem_bytes
 from mock_server.fastpath import Credential, FastPath, api_key_credential, bearer_credential, fast_routes
@@ -37,7 +40,15 @@ from mock_server.hotpath import (
 )
 from mock_server.identity import Identity
 from mock_server.landing import Landing
-from mock_server.middleware import AllowHeader, BodyLimit, JournalEntry, RequestJournal
+from mock_server.middleware import (
+    INTERNAL_ERROR,
+    AllowHeader,
+    BodyLimit,
+    JournalEntry,
+    LastResort,
+    RequestJournal,
+    log_unexpected,
+)
 from mock_server.pagination import PageNotFound
 from mock_server.realm import Realm, open_realm
 from mock_server.routing import handler_table, operation_table
@@ -151,7 +162,8 @@ def render_error(request: ConnexionRequest, error: Exception) -> ConnexionRespon
             return problem_response(error.status, detail)
         case HTTPException():
             return problem_response(error.status_code, error.detail)
-    return problem_response(500, "Internal error.")
+    log_unexpected(error)
+    return problem_response(500, INTERNAL_ERROR)
 
 
 def create_app(settings: Settings | None = None, dataset: domain.Dataset | None = None) -> MockApp:
@@ -195,17 +207,27 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
         "validator_map": validator_map(),
         "security_map": security_map(api_keys, app.realm),
         "validate_responses": settings.validate_responses,
+        "uri_parser_class": BoundedURIParser,
     }
     app.add_api(copy.deepcopy(spec), base_path=backend_prefix, name="backend", **options)
     gateway = gateway_spec(spec)
     app.add_api(gateway, base_path=gateway_prefix, name="gateway", **options)
 
-    for exception in (MockError, domain.StoreError, PageNotFound, ProblemException, HTTPException):
+    for exception in (MockError, domain.StoreError, PageNotFound, ProblemException, HTTPException, Exception):
         app.add_error_handler(exception, render_error)
 
-    routes = AllowHeader.table(spec, {backend_prefix: list(spec["paths"]), gateway_prefix: list(gateway["paths"])})
+    mounts = {backend_prefix: list(spec["paths"]), gateway_prefix: list(gateway["paths"])}
+    routes = AllowHeader.table(spec, mounts)
     before_exception = MiddlewarePosition.BEFORE_EXCEPTION
+    app.add_middleware(LastResort, position=before_exception)
     app.add_middleware(RequestJournal, position=before_exception, journal=app.journal)
+    app.add_middleware(
+        AdminGuard,
+        position=before_exception,
+        enabled=settings.admin,
+        token=settings.admin_token,
+        bound_host=settings.host,
+    )
     app.add_middleware(
         CORSMiddleware,
         position=before_exception,
@@ -214,6 +236,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
         allow_headers=["Authorization", "Content-Type", "X-API-Key"],
         expose_headers=["WWW-Authenticate", "Allow"],
     )
+    app.add_middleware(RawPath, position=before_exception, templates=templates(spec, mounts))
     if settings.fast_path and not settings.validate_responses:
         # inside CORS and the journal (their headers and records), before the layers a valid request skips
         credentials = credential_checks(spec["components"]["securitySchemes"], api_keys, app.realm)
@@ -225,14 +248,22 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
             FastPath, position=before_exception, routes=shortcuts, max_body_bytes=settings.max_body_bytes
         )
     # behind FastPath, which API requests do not get past
-    documents = {BACKEND_PREFIX: spec, GATEWAY_PREFIX: gateway}
+    documents = {backend_prefix: spec, gateway_prefix: gateway}
     ui_specs = {prefix: swagger_ui.ui_spec(doc, prefix, settings.api_keys) for prefix, doc in documents.items()}
     app.add_middleware(swagger_ui.UISpec, position=before_exception, documents=ui_specs)
-    app.add_middleware(BodyLimit, position=before_exception, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimit,
+        position=before_exception,
+        max_bytes=settings.max_body_bytes,
+        api_prefixes=(f"{backend_prefix}/", f"{gateway_prefix}/"),
+    )
     app.add_middleware(AllowHeader, position=before_exception, routes=routes)
 
     landing = Landing(backend_prefix, gateway_prefix, settings.api_keys)
-    for part in (Admin(app.store, app.journal, spec), Identity(app.realm), landing):
+    parts: list[Admin | Identity | Landing] = [Identity(app.realm), landing]
+    if settings.admin:
+        parts.append(Admin(app.store, app.journal, spec))
+    for part in parts:
         for method, path, endpoint in part.routes():
             app.add_url_rule(path, endpoint=endpoint.__name__, view_func=endpoint, methods=[method])
     return app

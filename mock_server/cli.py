@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import gc
 import importlib.util
 import logging
@@ -95,6 +96,14 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
     parser.add_argument(
         "--validate-responses", action="store_true", help="self-test: answer 500 if a response breaks the spec"
     )
+    admin = parser.add_mutually_exclusive_group()
+    admin.add_argument(
+        "--admin-token",
+        metavar="TOKEN",
+        help="token the admin API (/__mock__/) requires as 'Authorization: Bearer TOKEN' "
+        "(default: none on a loopback bind, generated and printed on any other)",
+    )
+    admin.add_argument("--no-admin", action="store_true", help="turn the admin API (/__mock__/) off")
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be 0-65535, not {args.port}")
@@ -102,6 +111,8 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         parser.error(f"--token-ttl must be a positive number of seconds, not {args.token_ttl}")
     if args.issuer is not None and not is_http_url(args.issuer):
         parser.error(f"--issuer must be an http(s) URL, not {args.issuer!r}")
+    if args.admin_token is not None and not args.admin_token.strip():
+        parser.error("--admin-token must not be empty")
     return Settings(
         host=args.host,
         port=args.port,
@@ -118,6 +129,8 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         realm_file=args.realm,
         realm_key=args.realm_key,
         rotate_realm_key=args.rotate_realm_key,
+        admin=not args.no_admin,
+        admin_token=args.admin_token,
     )
 
 
@@ -132,7 +145,7 @@ def banner(settings: Settings, port: int, backend: str, gateway: str) -> str:
             f"  API (gateway)    {origin}{gateway}/customers/   (bearer token only)",
             f"  docs (Swagger)   {origin}{backend}/ui/",
             f"  identity realm   {origin}{REALM_PATH}/.well-known/openid-configuration",
-            f"  admin            {origin}/__mock__/health",
+            f"  admin            {admin_line(settings, origin)}",
             f"  API key          X-API-Key: {keys}",
             f"  dev client       {DEV_CLIENT_ID} / {DEV_CLIENT_SECRET} (client_credentials)",
             f"  dev user         {DEV_USERNAME} / {DEV_PASSWORD} (password grant)",
@@ -141,6 +154,15 @@ def banner(settings: Settings, port: int, backend: str, gateway: str) -> str:
             "Serving until Ctrl-C.",
         ]
     )
+
+
+def admin_line(settings: Settings, origin: str) -> str:
+    if not settings.admin:
+        return "off (--no-admin)"
+    health = f"{origin}/__mock__/health"
+    if settings.admin_token:
+        return f"{health}   (token required: Authorization: Bearer {settings.admin_token})"
+    return f"{health}   (no token: loopback only)"
 
 
 def missing_mock_modules() -> list[str]:
@@ -171,10 +193,13 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         return fail(f'the mock needs its extra ({", ".join(missing)} missing): pip install "{DISTRIBUTION}[mock]"')
 
+    from mock_server.admin_guard import is_loopback, new_token
     from mock_server.app import create_app  # the mock's stack: only now that it is known to be there
     from mock_server.fixtures import FixtureError
     from shop_contract.document import SpecError
 
+    if settings.admin and settings.admin_token is None and not is_loopback(settings.host):
+        settings = dataclasses.replace(settings, admin_token=new_token())  # printed in the banner
     try:  # first, so that a busy port fails at once, not after loading a large data set
         sock = bind(settings.host, settings.port)
     except OSError as error:
@@ -208,7 +233,14 @@ def serve(app: MockApp, settings: Settings, sock: socket.socket) -> None:
             if settings.port_file is not None:
                 settings.port_file.write_text(f"{port}\n", encoding="utf-8")
 
+    from mock_server.limits import Limits, uvicorn_options
+
     config: Any = uvicorn.Config(
-        app, log_level=settings.log_level, access_log=settings.access_log, workers=1, lifespan="off"
+        app,
+        log_level=settings.log_level,
+        access_log=settings.access_log,
+        workers=1,
+        lifespan="off",
+        **uvicorn_options(Limits()),
     )
     AnnouncingServer(config).run(sockets=[sock])

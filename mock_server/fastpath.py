@@ -5,11 +5,12 @@ twice, security, validation, context, argument preparation; see benchmarks/READM
 mock. `FastPath` answers a request itself only when it can tell that Connexion would find it valid:
 
 - its method and path are one of the spec's operations (matched as Starlette matches: `[^/]+` per
-  parameter, on the decoded path);
+  parameter, on the routing path `addressing.RawPath` leaves, a segment unescaped as Connexion's
+  parameters are);
 - one of the operation's security requirements accepts its credentials, checked by the same
   functions Connexion's security handlers call (`ApiKeys.accepts`, `Realm.verify`);
-- each of its parameters appears once, and an integer one is plain digits that the spec's schema,
-  through Connexion's own parameter validator, accepts;
+- each of its parameters appears once, and an integer one is plain digits within its schema's
+  `format` range, that the spec's schema, through Connexion's own parameter validator, accepts;
 - a GET or DELETE has no body; a write has a declared `application/json` body within the size
   limit that the mock's own JSON body validator (the one Connexion calls) parses and accepts;
 - the handler (the same one Connexion calls) succeeds. A store error (404, 409, a reference that
@@ -36,6 +37,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mock_server.errors import BadRequest
 from mock_server.handlers import Reader, public_url
 from mock_server.hotpath import CompiledParameterValidator
+from mock_server.inputs import integer_fits, unescape_segment
 from mock_server.middleware import replay
 from mock_server.pagination import PageNotFound
 from mock_server.schemas import Schema
@@ -175,7 +177,7 @@ class FastPath:
                     if where == "path":
                         return None
                     continue  # an unknown query parameter, which Connexion ignores too
-                value = _coerce(parameter, text)
+                value = _coerce(parameter, unescape_segment(text) if where == "path" else text)
                 if value is None or CompiledParameterValidator.validate_parameter(where, value, parameter):
                     return None
                 arguments[name] = value
@@ -241,6 +243,6 @@ def _coerce(parameter: Schema, text: str) -> Any:
     kind = parameter["schema"].get("type")
     if kind == "string":
         return text
-    if kind == "integer" and INTEGER.fullmatch(text):
-        return int(text)
+    if kind == "integer" and INTEGER.fullmatch(text) and integer_fits(text, parameter["schema"]):
+        return int(text)  # one out of range is left to Connexion, which refuses it
     return None

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from mock_server.inputs import unencodable
 from mock_server.schemas import Schema, SchemaValidator, component_schema
 from mock_server.store import KEY_FIELDS, LOAD_ORDER, RELATIONS, Dataset
 
@@ -78,6 +79,11 @@ class DatasetCheck:
         seen = self.keys[collection]
         references = [(r.field, r.parent, self.keys[r.parent]) for r in RELATIONS if r.child == collection]
         for position, record in enumerate(records):
+            field = unencodable(record)
+            if field is not None:  # checked first: the schema validator cannot even read such text
+                raise FixtureError(
+                    f"{where}: record {position}, field {field!r}: not valid Unicode text (a lone surrogate)"
+                )
             errors = validator.errors(record)
             if errors:
                 first = errors[0]
@@ -113,6 +119,8 @@ def _array(path: Path) -> Iterator[Any]:
             record, position = decode(text, position)
         except json.JSONDecodeError as error:
             raise FixtureError(f"{path}: not valid JSON ({error})") from None
+        except RecursionError:
+            raise FixtureError(f"{path}: nested too deeply") from None
         yield record
         position = _skip(text, position)
         if text.startswith(",", position):

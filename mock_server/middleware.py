@@ -1,5 +1,8 @@
 """ASGI middleware around Connexion's stack, each fixing or adding one thing.
 
+- `LastResort`: any exception that escapes everything else becomes a problem+json 500, logged once
+  with its traceback (Connexion's own last-resort handler is broken with Starlette 1.x: it hands
+  Starlette a coroutine where a response is expected).
 - `RequestJournal`: remembers the last N requests (method, path, status, duration) for /__mock__.
 - `BodyLimit`: 413 for a body over the limit, without reading past the limit.
 - `AllowHeader`: Connexion registers one route per (path, method), so its 405 lists only some of a
@@ -8,6 +11,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
 import time
 from collections import deque
@@ -21,6 +26,17 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mock_server.errors import problem_bytes
 
 METHODS = ("get", "put", "post", "patch", "delete")
+NO_CONTENT_TYPE = (
+    "The request has a body but no Content-Type: send application/json, "
+    "application/x-www-form-urlencoded or multipart/form-data."
+)
+INTERNAL_ERROR = "The mock met an unexpected error; nothing was changed."
+logger = logging.getLogger("mock_server")
+
+
+def log_unexpected(error: BaseException) -> None:
+    """One log record, with the traceback, for an error the mock did not expect."""
+    logger.error("Unexpected error: %r", error, exc_info=error)
 
 
 async def send_problem(send: Send, status: int, detail: str, headers: Iterable[tuple[str, str]] = ()) -> None:
@@ -43,6 +59,26 @@ def replay(body: bytes, receive: Receive) -> Receive:
         return {"type": "http.request", "body": body, "more_body": False}
 
     return replayed
+
+
+class LastResort:
+    """The outermost of the mock's middleware: an unexpected exception is a 500 in the spec's
+    Problem shape (or, if the response had started, a closed connection), never uvicorn's text.
+    It does not watch `send` (the hot path pays one `try`): if the response had started, the
+    server refuses the second start and closes the connection."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.app(scope, receive, send)
+        except Exception as error:
+            if scope["type"] != "http":
+                raise
+            log_unexpected(error)
+            with contextlib.suppress(Exception):  # the response had started: nothing more to say
+                await send_problem(send, 500, INTERNAL_ERROR)
 
 
 @dataclass(frozen=True)
@@ -80,16 +116,18 @@ class RequestJournal:
 
 
 class BodyLimit:
-    """413 for a body over the limit, read no further than the limit.
+    """413 for a body over the limit, read no further than the limit; 415 for a body without a
+    Content-Type (a decision: guessing JSON would hand the handler bytes Connexion never parsed).
 
     A declared Content-Length over the limit is refused before reading. A body without one
     (chunked) is buffered up to the limit and passed on with its Content-Length, since Connexion
     reads a request body only when its length is declared.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, api_prefixes: tuple[str, ...] = ()) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.api_prefixes = api_prefixes  # where a body needs a Content-Type (the admin import is JSON anyway)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -97,6 +135,10 @@ class BodyLimit:
             return
         headers = Headers(scope=scope)
         length = headers.get("content-length")
+        typeless = "content-type" not in headers and (length not in (None, "0") or "transfer-encoding" in headers)
+        if typeless and scope["path"].startswith(self.api_prefixes):
+            await send_problem(send, 415, NO_CONTENT_TYPE)
+            return
         if length is not None:
             if length.isdigit() and int(length) > self.max_bytes:
                 await self._refuse(send)

@@ -31,6 +31,8 @@ class Settings:
     realm_key: Path | None = None  # PEM file of the realm's keys, kept across runs; None: a key in memory
     rotate_realm_key: bool = False  # put a new signing key first in `realm_key`
     fast_path: bool = True  # valid requests answered by mock_server.fastpath; off only to compare with Connexion
+    admin: bool = True  # the admin API (/__mock__/); off with --no-admin
+    admin_token: str | None = None  # required as `Authorization: Bearer` on /__mock__/ when set
     validate_responses: bool = False  # a self-test mode: costly, turns a non-conforming answer into a 500
 
     def issuer_for(self, realm_path: str) -> str:

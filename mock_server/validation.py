@@ -9,7 +9,6 @@ clients spell None) sets a nullable field to null.
 
 from __future__ import annotations
 
-import json
 import typing as t
 from urllib.parse import urlencode
 
@@ -20,7 +19,9 @@ from starlette.formparsers import MultiPartException
 from starlette.types import Scope
 
 from mock_server.errors import BadRequest
+from mock_server.formparsers import StrictFormParser, StrictMultiPartParser
 from mock_server.hotpath import CompiledParameterValidator
+from mock_server.inputs import load_json
 from mock_server.schemas import FieldError, Schema, SchemaValidator
 
 FORM_NULLS = ("", "null")
@@ -56,17 +57,15 @@ def validate_body(schema: Schema, body: t.Any) -> None:
 
 
 def parse_json(raw: bytes, encoding: str) -> t.Any:
-    """A JSON body as the handler will get it; None for an empty one; BadRequest if unreadable."""
+    """A JSON body as the handler will get it; None for an empty one; BadRequest if unreadable
+    (see `inputs.load_json`: depth and text that cannot be stored are refused too)."""
     if not raw:
         return None
     try:
-        return json.loads(raw.decode(encoding))
-    except UnicodeDecodeError:
+        text = raw.decode(encoding)
+    except (UnicodeDecodeError, LookupError):
         raise BadRequest(f"The request body is not valid {encoding}.") from None
-    except RecursionError:
-        raise BadRequest("The request body is nested too deeply.") from None
-    except ValueError as error:  # JSONDecodeError, and integers too long to convert
-        raise BadRequest(f"The request body is not valid JSON: {error}") from None
+    return load_json(text)
 
 
 class JSONBodyValidator(JSONRequestBodyValidator):  # type: ignore[misc]
@@ -94,6 +93,7 @@ class FormBodyValidator(FormDataValidator):  # type: ignore[misc]
     """
 
     MUTABLE_VALIDATION = True
+    _form_parser_cls: type[StrictFormParser | StrictMultiPartParser] = StrictFormParser
 
     def _insert_body(self, receive: t.Any, *, body: t.Any, scope: Scope) -> tuple[t.Any, Scope]:
         fields = body or {}
@@ -120,7 +120,7 @@ class FormBodyValidator(FormDataValidator):  # type: ignore[misc]
             elif properties.get(name, {}).get("nullable") and values[-1] in FORM_NULLS:
                 typed[name] = None
             else:
-                fields[name] = values
+                fields[name] = values[-1:]  # a repeated field: the last value counts, as in DRF's QueryDict
         return {**self._uri_parser.resolve_form(fields), **typed}
 
     def _validate(self, body: t.Any) -> None:
@@ -128,7 +128,7 @@ class FormBodyValidator(FormDataValidator):  # type: ignore[misc]
 
 
 class MultiPartBodyValidator(FormBodyValidator, MultiPartFormDataValidator):  # type: ignore[misc]
-    pass
+    _form_parser_cls = StrictMultiPartParser
 
 
 class ParameterValidator(CompiledParameterValidator):

@@ -20,13 +20,16 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running(app: Any, port: int | None = None) -> Iterator[str]:
+def running(app: Any, port: int | None = None, **options: Any) -> Iterator[str]:
     """Yield the origin (http://127.0.0.1:PORT) of `app` served by uvicorn until the block ends.
 
-    `port`: one chosen beforehand, for an app that must know its own address (the realm's issuer).
+    `port`: one chosen beforehand, for an app that must know its own address (the realm's issuer);
+    `options` go to `uvicorn.Config` (e.g. `mock_server.limits.uvicorn_options`).
     """
     port = port or free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, lifespan="off")
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", access_log=False, lifespan="off", **options
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

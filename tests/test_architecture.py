@@ -20,6 +20,7 @@ CORE = [
     "schemas.py",
     "generate.py",
     "auth.py",
+    "inputs.py",
     *(f"realm/{path.name}" for path in (Path(__file__).resolve().parents[1] / "mock_server" / "realm").glob("*.py")),
 ]
 WEB = ("connexion", "starlette", "uvicorn", "httpx")
