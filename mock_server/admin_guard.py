@@ -13,7 +13,6 @@ The `Origin` header of an admitted request is dropped, so that the CORS layer ad
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 from collections.abc import Iterable
 
@@ -24,19 +23,6 @@ from mock_server.middleware import send_problem
 PREFIX = "/__mock__"
 LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
 TOKEN_SCHEME = "Bearer"
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def new_token() -> str:
-    return secrets.token_urlsafe(24)
 
 
 def _host(name: str, port: int) -> set[str]:

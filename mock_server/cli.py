@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import gc
 import importlib.util
 import logging
@@ -23,7 +22,14 @@ from urllib.parse import urlsplit
 from mock_server.auth import DEV_CLIENT_ID, DEV_CLIENT_SECRET, DEV_PASSWORD, DEV_USERNAME, REALM_PATH
 from mock_server.realm import KeyFileError, RealmFileError
 from mock_server.realm.keys import default_key_file
-from mock_server.settings import DEFAULT_API_KEY, DEFAULT_FIXTURES, DEFAULT_REALM_FILE, Settings
+from mock_server.settings import (
+    DEFAULT_API_KEY,
+    DEFAULT_FIXTURES,
+    DEFAULT_REALM_FILE,
+    Settings,
+    is_loopback,
+    new_admin_token,
+)
 
 if TYPE_CHECKING:
     from mock_server.app import MockApp
@@ -113,6 +119,9 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         parser.error(f"--issuer must be an http(s) URL, not {args.issuer!r}")
     if args.admin_token is not None and not args.admin_token.strip():
         parser.error("--admin-token must not be empty")
+    token = args.admin_token
+    if token is None and not args.no_admin and not is_loopback(args.host):
+        token = new_admin_token()  # printed in the banner
     return Settings(
         host=args.host,
         port=args.port,
@@ -130,7 +139,7 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         realm_key=args.realm_key,
         rotate_realm_key=args.rotate_realm_key,
         admin=not args.no_admin,
-        admin_token=args.admin_token,
+        admin_token=token,
     )
 
 
@@ -193,13 +202,10 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         return fail(f'the mock needs its extra ({", ".join(missing)} missing): pip install "{DISTRIBUTION}[mock]"')
 
-    from mock_server.admin_guard import is_loopback, new_token
     from mock_server.app import create_app  # the mock's stack: only now that it is known to be there
     from mock_server.fixtures import FixtureError
     from shop_contract.document import SpecError
 
-    if settings.admin and settings.admin_token is None and not is_loopback(settings.host):
-        settings = dataclasses.replace(settings, admin_token=new_token())  # printed in the banner
     try:  # first, so that a busy port fails at once, not after loading a large data set
         sock = bind(settings.host, settings.port)
     except OSError as error:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ipaddress
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,3 +41,18 @@ class Settings:
         """The identity realm's issuer: fixed for the life of the server, never taken from a request."""
         host = f"[{self.host}]" if ":" in self.host else self.host
         return self.issuer or f"http://{host}:{self.port}{realm_path}"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a bind to `host` is reachable from this machine only (the admin API then needs no token)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def new_admin_token() -> str:
+    """A token for the admin API, for a bind other machines can reach."""
+    return secrets.token_urlsafe(24)

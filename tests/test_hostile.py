@@ -355,12 +355,20 @@ def test_an_admin_token_is_required_when_set_and_the_api_can_be_off() -> None:
 def test_a_non_loopback_bind_generates_a_token_and_the_banner_says_which() -> None:
     exposed = parse_settings(["--host", "0.0.0.0"])
     assert exposed.admin and exposed.admin_token and len(exposed.admin_token) >= 24
-    assert f"Authorization: Bearer {exposed.admin_token}" in banner(exposed)
+    assert f"Authorization: Bearer {exposed.admin_token}" in banner(exposed, 8000, "/shop/api/v1", "/customers/v1")
     assert parse_settings(["--host", "0.0.0.0", "--admin-token", "mine"]).admin_token == "mine"
     local = parse_settings([])
-    assert local.admin and local.admin_token is None and "no token: loopback only" in banner(local)
+    assert (
+        local.admin
+        and local.admin_token is None
+        and "no token: loopback only" in banner(local, 8000, "/shop/api/v1", "/customers/v1")
+    )
     off = parse_settings(["--host", "0.0.0.0", "--no-admin"])
-    assert not off.admin and off.admin_token is None and "admin            off (--no-admin)" in banner(off)
+    assert (
+        not off.admin
+        and off.admin_token is None
+        and "admin            off (--no-admin)" in banner(off, 8000, "/shop/api/v1", "/customers/v1")
+    )
     with pytest.raises(SystemExit):
         parse_settings(["--no-admin", "--admin-token", "x"])
 
