@@ -7,7 +7,7 @@ not depend on the directory it starts from. The engine's events become entries o
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 import hypothesis
@@ -22,6 +22,9 @@ from contract_tests.findings import STRICT_CHECKS, Ledger, Violation
 from contract_tests.options import Options
 from contract_tests.spec import Spec
 from contract_tests.target import Surface
+
+if TYPE_CHECKING:
+    from contract_tests.known import Known
 
 Progress = Callable[[str], None]
 BODY_EXCERPT = 2000
@@ -86,12 +89,12 @@ class UntargetedProject(ProjectConfig):
         return hypothesis.settings(settings, phases=phases)
 
 
-def load_schema(spec: Spec, options: Options, surface: Surface, operations: set[str], existing: dict[str, Any]) -> Any:
+def load_schema(spec: Spec, options: Options, surface: Surface, operations: set[str], known: Known) -> Any:
     config = schemathesis.Config.from_dict(schemathesis_config(options, surface, has_links(spec, operations)))
     schema = schemathesis.openapi.from_dict(spec.raw, config=config).include(operation_id=sorted(operations))
     schema.config.__class__ = UntargetedProject  # same slots; only the settings method differs
     hooks.register_formats()
-    hooks.install(schema, spec, existing, options.run_tag)
+    hooks.install(schema, spec, known)
     return schema
 
 
@@ -166,13 +169,13 @@ def record(spec: Spec, surface: Surface, recorder: ScenarioRecorder, ledger: Led
 
 
 def run(
-    spec: Spec, options: Options, surface: Surface, existing: dict[str, Any], ledger: Ledger, progress: Progress
+    spec: Spec, options: Options, surface: Surface, known: Known, ledger: Ledger, progress: Progress
 ) -> None:
     """Run every Schemathesis phase against `surface`."""
     operations = {op for op in surface.operations if not options.include or op in options.include}
     if not operations:
         return
-    schema = load_schema(spec, options, surface, operations, existing)
+    schema = load_schema(spec, options, surface, operations, known)
     for event in from_schema(schema).execute():
         if isinstance(event, events.PhaseStarted):
             progress(f"[{surface.name}] {event.phase.name.value} phase")
