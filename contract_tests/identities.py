@@ -36,8 +36,8 @@ class Identities:
 
     def integer(self, prop: dict[str, Any]) -> int:
         """A number no other create of this run made, between the field's bounds."""
-        low = max(prop.get("minimum", INTEGER_FLOOR), INTEGER_FLOOR)
-        high = prop.get("maximum", 2**31 - 1)
+        low = max(int(prop.get("minimum", INTEGER_FLOOR)), INTEGER_FLOOR)
+        high = int(prop.get("maximum", 2**31 - 1))
         span = high - low + 1
         return low + (self._start * 1_000 + self._next()) % span
 

@@ -135,8 +135,8 @@ def addressable(
             return False
         session.judge(CHECK, op, exchange, None)
     gone = session.call(ops["get"], url=item_url(session, ops["get"], name, identifier))
-    broken = None if gone.status == 404 else f"{what}: a read after DELETE answered {gone.status}, not 404"
-    return session.judge(CHECK, ops["get"], gone, broken, [created])
+    still = None if gone.status == 404 else f"{what}: a read after DELETE answered {gone.status}, not 404"
+    return session.judge(CHECK, ops["get"], gone, still, [created])
 
 
 def bound(ctx: Context, session: Session, collection: Collection, value: int, prop: dict[str, Any]) -> None:

@@ -9,8 +9,6 @@ item was copied (both exist), moved (only the new one exists) or changed in plac
 
 from __future__ import annotations
 
-from typing import Any
-
 from contract_tests.domain.data import Context, differences
 from contract_tests.domain.encodings import MEDIA_TYPES, encoded
 from contract_tests.domain.http import Exchange, Session

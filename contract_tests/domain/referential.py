@@ -36,9 +36,9 @@ def run(ctx: Context, session: Session) -> None:
         for sub_list in owner.sub_lists:
             if sub_list.id not in session.surface.operations:
                 continue
-            child = dependant_collection(ctx, owner, sub_list)
-            if child is not None and child.create.id in session.surface.operations:
-                made_dependant(ctx, session, owner, child, sub_list)
+            dependant = dependant_collection(ctx, owner, sub_list)
+            if dependant is not None and dependant.create.id in session.surface.operations:
+                made_dependant(ctx, session, owner, dependant, sub_list)
             else:
                 served_dependant(session, owner, sub_list)
 
