@@ -99,6 +99,7 @@ class Session:
             headers=self.surface.headers if headers is None else headers,
             **content,
         )
+        request.read()  # a multipart body streams; read it once so that the reproduction can show it
         try:
             response = self.client.send(request)
         except httpx.HTTPError as exc:

@@ -50,7 +50,7 @@ def rename(ctx: Context, session: Session, collection: Collection, op: Operation
     old_read, new_read = session.call(get, {name: old}), session.call(get, {name: new})
     old_kept = old_read.status == 200 and not differences(original, old_read.json())
     new_absent = new_read.status == 404
-    what = f"a {op.method.upper()} with {name}={new!r} in a {media} body answered {renamed.status}"
+    what = f"a {op.method.upper()} with {name}={new!r} in its body ({media}) answered {renamed.status}"
     broken = None
     if not (old_kept and new_absent):
         broken = f"{what}: {outcome(old_read, new_read, old_kept)}"

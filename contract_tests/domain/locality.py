@@ -59,9 +59,9 @@ def patch_each(ctx: Context, session: Session, collection: Collection, media: st
         state = {**state, field: value}
         patched = session.call(patch, params, **encoded({field: value}, media))
         read = session.call(get, params)
-        evidence, broken = patched, judged(patched, 200, state, f"a {media} PATCH of `{field}` alone to {value!r}")
+        evidence, broken = patched, judged(patched, 200, state, f"a PATCH of `{field}` alone to {value!r} ({media})")
         if broken is None:
-            evidence, broken = read, judged(read, 200, state, f"a read after a {media} PATCH of `{field}` alone")
+            evidence, broken = read, judged(read, 200, state, f"a read after a PATCH of `{field}` alone ({media})")
         if not session.judge(CHECK, patch, evidence, broken, setup):
             return  # the item stays, named in the violation
         setup.append(patched)
