@@ -51,7 +51,8 @@ def item_url(session: Session, op: Operation, name: str, value: Any) -> str:
 def run(ctx: Context, session: Session) -> None:
     for collection in ctx.spec.collections:
         ops = [collection.create, collection.list_op, *collection.item_ops.values()]
-        if not all(op.id in session.surface.operations for op in ops) or not ctx.selected(*ops):
+        writes = [collection.create, *collection.item_ops.values()]
+        if not all(op.id in session.surface.operations for op in ops) or not ctx.selected(*writes):
             continue
         prop = collection.request_schema["properties"][collection.identifier]
         if prop.get("type") == "integer":

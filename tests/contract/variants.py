@@ -358,7 +358,9 @@ VARIANTS = [
         "domain",
         fault("GET", rf"{API}/productlines/[^/]*\.[^/]*/", respond=not_found),
     ),
-    Variant("rename_copies_the_item", "identifier_immutable", ("update_product_line",), "domain", with_store(rename_copies)),
+    Variant(
+        "rename_copies_the_item", "identifier_immutable", ("update_product_line",), "domain", with_store(rename_copies)
+    ),
     Variant(
         "delete_with_dependants_500",
         "referential_rules",
