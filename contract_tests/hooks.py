@@ -11,9 +11,9 @@ the Examples phase through `before_add_examples`):
 - strings lose leading and trailing whitespace (DRF trims; whitespace-only becomes blank);
 - a field naming another collection's item (a product's `productline`) names one that exists;
 - a PUT or PATCH body keeps the identifier of the item in the path (changing it is a 409);
-- a create gets an identifier of its own (the run's tag and a counter folded into the generated
-  value): a backend may refuse a duplicate with 400 (DRF's unique validator), Hypothesis repeats
-  small values, and earlier runs leave items behind;
+- a create gets an identifier of its own, from the run's one allocator (identities.py, shared with
+  the domain tests, both surfaces and every worker): a backend may refuse a duplicate with 400
+  (DRF's unique validator), Hypothesis repeats small values, and earlier runs leave items behind;
 - string identifiers may hold "." and every other character (Schemathesis encodes "." and ".." in
   paths), except "/": most servers decode `%2F` before routing, so a correct backend may refuse it
   with 400; `identifier_addressable` judges "/" and each other class of URL-special characters on

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from contract_tests.domain.http import Exchange, Session
+from contract_tests.domain.http import Session
 from contract_tests.identities import Identities
 from contract_tests.spec import Collection, Spec
 
@@ -26,12 +26,8 @@ class Known:
     identities: Identities
     references: dict[str, Any] = field(default_factory=dict)
     external: dict[str, list[Any]] = field(default_factory=dict)
-    made: list[tuple[Collection, Any, Exchange]] = field(default_factory=list)
-    """Items created so that references exist: collection, identifier, the create (for reproductions)."""
-
-    def setup_for(self, *values: Any) -> tuple[Exchange, ...]:
-        """The creates that made any of `values`, for a reproduction that depends on them."""
-        return tuple(exchange for _, identifier, exchange in self.made if identifier in values)
+    made: list[tuple[Collection, Any]] = field(default_factory=list)
+    """Items created so that references exist (collection, identifier), removed at the end of the run."""
 
     def external_value(self, name: str, prop: dict[str, Any]) -> Any:
         """A value of an external reference the target serves; else null when nullable; else the example."""
@@ -81,11 +77,11 @@ def make(spec: Spec, session: Session, known: Known, collection: Collection) -> 
     created = session.call(collection.create, json=body)
     if created.status == 201:
         known.references[collection.identifier] = identifier
-        known.made.append((collection, identifier, created))
+        known.made.append((collection, identifier))
 
 
 def remove_made(session: Session, known: Known) -> None:
     """Delete what `discover` made, last first (a backend refuses while others still name it: kept then)."""
-    for collection, identifier, _ in reversed(known.made):
+    for collection, identifier in reversed(known.made):
         if collection.item_ops.get("delete") is not None:
             session.call(collection.item_ops["delete"], {collection.identifier: identifier})

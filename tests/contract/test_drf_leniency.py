@@ -56,3 +56,14 @@ def test_duplicates_and_renames_refused_with_400_pass_by_default_not_strictly(tm
     assert {violation["check"] for violation in violations_besides_known_mock_defects(strict)} == {
         "duplicate_is_conflict"
     }
+
+
+def test_a_rename_refused_with_400_passes_by_default_and_strictly_is_reported(tmp_path: Path) -> None:
+    with running(ConflictsAsBadRequests(create_app(Settings()))) as origin:
+        args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), "--no-conformance", "--seed", "9"]
+        args += ["--include", "update_customer", "--include", "patch_customer", "--quiet"]
+        lenient = shop_contract(args, tmp_path / "lenient")
+        strict = shop_contract([*args, "--strict-check", "identifier_change_is_conflict"], tmp_path / "strict")
+    assert lenient.code == 0, lenient.stdout[-6000:] + lenient.stderr
+    assert "identifier_immutable" in lenient.findings["exercised"]
+    assert {violation["check"] for violation in strict.findings["violations"]} == {"identifier_change_is_conflict"}
