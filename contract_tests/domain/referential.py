@@ -65,9 +65,7 @@ def missing_parent(ctx: Context, session: Session, child: Collection, parent: Co
     session.judge(CHECK, child.create, created, broken)
     read = session.call(child.item_ops["get"], {child.identifier: identifier})
     refused = None if read.status == 404 else "the refused item was created"
-    session.judge(CHECK, child.item_ops["get"], read, refused, [created])
-    if read.status != 404 and broken is None:
-        session.call(child.item_ops["delete"], {child.identifier: identifier})
+    session.judge(CHECK, child.item_ops["get"], read, refused, [created])  # a created item stays, named
 
 
 def listed(session: Session, sub_list: Operation, params: dict[str, Any]) -> int | None:
@@ -107,7 +105,10 @@ def made_dependant(ctx: Context, session: Session, owner: Collection, child: Col
         child_read = session.call(child.item_ops["get"], {name: child_id})
         moved = (child_read.json() or {}).get(owner.identifier) if isinstance(child_read.json(), dict) else None
         broken = None if moved == owner_id else f"the refused DELETE changed the dependant {name}={child_id!r}"
-        session.judge(CHECK, child.item_ops["get"], child_read, broken, [made_owner, made_child])
+        if not session.judge(CHECK, child.item_ops["get"], child_read, broken, [made_owner, made_child]):
+            return  # both stay, named in the violation
+    else:
+        return  # both stay, named in the violation
     session.call(child.item_ops["delete"], {name: child_id})
     session.call(owner.item_ops["delete"], {owner.identifier: owner_id})
 
