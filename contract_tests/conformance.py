@@ -7,7 +7,7 @@ not depend on the directory it starts from. The engine's events become entries o
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 import hypothesis
@@ -17,11 +17,14 @@ from schemathesis.engine import Status, events, from_schema
 from schemathesis.engine.recorder import ScenarioRecorder
 
 from contract_tests import checks as _registered_checks  # noqa: F401  (registers our checks)
-from contract_tests import hooks
+from contract_tests import hooks, refusals
 from contract_tests.findings import STRICT_CHECKS, Ledger, Violation
 from contract_tests.options import Options
 from contract_tests.spec import Spec
 from contract_tests.target import Surface
+
+if TYPE_CHECKING:
+    from contract_tests.known import Known
 
 Progress = Callable[[str], None]
 BODY_EXCERPT = 2000
@@ -86,12 +89,12 @@ class UntargetedProject(ProjectConfig):
         return hypothesis.settings(settings, phases=phases)
 
 
-def load_schema(spec: Spec, options: Options, surface: Surface, operations: set[str], existing: dict[str, Any]) -> Any:
+def load_schema(spec: Spec, options: Options, surface: Surface, operations: set[str], known: Known) -> Any:
     config = schemathesis.Config.from_dict(schemathesis_config(options, surface, has_links(spec, operations)))
     schema = schemathesis.openapi.from_dict(spec.raw, config=config).include(operation_id=sorted(operations))
     schema.config.__class__ = UntargetedProject  # same slots; only the settings method differs
     hooks.register_formats()
-    hooks.install(schema, spec, existing, options.run_tag)
+    hooks.install(schema, spec, known)
     return schema
 
 
@@ -136,7 +139,17 @@ def excused(name: str, spec: Spec, case: Any, interaction: Any) -> bool:
     return False
 
 
-def record(spec: Spec, surface: Surface, recorder: ScenarioRecorder, ledger: Ledger) -> None:
+def _refuses_external(spec: Spec, case: Any, interaction: Any) -> bool:
+    """A 400 naming only fields that reference outside the interface (see refusals.py)."""
+    response = interaction.response if interaction is not None else None
+    if case is None or response is None:
+        return False
+    return refusals.names_only_external(spec, case.operation.label, response.status_code, response.content)
+
+
+def record(
+    spec: Spec, surface: Surface, recorder: ScenarioRecorder, ledger: Ledger, strict: frozenset[str] = frozenset()
+) -> None:
     """Count every check Schemathesis ran in a scenario, and keep each failure with its evidence."""
     for case_id, nodes in recorder.checks.items():
         if case_id not in recorder.cases:
@@ -150,9 +163,15 @@ def record(spec: Spec, surface: Surface, recorder: ScenarioRecorder, ledger: Led
                 failed_id = failure.case_id or case_id
                 interaction = recorder.interactions.get(failed_id)
                 case = recorder.cases[failed_id].value if failed_id in recorder.cases else None
+                check = node.name
                 if case is not None and interaction is not None and excused(node.name, spec, case, interaction):
                     ledger.passed(surface.name, operation, node.name)
                     continue
+                if node.name == "positive_data_acceptance" and _refuses_external(spec, case, interaction):
+                    if refusals.STRICT not in strict:
+                        ledger.passed(surface.name, operation, node.name)
+                        continue
+                    check = refusals.STRICT
                 response = interaction.response if interaction is not None else None
                 shown = (
                     describe_response(response.status_code, response.headers, response.content)
@@ -160,24 +179,20 @@ def record(spec: Spec, surface: Surface, recorder: ScenarioRecorder, ledger: Led
                     else "(no response)"
                 )
                 rule = f"{failure.title}: {failure.message}".strip()
-                ledger.violated(
-                    Violation(node.name, surface.name, operation, rule, node.failure_info.code_sample, shown)
-                )
+                ledger.violated(Violation(check, surface.name, operation, rule, node.failure_info.code_sample, shown))
 
 
-def run(
-    spec: Spec, options: Options, surface: Surface, existing: dict[str, Any], ledger: Ledger, progress: Progress
-) -> None:
+def run(spec: Spec, options: Options, surface: Surface, known: Known, ledger: Ledger, progress: Progress) -> None:
     """Run every Schemathesis phase against `surface`."""
     operations = {op for op in surface.operations if not options.include or op in options.include}
     if not operations:
         return
-    schema = load_schema(spec, options, surface, operations, existing)
+    schema = load_schema(spec, options, surface, operations, known)
     for event in from_schema(schema).execute():
         if isinstance(event, events.PhaseStarted):
             progress(f"[{surface.name}] {event.phase.name.value} phase")
         elif isinstance(event, events.ScenarioFinished):
-            record(spec, surface, event.recorder, ledger)
+            record(spec, surface, event.recorder, ledger, options.enabled_strict)
             if event.label and event.status != Status.SKIP:
                 progress(f"[{surface.name}]   {event.label}: {event.status.value}")
         elif isinstance(event, events.NonFatalError):

@@ -24,8 +24,17 @@ DOMAIN_CHECKS = (
     "body_encodings",
     "referential_rules",
     "invalid_values_rejected",
+    "identifier_addressable",
+    "identifier_immutable",
+    "patch_locality",
 )
-STRICT_CHECKS = ("negative_data_rejection", "exact_page_size", "duplicate_is_conflict")
+STRICT_CHECKS = (
+    "negative_data_rejection",
+    "exact_page_size",
+    "duplicate_is_conflict",
+    "identifier_change_is_conflict",
+    "external_reference_accepted",
+)
 SCHEMATHESIS_CHECKS = (
     "not_a_server_error",
     "status_code_conformance",

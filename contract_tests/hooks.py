@@ -11,10 +11,15 @@ the Examples phase through `before_add_examples`):
 - strings lose leading and trailing whitespace (DRF trims; whitespace-only becomes blank);
 - a field naming another collection's item (a product's `productline`) names one that exists;
 - a PUT or PATCH body keeps the identifier of the item in the path (changing it is a 409);
-- a create gets an identifier of its own (the run's tag and a counter folded into the generated
-  value): a backend may refuse a duplicate with 400 (DRF's unique validator), Hypothesis repeats
-  small values, and earlier runs leave items behind;
-- string identifiers avoid "/" and ".", which DRF's router cannot route in a path segment;
+- a create gets an identifier of its own, from the run's one allocator (identities.py, shared with
+  the domain tests, both surfaces and every worker): a backend may refuse a duplicate with 400
+  (DRF's unique validator), Hypothesis repeats small values, and earlier runs leave items behind;
+- string identifiers may hold "." and every other character (Schemathesis encodes "." and ".." in
+  paths), except "/": most servers decode `%2F` before routing, so a correct backend may refuse it
+  with 400; `identifier_addressable` judges "/" and each other class of URL-special characters on
+  purpose-made items (refused, or served at its path: never created but unreachable);
+- a field naming something outside this interface (`x-external-reference`) holds a value the target
+  already serves, or null when it serves none;
 - form bodies send null as the empty value, the contract's form encoding of null; for the same
   reason a negative form body holding an empty value in a nullable field is dropped (it is a null,
   not an invalid value, on the wire).
@@ -25,10 +30,9 @@ from __future__ import annotations
 import email
 import email.policy
 import functools
-import itertools
 import re
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote
 
 import schemathesis
@@ -36,12 +40,14 @@ from hypothesis import strategies as st
 from schemathesis.core.parameters import ParameterLocation
 
 from contract_tests.checks import FORM_MEDIA_TYPES
+from contract_tests.identities import Identities
 from contract_tests.spec import Spec
 
-UNROUTABLE = re.compile(r"[/.]")
+if TYPE_CHECKING:  # known.py reaches the target through the domain tests' session
+    from contract_tests.known import Known
+
 DIGIT = re.compile(r"\d")
-FRESH_INTEGER_BASE = 2_000_000_000  # created numbers count up from here, far from a real data set's,
-FRESH_PER_RUN = 10_000  # one block per run tag (< 10,000), so they stay within int32
+SLASH = "/"  # a backend may refuse it in an identifier (see the module docstring)
 
 
 def decimal_strategy() -> st.SearchStrategy[str]:
@@ -116,20 +122,30 @@ def sends_null_in_a_form(spec: Spec, label: str, content_type: str, body: bytes 
     return any(name in nullable and value == "" for name, value in sent_form_fields(content_type, body))
 
 
-def _existing_identifiers(spec: Spec, existing: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _existing_identifiers(spec: Spec, known: Known) -> dict[str, dict[str, Any]]:
     """For each operation label, the reference fields it must fill with an existing item's identifier."""
     return {
-        op.label: {field: existing[field] for field in spec.references(op) if field in existing}
+        op.label: {field: known.references[field] for field in spec.references(op) if field in known.references}
+        for op in spec.operations.values()
+    }
+
+
+def _external_values(spec: Spec, known: Known) -> dict[str, dict[str, Any]]:
+    """For each operation label, the external references it must fill with a value the target serves."""
+    return {
+        op.label: {
+            name: known.external_value(name, _properties(op.request_schema)[name])
+            for name in spec.external_references(op.request_schema)
+        }
         for op in spec.operations.values()
     }
 
 
 class FreshIdentifiers:
-    """Identifiers no other create of this run used, within the identifier's bounds."""
+    """Identifiers no other create of this run used (the run's one allocator), within the field's bounds."""
 
-    def __init__(self, spec: Spec, tag: int) -> None:
-        self._tag = tag
-        self._counter = itertools.count(1)
+    def __init__(self, spec: Spec, identities: Identities) -> None:
+        self._identities = identities
         self._creates = {
             c.create.label: (c.identifier, c.request_schema["properties"][c.identifier]) for c in spec.collections
         }
@@ -138,13 +154,9 @@ class FreshIdentifiers:
         if label not in self._creates:
             return
         name, prop = self._creates[label]
-        number = next(self._counter)
         value = body.get(name)
-        if prop.get("type") == "integer":
-            body[name] = FRESH_INTEGER_BASE + self._tag * FRESH_PER_RUN + number % FRESH_PER_RUN
-        elif isinstance(value, str):
-            suffix = f"~{self._tag}-{number}"
-            body[name] = value[: prop.get("maxLength", 50) - len(suffix)] + suffix
+        if prop.get("type") == "integer" or isinstance(value, str):
+            body[name] = self._identities.fresh(prop, value)
 
 
 def _is_positive_body(case: Any) -> bool:
@@ -153,17 +165,19 @@ def _is_positive_body(case: Any) -> bool:
     )
 
 
-def install(schema: Any, spec: Spec, existing: dict[str, Any], tag: int) -> None:
+def install(schema: Any, spec: Spec, known: Known) -> None:
     """Register the hooks on `schema` only, so other Schemathesis runs in the process are untouched.
 
-    `existing` maps a collection's identifier field to the identifier of an item that exists on the target.
+    `known` holds identifiers of items that exist on the target, the external values it serves, and
+    the run's identifier allocator.
     """
     decimals = _decimal_fields(spec)
-    references = _existing_identifiers(spec, existing)
-    identifiers = {collection.identifier for collection in spec.collections}
+    references = _existing_identifiers(spec, known)
+    external = _external_values(spec, known)
 
     nullables = _nullable_fields(spec)
-    fresh = FreshIdentifiers(spec, tag)
+    fresh = FreshIdentifiers(spec, known.identities)
+    identifiers = {collection.identifier for collection in spec.collections}
 
     def filter_case(context: Any, case: Any) -> bool:
         if not isinstance(case.body, dict):
@@ -186,12 +200,15 @@ def install(schema: Any, spec: Spec, existing: dict[str, Any], tag: int) -> None
         for name, value in body.items():
             if isinstance(value, str):
                 value = value.strip() or "x"
-                body[name] = UNROUTABLE.sub("_", value) if name in identifiers else value
+                body[name] = value.replace(SLASH, "_") if name in identifiers else value
             if value is None and case.media_type in FORM_MEDIA_TYPES:
                 body[name] = ""
         for name, value in references.get(case.operation.label, {}).items():
             if isinstance(body.get(name), str):
                 body[name] = value
+        for name, value in external.get(case.operation.label, {}).items():
+            if name in body:
+                body[name] = "" if value is None and case.media_type in FORM_MEDIA_TYPES else value
         for name, value in (case.path_parameters or {}).items():
             if name in body:  # the item's own identifier: changing it is a 409 under the contract
                 body[name] = unquote(value) if isinstance(value, str) else value

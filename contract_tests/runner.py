@@ -1,19 +1,22 @@
 """One run of the suite: options in, a ledger out. The CLI and the pytest plugin both call `run`.
 
-Order: load the contract, build the target (credentials, reachability), find the items other items must
-reference, then the domain tests (deterministic, on the fixtures' state) and the Schemathesis phases.
+Order: load the contract, build the target (credentials, reachability), learn what the target serves
+(making the items others must reference when it has none), then the domain tests (deterministic, on
+the target's state) and the Schemathesis phases; last, remove what was made.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
-from typing import Any
 
 from contract_tests import conformance
 from contract_tests.domain import PER_SURFACE, surfaces
 from contract_tests.domain.data import Context
 from contract_tests.domain.http import Session, Unreachable
 from contract_tests.findings import Ledger
+from contract_tests.identities import Identities
+from contract_tests.known import Known, discover, remove_made
 from contract_tests.options import Options, UsageError
 from contract_tests.spec import Spec
 from contract_tests.target import Target, TargetError, build_target
@@ -21,27 +24,16 @@ from contract_tests.target import Target, TargetError, build_target
 Progress = Callable[[str], None]
 
 
-def existing_references(spec: Spec, target: Target, timeout: float) -> dict[str, Any]:
-    """For each field naming another collection's item, an identifier in use (so it surely exists)."""
-    found: dict[str, Any] = {}
-    surface = target.surface("backend")
-    if surface is None:
-        return found
+def learn(spec: Spec, target: Target, identities: Identities, timeout: float) -> tuple[Known, Session]:
+    """What the target serves (making what is missing, e.g. on an empty target), and the session that
+    will remove what was made, on the backend (else the gateway)."""
+    surface = target.surface("backend") or target.surfaces[0]
     session = Session(surface, Ledger(), timeout)
     try:
-        for child in spec.collections:
-            for name, parent in spec.references(child.create).items():
-                for source, field in ((child.list_op, name), (parent.list_op, parent.identifier)):
-                    if name in found:
-                        break
-                    results = (session.call(source).json() or {}).get("results") or []
-                    if results:
-                        found[name] = results[0][field]
+        return discover(spec, session, identities), session
     except Unreachable as exc:
-        raise TargetError(str(exc)) from exc
-    finally:
         session.close()
-    return found
+        raise TargetError(str(exc)) from exc
 
 
 def run_domain(ctx: Context, target: Target, options: Options, ledger: Ledger, progress: Progress) -> None:
@@ -68,13 +60,18 @@ def run(options: Options, progress: Progress) -> Ledger:
     if unknown:
         raise UsageError(f"unknown operation(s) for --include: {', '.join(sorted(unknown))}")
     target = build_target(options, spec)
-    existing = existing_references(spec, target, options.request_timeout)
+    known, maker = learn(spec, target, Identities(), options.request_timeout)
     ledger = Ledger()
     progress(f"seed {options.seed_value}; surfaces: {', '.join(s.name + ' ' + s.base_url for s in target.surfaces)}")
-    if options.domain:
-        ctx = Context(spec, options.run_tag, existing, options.enabled_strict, frozenset(options.include))
-        run_domain(ctx, target, options, ledger, progress)
-    if options.conformance:
-        for surface in target.surfaces:
-            conformance.run(spec, options, surface, existing, ledger, progress)
+    try:
+        if options.domain:
+            ctx = Context(spec, known, options.enabled_strict, frozenset(options.include))
+            run_domain(ctx, target, options, ledger, progress)
+        if options.conformance:
+            for surface in target.surfaces:
+                conformance.run(spec, options, surface, known, ledger, progress)
+    finally:
+        with contextlib.suppress(Unreachable):  # the run already says the target stopped answering
+            remove_made(maker, known)
+        maker.close()
     return ledger

@@ -17,6 +17,8 @@ from shop_contract import document
 from shop_contract.document import SpecError
 
 ENVELOPE_PREFIX = "Paginated"
+CLAMPED_MAXIMUM = "x-clamped-maximum"
+EXTERNAL_REFERENCE = "x-external-reference"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 JSON = dict[str, Any]
@@ -175,6 +177,21 @@ class Spec:
             for collection in self.collections
             if collection is not own and collection.identifier in schema.get("properties", {})
         }
+
+    def page_size_maximum(self, op: Operation) -> int | None:
+        """The largest page a list serves: its `page_size` parameter's `x-clamped-maximum`, if any."""
+        params = [*op.path_item.get("parameters", []), *op.definition.get("parameters", [])]
+        for param in params:
+            if param.get("name") == "page_size" and param.get("in") == "query":
+                maximum = param.get("schema", {}).get(CLAMPED_MAXIMUM)
+                return int(maximum) if maximum is not None else None
+        return None
+
+    @staticmethod
+    def external_references(schema: JSON | None) -> dict[str, str]:
+        """Body fields naming something this interface does not define (`x-external-reference`), by kind."""
+        properties = (schema or {}).get("properties", {})
+        return {name: str(prop[EXTERNAL_REFERENCE]) for name, prop in properties.items() if EXTERNAL_REFERENCE in prop}
 
     def example_body(self, schema: JSON) -> JSON:
         """A body built from the properties' `example`s: the contract's own idea of valid data."""

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from contract_tests.domain import auth_matrix, bounds, encodings, lifecycle, pagination, referential
+from contract_tests.domain import (
+    addressing,
+    auth_matrix,
+    bounds,
+    encodings,
+    immutability,
+    lifecycle,
+    locality,
+    pagination,
+    referential,
+)
 from contract_tests.domain.data import Context
 from contract_tests.domain.http import Session
 
@@ -21,4 +31,7 @@ PER_SURFACE: dict[str, DomainTest] = {
     "body_encodings": encodings.run,
     "referential_rules": referential.run,
     "invalid_values_rejected": bounds.run,
+    "identifier_addressable": addressing.run,
+    "identifier_immutable": immutability.run,
+    "patch_locality": locality.run,
 }

@@ -6,50 +6,64 @@ data moves every other field to another valid value within its bounds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contract_tests.checks import same_value
 from contract_tests.spec import JSON, Collection, Operation, Spec
 
+if TYPE_CHECKING:  # known.py calls the domain tests' HTTP session
+    from contract_tests.known import Known
+
 
 @dataclass
 class Context:
-    """What every domain test needs: the contract, the run's tag, and identifiers that exist on the target."""
+    """What every domain test needs: the contract, what the run knows about the target, the strict checks."""
 
     spec: Spec
-    tag: int
-    """The run's tag (`Options.run_tag`), folded into the identifiers the domain tests create."""
-    existing: dict[str, Any]
-    """An existing identifier per referenced collection identifier field (e.g. `productline`)."""
+    known: Known
     strict: frozenset[str] = frozenset()
     include: frozenset[str] = frozenset()
-    _issued: int = field(default=0)
 
     def selected(self, *ops: Operation) -> bool:
         return not self.include or any(op.id in self.include for op in ops)
 
     def fresh_identifier(self, collection: Collection) -> Any:
-        """An identifier no fixture and no earlier run uses."""
-        self._issued += 1
-        prop = collection.request_schema["properties"][collection.identifier]
-        if prop.get("type") == "integer":
-            return 1_900_000_000 + self.tag * 1000 + self._issued
-        return f"ct{self.tag}-{self._issued}"[: prop.get("maxLength", 50)]
+        """An identifier no fixture, no earlier run and no other part of this run uses."""
+        return self.known.identities.fresh(collection.request_schema["properties"][collection.identifier])
 
     def missing_identifier(self, collection: Collection) -> Any:
-        """An identifier of an item that does not exist."""
-        prop = collection.request_schema["properties"][collection.identifier]
-        return 2_147_000_000 if prop.get("type") == "integer" else f"ct-missing-{self.tag}"
+        """An identifier of an item that does not exist (fresh, never created)."""
+        return self.fresh_identifier(collection)
 
     def valid_body(self, collection: Collection, identifier: Any, *, nulls: bool = True) -> JSON:
-        """The contract's example body with `identifier`, existing references and, unless `nulls`, no null."""
-        body = self.spec.example_body(collection.request_schema)
+        """The contract's example body with `identifier`, existing references, external references the
+        target serves and, unless `nulls`, no null."""
+        schema = collection.request_schema
+        body = self.spec.example_body(schema)
         body[collection.identifier] = identifier
         for name in self.spec.references(collection.create):
-            body[name] = self.existing[name]
+            if name in self.known.references:
+                body[name] = self.known.references[name]
+        for name in self.spec.external_references(schema):
+            body[name] = self.known.external_value(name, schema["properties"][name])
         return body if nulls else {name: value for name, value in body.items() if value is not None}
+
+    def fixed_fields(self, collection: Collection) -> set[str]:
+        """Fields a change keeps: the identifier, references, and external references with no other value."""
+        schema = collection.request_schema
+        external = {
+            name for name in self.spec.external_references(schema) if len(self.known.external.get(name) or []) < 2
+        }
+        return {collection.identifier, *self.spec.references(collection.create), *external}
+
+    def changed_value(self, collection: Collection, name: str, value: Any) -> Any:
+        """Another valid value for the field `name` (for an external reference, another served value)."""
+        if name in self.spec.external_references(collection.request_schema):
+            served = self.known.external.get(name) or []
+            return next((other for other in served if other != value), value)
+        return changed_value(collection.request_schema["properties"][name], value)
 
 
 def changed_value(prop: JSON, value: Any) -> Any:
@@ -66,9 +80,10 @@ def changed_value(prop: JSON, value: Any) -> Any:
 
 def changed_body(ctx: Context, collection: Collection, body: JSON) -> JSON:
     """`body` with every field but the identifier and references changed."""
-    fixed = {collection.identifier, *ctx.spec.references(collection.create)}
-    props = collection.request_schema["properties"]
-    return {name: value if name in fixed else changed_value(props[name], value) for name, value in body.items()}
+    fixed = ctx.fixed_fields(collection)
+    return {
+        name: value if name in fixed else ctx.changed_value(collection, name, value) for name, value in body.items()
+    }
 
 
 def differences(expected: JSON, actual: Any, *, form: bool = False) -> list[str]:

@@ -6,6 +6,7 @@ Every request goes through `Session.call`, so each verdict can show the exact re
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -98,17 +99,24 @@ class Session:
             headers=self.surface.headers if headers is None else headers,
             **content,
         )
+        request.read()  # a multipart body streams; read it once so that the reproduction can show it
         try:
             response = self.client.send(request)
         except httpx.HTTPError as exc:
             raise Unreachable(f"{request.method} {request.url}: {exc or type(exc).__name__}") from exc
         return Exchange(request, response)
 
-    def judge(self, check: str, op: Operation, exchange: Exchange, broken: str | None) -> bool:
-        """Record a pass, or the violation `broken` describes; True when the rule held."""
+    def judge(
+        self, check: str, op: Operation, exchange: Exchange, broken: str | None, setup: Sequence[Exchange] = ()
+    ) -> bool:
+        """Record a pass, or the violation `broken` describes; True when the rule held.
+
+        `setup`: the requests that made the state `exchange` depends on, for a self-contained reproduction.
+        """
         if broken is None:
             self.ledger.passed(self.surface.name, op.id, check)
             return True
-        violation = Violation(check, self.surface.name, op.id, broken, exchange.curl(), exchange.shown())
+        steps = tuple(step.curl() for step in setup if step is not exchange)
+        violation = Violation(check, self.surface.name, op.id, broken, exchange.curl(), exchange.shown(), steps)
         self.ledger.violated(violation)
         return False

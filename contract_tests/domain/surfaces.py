@@ -22,7 +22,10 @@ def run(ctx: Context, backend: Session, gateway: Session) -> None:
     for op in ctx.spec.gateway_operations:
         if op.method == "get" and ctx.selected(op) and op.id in gateway.surface.operations:
             params = owner_params(ctx, gateway, op)
-            if params is not None:
+            if params is None:
+                reason = "the owner's list is empty on the target: no item to compare"
+                gateway.ledger.skipped(gateway.surface.name, op.id, CHECK, reason)
+            else:
                 compare(backend, gateway, op, params, PAGE if ctx.spec.is_list(op) else None)
 
 

@@ -38,3 +38,14 @@ def shop_contract(args: list[str], report_dir: Path | None = None, timeout: floa
     findings_file = report_dir / "findings.json" if report_dir is not None else None
     findings = json.loads(findings_file.read_text()) if findings_file and findings_file.exists() else {}
     return Outcome(done.returncode, done.stdout, done.stderr, findings)
+
+
+def slash_identifier_defect(violation: dict[str, Any]) -> bool:
+    """The mock's own known defect on this branch: an identifier holding "/" is created, then its path
+    (`%2F`) answers 404. Helper `mockhard` fixes it in the mock on its branch; once merged, drop this
+    filter (tests/contract/test_domain_checks.py::test_the_mock_serves_identifiers_with_a_slash turns XPASS)."""
+    return violation["check"] == "identifier_addressable" and 'a slash "/"' in violation["rule"]
+
+
+def violations_besides_known_mock_defects(outcome: Outcome) -> list[dict[str, Any]]:
+    return [v for v in outcome.findings.get("violations", []) if not slash_identifier_defect(v)]

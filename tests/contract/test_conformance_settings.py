@@ -5,6 +5,8 @@ from __future__ import annotations
 import hypothesis
 
 from contract_tests.conformance import load_schema
+from contract_tests.identities import Identities
+from contract_tests.known import Known
 from contract_tests.options import Options
 from contract_tests.spec import Spec
 from contract_tests.target import Surface
@@ -13,7 +15,7 @@ from contract_tests.target import Surface
 def test_a_run_leaves_out_only_the_target_phase() -> None:
     base_url = "http://127.0.0.1:9/shop/api/v1"
     surface = Surface("backend", base_url, operations=("delete_product",), headers={}, accepted={})
-    schema = load_schema(Spec.load(), Options(base_url=base_url), surface, {"delete_product"}, {})
+    schema = load_schema(Spec.load(), Options(base_url=base_url), surface, {"delete_product"}, Known(Identities()))
     for phase in ("examples", "coverage", "fuzzing", "stateful"):
         phases = set(schema.config.get_hypothesis_settings(phase=phase).phases)
         # no database (so no reuse), no explain (Schemathesis), no target (this suite)

@@ -137,6 +137,54 @@ def upsert(store: Any) -> None:
     store.create = create_or_replace
 
 
+def rename_copies(store: Any) -> None:
+    """A writable primary key: a PUT or PATCH naming another identifier saves a copy under it."""
+    update, create = store.update, store.create
+
+    def copy_on_rename(collection: str, key: Any, changes: dict[str, Any]) -> Any:
+        field = store.tables[collection].key_field
+        if changes.get(field, key) == key:
+            return update(collection, key, changes)
+        return create(collection, {**store.get(collection, key), **changes})
+
+    store.update = copy_on_rename
+
+
+def conflict_becomes_500(scope: Scope, answer: Answer) -> Answer:
+    """No protection on the foreign key: the database refuses the DELETE and the service answers 500."""
+    if answer[0] != 409:
+        return answer
+    return 500, {"content-type": "text/html"}, b"<h1>IntegrityError: FOREIGN KEY constraint failed</h1>"
+
+
+def reset_on_phone_patch(store: Any) -> None:
+    """A PATCH of a customer's `phone` (not the first string field) resets its `creditlimit`."""
+    update = store.update
+
+    def reset(collection: str, key: Any, changes: dict[str, Any]) -> Any:
+        if collection == "customers" and set(changes) == {"phone"}:
+            changes = {**changes, "creditlimit": None}
+        return update(collection, key, changes)
+
+    store.update = reset
+
+
+def previous_of_page_two_is_itself(scope: Scope, answer: Answer) -> Answer:
+    """`previous` of page 2 leads back to page 2 (the link check used to skip a target of page 1)."""
+    query = parse_qs(scope["query_string"].decode())
+    status, headers, body = answer
+    if query.get("page") != ["2"] or status != 200:
+        return answer
+    data = json.loads(body)
+    previous = str(data["previous"])
+    data["previous"] = previous + ("&" if "?" in previous else "?") + "page=2"
+    return status, headers, json.dumps(data).encode()
+
+
+def not_found(scope: Scope) -> Answer:
+    return 404, {"content-type": "application/problem+json"}, b'{"title": "Not Found", "status": 404}'
+
+
 def bad_request(scope: Scope) -> Answer:
     return 400, {"content-type": "application/problem+json"}, b'{"title": "Bad Request", "status": 400}'
 
@@ -303,6 +351,37 @@ VARIANTS = [
         fault("PUT", CUSTOMER, response=edit_json(single(set_field("city", lambda c: f"{c}-echo")))),
     ),
     Variant("duplicate_create_accepted", "duplicate_rejected", ("create_product_line",), "domain", with_store(upsert)),
+    Variant(
+        "identifier_with_a_dot_unreachable",
+        "identifier_addressable",
+        ("create_product_line",),
+        "domain",
+        fault("GET", rf"{API}/productlines/[^/]*\.[^/]*/", respond=not_found),
+    ),
+    Variant(
+        "rename_copies_the_item", "identifier_immutable", ("update_product_line",), "domain", with_store(rename_copies)
+    ),
+    Variant(
+        "delete_with_dependants_500",
+        "referential_rules",
+        ("delete_customer",),
+        "domain",
+        fault("DELETE", CUSTOMER, response=conflict_becomes_500),
+    ),
+    Variant(
+        "previous_of_page_two_wrong",
+        "pagination_walk",
+        ("list_product_lines",),
+        "domain",
+        fault("GET", f"{API}/productlines/", response=previous_of_page_two_is_itself),
+    ),
+    Variant(
+        "patch_of_phone_resets_credit_limit",
+        "patch_locality",
+        ("patch_customer",),
+        "domain",
+        with_store(reset_on_phone_patch),
+    ),
     Variant(
         "valid_replacement_rejected",
         "positive_data_acceptance",

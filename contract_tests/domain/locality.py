@@ -1,0 +1,75 @@
+"""`patch_locality`: a PATCH changes what it sends and nothing else.
+
+On an item the test creates, each writable field in turn (strings, integers, decimals; a nullable
+one also set to null and back), in each body encoding the operation accepts, is patched alone. The
+answer and the next read hold the new value and every other field's value unchanged. Identifiers and
+references stay (other checks cover them); an external reference changes only to another value the
+target serves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from contract_tests.domain.data import Context, differences
+from contract_tests.domain.encodings import encoded
+from contract_tests.domain.http import Exchange, Session
+from contract_tests.domain.immutability import media_types
+from contract_tests.spec import JSON, Collection
+
+CHECK = "patch_locality"
+
+
+def run(ctx: Context, session: Session) -> None:
+    for collection in ctx.spec.collections:
+        ops = [collection.create, *collection.item_ops.values()]
+        patch = collection.item_ops["patch"]
+        if all(op.id in session.surface.operations for op in ops) and ctx.selected(patch):
+            for media in media_types(patch):
+                patch_each(ctx, session, collection, media)
+
+
+def changes(ctx: Context, collection: Collection, state: JSON) -> Iterator[tuple[str, Any]]:
+    """(field, value) for each PATCH in turn: every writable field changed; a nullable one nulled and back."""
+    props = collection.request_schema["properties"]
+    fixed = ctx.fixed_fields(collection)
+    for name, value in state.items():
+        if name in fixed:
+            continue
+        changed = ctx.changed_value(collection, name, value)
+        yield name, changed
+        if props[name].get("nullable"):
+            yield name, None
+            yield name, changed
+
+
+def patch_each(ctx: Context, session: Session, collection: Collection, media: str) -> None:
+    name, get, patch = collection.identifier, collection.item_ops["get"], collection.item_ops["patch"]
+    identifier = ctx.fresh_identifier(collection)
+    state = ctx.valid_body(collection, identifier)
+    created = session.call(collection.create, json=state)
+    if created.status != 201:
+        reason = f"the item to patch could not be created (HTTP {created.status})"
+        session.ledger.skipped(session.surface.name, patch.id, CHECK, reason)
+        return
+    setup: list[Exchange] = [created]
+    params = {name: identifier}
+    for field, value in changes(ctx, collection, state):
+        state = {**state, field: value}
+        patched = session.call(patch, params, **encoded({field: value}, media))
+        read = session.call(get, params)
+        evidence, broken = patched, judged(patched, 200, state, f"a PATCH of `{field}` alone to {value!r} ({media})")
+        if broken is None:
+            evidence, broken = read, judged(read, 200, state, f"a read after a PATCH of `{field}` alone ({media})")
+        if not session.judge(CHECK, patch, evidence, broken, setup):
+            return  # the item stays, named in the violation
+        setup.append(patched)
+    session.call(collection.item_ops["delete"], params)
+
+
+def judged(exchange: Exchange, status: int, expected: JSON, what: str) -> str | None:
+    if exchange.status != status:
+        return f"{what} answered {exchange.status}, not {status}"
+    wrong = differences(expected, exchange.json())
+    return f"{what}: " + "; ".join(wrong) if wrong else None

@@ -1,0 +1,38 @@
+"""What a refusal names: the fields a 400 body points at, to tell a refusal of an external reference.
+
+A field marked `x-external-reference` names something this interface does not define (an employee);
+a backend may refuse a value it does not know, which is not a defect of the contract's surface. A 400
+whose body names only such fields is excused by default; strict `external_reference_accepted` reports it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from contract_tests.spec import Spec
+
+STRICT = "external_reference_accepted"
+
+
+def named_fields(body: Any) -> set[str]:
+    """Fields a 400 body names: problem+json `errors[].field`, or DRF's `{field: [messages]}`."""
+    if not isinstance(body, dict):
+        return set()
+    errors = body.get("errors")
+    if isinstance(errors, list):
+        return {str(error["field"]) for error in errors if isinstance(error, dict) and "field" in error}
+    return {name for name, value in body.items() if isinstance(value, list) and name != "non_field_errors"}
+
+
+def names_only_external(spec: Spec, label: str, status: int, content: bytes) -> bool:
+    """Whether a 400 to the operation `label` names only fields that reference outside the interface."""
+    op = spec.by_label(label)
+    if status != 400 or op is None:
+        return False
+    external = set(spec.external_references(op.request_schema))
+    try:
+        fields = named_fields(json.loads(content))
+    except ValueError:
+        return False
+    return bool(fields) and fields <= external
