@@ -7,7 +7,7 @@ from pathlib import Path
 from contract_tests.findings import DOMAIN_CHECKS, SCHEMATHESIS_CHECKS
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from tests.contract.support import credentials, shop_contract, violations_besides_known_mock_defects
+from tests.contract.support import credentials, shop_contract, violations
 from tests.live import running
 
 
@@ -15,7 +15,7 @@ def test_full_run_against_the_mock_finds_no_violation_and_exercises_every_check(
     with running(create_app(Settings())) as origin:
         args = ["--base-url", f"{origin}/shop/api/v1", "--gateway-url", f"{origin}/customers/v1"]
         outcome = shop_contract([*args, *credentials(origin), "--seed", "11", "--quiet"], tmp_path)
-    assert violations_besides_known_mock_defects(outcome) == [], outcome.stdout[-6000:] + outcome.stderr
+    assert violations(outcome) == [], outcome.stdout[-6000:] + outcome.stderr
     assert outcome.code in (0, 1), outcome.stdout[-6000:] + outcome.stderr  # 1: the mock's "/" defect only
     assert set(SCHEMATHESIS_CHECKS) | set(DOMAIN_CHECKS) <= set(outcome.findings["exercised"])
     assert (tmp_path / "junit.xml").exists()

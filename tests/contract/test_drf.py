@@ -20,7 +20,7 @@ drf = pytest.importorskip("tests.backends.drf.server", reason="the DRF test back
 from mock_server.app import create_app  # noqa: E402
 from mock_server.settings import Settings  # noqa: E402
 from tests.contract.support import TOKEN_PATH, Outcome, shop_contract  # noqa: E402
-from tests.live import running  # noqa: E402
+from tests.live import free_port, running  # noqa: E402
 
 SEEDS = (101, 202, 303)
 OVER_THREE_PAGES = 350  # more than 3 x the clamped page size (100) in one list
@@ -36,7 +36,8 @@ CAUGHT_BY = {
 @pytest.fixture(scope="module")
 def realm() -> Iterator[str]:
     """A mock whose realm issues the tokens (`/realms/shop`)."""
-    with running(create_app(Settings())) as origin:
+    port = free_port()  # the realm's issuer names its own port
+    with running(create_app(Settings(port=port)), port=port) as origin:
         yield origin
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from tests.contract.support import credentials, shop_contract, violations_besides_known_mock_defects
+from tests.contract.support import credentials, shop_contract, violations
 from tests.live import running
 
 WRITES = {"POST", "PUT", "PATCH"}
@@ -50,12 +50,10 @@ def test_duplicates_and_renames_refused_with_400_pass_by_default_not_strictly(tm
         args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), "--profile", "fast", "--seed", "9"]
         lenient = shop_contract([*args, "--quiet"], tmp_path / "lenient")
         strict = shop_contract([*args, "--quiet", "--strict-check", "duplicate_is_conflict"], tmp_path / "strict")
-    assert violations_besides_known_mock_defects(lenient) == [], lenient.stdout[-6000:] + lenient.stderr
+    assert violations(lenient) == [], lenient.stdout[-6000:] + lenient.stderr
     assert "duplicate_rejected" in lenient.findings["exercised"]
     assert strict.code == 1
-    assert {violation["check"] for violation in violations_besides_known_mock_defects(strict)} == {
-        "duplicate_is_conflict"
-    }
+    assert {violation["check"] for violation in violations(strict)} == {"duplicate_is_conflict"}
 
 
 def test_a_rename_refused_with_400_passes_by_default_and_strictly_is_reported(tmp_path: Path) -> None:
