@@ -1,7 +1,8 @@
 """create_app(settings) -> the mock: the only module that wires Connexion.
 
-Request path, outermost first: RequestJournal -> CORS -> FastPath (a valid request answered by its
-handler) -> BodyLimit -> AllowHeader -> Connexion (routing, security from the spec's schemes,
+Request path, outermost first: Faults (latency and faults) -> RequestJournal -> CORS -> Steering
+(`Prefer: code / example`) -> FastPath (a valid request answered by its handler) -> BodyLimit ->
+AllowHeader -> Connexion (routing, security from the spec's schemes,
 validation from the spec's schemas) -> a handler of `routing.handler_table` -> the store.
 /__mock__ and /realms/shop are plain routes beside the API.
 """
@@ -9,7 +10,6 @@ validation from the spec's schemas) -> a handler of `routing.handler_table` -> t
 from __future__ import annotations
 
 import copy
-from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
@@ -27,6 +27,7 @@ from mock_server.admin import Admin
 from mock_server.auth import CHALLENGE, ApiKeys, Realm
 from mock_server.errors import PROBLEM_JSON, MockError, problem_bytes
 from mock_server.fastpath import Credential, FastPath, api_key_credential, bearer_credential, fast_routes
+from mock_server.faults import CONNECTION, FaultRules, Faults
 from mock_server.fixtures import read_fixtures, record_fields
 from mock_server.hotpath import (
     ApiKeyHandler,
@@ -36,11 +37,14 @@ from mock_server.hotpath import (
     quiet_content_type_note,
 )
 from mock_server.identity import Identity
-from mock_server.middleware import AllowHeader, BodyLimit, JournalEntry, RequestJournal
+from mock_server.journal import Journal, RequestJournal
+from mock_server.middleware import AllowHeader, BodyLimit
+from mock_server.operations import OperationIndex
 from mock_server.pagination import PageNotFound
 from mock_server.routing import handler_table, operation_table
 from mock_server.schemas import FieldError, Schema, load_spec, mount_points
 from mock_server.settings import Settings
+from mock_server.steering import Steering
 from mock_server.validation import validator_map
 
 BACKEND_PREFIX, GATEWAY_PREFIX = mount_points(load_spec())
@@ -52,7 +56,8 @@ class MockApp(AsyncApp):  # type: ignore[misc]
 
     store: domain.Store
     realm: Realm
-    journal: deque[JournalEntry]
+    journal: Journal
+    faults: FaultRules
     settings: Settings
 
     def __init__(self, import_name: str, **options: Any) -> None:
@@ -60,6 +65,10 @@ class MockApp(AsyncApp):  # type: ignore[misc]
         # Handlers decorated once per operation, not per request (see mock_server.hotpath); no API
         # has been added yet, so swapping the innermost app here loses nothing.
         self._middleware_app = self.middleware.app = DecoratedOnceASGIApp()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        scope[CONNECTION] = getattr(send, "__self__", None)  # for faults.hang_up: the server's own `send`
+        await super().__call__(scope, receive, send)
 
 
 def gateway_spec(spec: Schema) -> Schema:
@@ -142,7 +151,6 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
     app.settings = settings
     app.store = domain.Store(record_fields(), dataset)
     app.realm = Realm(token_ttl=settings.token_ttl)
-    app.journal = deque(maxlen=settings.journal_size)
 
     readers, writers = operation_table(app.store)
     handlers = handler_table(readers, writers)
@@ -156,12 +164,33 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
     app.add_api(copy.deepcopy(spec), base_path=BACKEND_PREFIX, name="backend", **options)
     gateway = gateway_spec(spec)
     app.add_api(gateway, base_path=GATEWAY_PREFIX, name="gateway", **options)
+    index = OperationIndex(
+        spec, {"backend": (BACKEND_PREFIX, list(spec["paths"])), "gateway": (GATEWAY_PREFIX, list(gateway["paths"]))}
+    )
+    app.journal = Journal(settings.journal_size, index)
+    app.faults = FaultRules(index)
 
     for exception in (MockError, domain.StoreError, PageNotFound, ProblemException, HTTPException):
         app.add_error_handler(exception, render_error)
 
     routes = AllowHeader.table(spec, {BACKEND_PREFIX: list(spec["paths"]), GATEWAY_PREFIX: list(gateway["paths"])})
     before_exception = MiddlewarePosition.BEFORE_EXCEPTION
+    credentials = credential_checks(spec["components"]["securitySchemes"], api_keys, app.realm)
+
+    async def refuse(scope: Any, receive: Any, send: Any) -> None:
+        raise RuntimeError("a dry run serves nothing itself")  # only its recognise / write are called
+
+    def dry_run() -> FastPath:
+        """A fast path over a scratch copy of the state: a steered write's success, computed aside."""
+        scratch_readers, scratch_writers = operation_table(domain.Store(app.store.fields, app.store.export()))
+        routes = [
+            *fast_routes(spec, BACKEND_PREFIX, scratch_readers, scratch_writers, credentials),
+            *fast_routes(gateway, GATEWAY_PREFIX, scratch_readers, scratch_writers, credentials),
+        ]
+        return FastPath(app=refuse, routes=routes, max_body_bytes=settings.max_body_bytes)
+
+    # outermost: Faults owns the connection (it can close it) and journals what it answers itself
+    app.add_middleware(Faults, position=before_exception, rules=app.faults, journal=app.journal)
     app.add_middleware(RequestJournal, position=before_exception, journal=app.journal)
     app.add_middleware(
         CORSMiddleware,
@@ -171,9 +200,10 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
         allow_headers=["Authorization", "Content-Type", "X-API-Key"],
         expose_headers=["WWW-Authenticate", "Allow"],
     )
+    # inside CORS (its headers), outside the fast path, so that a steered request is never served plainly
+    app.add_middleware(Steering, position=before_exception, index=index, dry_run=dry_run)
     if settings.fast_path and not settings.validate_responses:
         # inside CORS and the journal (their headers and records), before the layers a valid request skips
-        credentials = credential_checks(spec["components"]["securitySchemes"], api_keys, app.realm)
         shortcuts = [
             *fast_routes(spec, BACKEND_PREFIX, readers, writers, credentials),
             *fast_routes(gateway, GATEWAY_PREFIX, readers, writers, credentials),
@@ -184,7 +214,7 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
     app.add_middleware(BodyLimit, position=before_exception, max_bytes=settings.max_body_bytes)
     app.add_middleware(AllowHeader, position=before_exception, routes=routes)
 
-    for part in (Admin(app.store, app.journal), Identity(app.realm)):
+    for part in (Admin(app.store, app.journal, app.faults), Identity(app.realm)):
         for method, path, endpoint in part.routes():
             app.add_url_rule(path, endpoint=endpoint.__name__, view_func=endpoint, methods=[method])
     return app
