@@ -83,6 +83,15 @@ def gateway_spec(spec: Schema) -> Schema:
     return gateway
 
 
+def operation_index(spec: Schema) -> OperationIndex:
+    """The spec's operations as each surface serves them: steering, faults and the journal name them so."""
+    mounts = {
+        "backend": (BACKEND_PREFIX, list(spec["paths"])),
+        "gateway": (GATEWAY_PREFIX, list(gateway_spec(spec)["paths"])),
+    }
+    return OperationIndex(spec, mounts)
+
+
 def security_map(api_keys: ApiKeys, realm: Realm) -> dict[str, type]:
     """Bind the spec's two schemes to our checks, without putting Python names in the spec."""
 
@@ -164,9 +173,7 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
     app.add_api(copy.deepcopy(spec), base_path=BACKEND_PREFIX, name="backend", **options)
     gateway = gateway_spec(spec)
     app.add_api(gateway, base_path=GATEWAY_PREFIX, name="gateway", **options)
-    index = OperationIndex(
-        spec, {"backend": (BACKEND_PREFIX, list(spec["paths"])), "gateway": (GATEWAY_PREFIX, list(gateway["paths"]))}
-    )
+    index = operation_index(spec)
     app.journal = Journal(settings.journal_size, index)
     app.faults = FaultRules(index)
 

@@ -1,7 +1,7 @@
 """Latency and faults, as WireMock injects them: `Prefer: delay=MS`, and rules at /__mock__/faults.
 
-A rule matches requests by any of `method`, `path` (a spec path template), `operationId` and
-`surface` ("backend" or "gateway"), and applies one `fault`:
+A rule matches requests of the API (never the admin API or the realm) by any of `method`, `path`
+(a spec path template), `operationId` and `surface` ("backend" or "gateway"), and applies one `fault`:
 
 - `delay`: wait `delay_ms`, or a lognormal time of median `median_ms` and shape `sigma`, then serve;
 - `status`: answer `status` (an error status) with its problem body, without serving;
@@ -152,19 +152,20 @@ class FaultRules:
         self.rules = rules
 
     def pick(self, scope: Scope) -> Rule | None:
-        """The first rule matching the request that fires (its probability), its count spent."""
-        operation = None
+        """The first rule matching the API request that fires (its probability), its count spent.
+
+        Only the spec's operations meet faults: the admin API and the realm never do."""
+        operation = self.index.find(scope["method"], scope["path"])
+        if operation is None:
+            return None
         for rule in self.rules:
-            if rule.count == 0 or (rule.method is not None and rule.method != scope["method"]):
+            if rule.count == 0 or not (
+                rule.method in (None, operation.method)
+                and rule.path in (None, operation.template)
+                and rule.operationId in (None, operation.operation_id)
+                and rule.surface in (None, operation.surface)
+            ):
                 continue
-            if rule.path is not None or rule.operationId is not None or rule.surface is not None:
-                operation = operation or self.index.find(scope["method"], scope["path"])
-                if operation is None or not (
-                    rule.path in (None, operation.template)
-                    and rule.operationId in (None, operation.operation_id)
-                    and rule.surface in (None, operation.surface)
-                ):
-                    continue
             if rule.probability < 1 and self.rng.random() >= rule.probability:
                 continue
             if rule.count is not None:
