@@ -23,6 +23,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 
 from mock_server import store as domain
+from mock_server.admin import PREFIX as ADMIN_PREFIX
 from mock_server.admin import Admin
 from mock_server.auth import CHALLENGE, ApiKeys, Realm
 from mock_server.errors import PROBLEM_JSON, MockError, problem_bytes
@@ -198,7 +199,7 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
 
     # outermost: Faults owns the connection (it can close it) and journals what it answers itself
     app.add_middleware(Faults, position=before_exception, rules=app.faults, journal=app.journal)
-    app.add_middleware(RequestJournal, position=before_exception, journal=app.journal)
+    app.add_middleware(RequestJournal, position=before_exception, journal=app.journal, unrecorded=ADMIN_PREFIX)
     app.add_middleware(
         CORSMiddleware,
         position=before_exception,

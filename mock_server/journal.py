@@ -3,7 +3,8 @@
 Memory is bounded: a ring buffer of `Settings.journal_size` entries (200 by default), each body kept
 to its first `BODY_LIMIT` bytes. Recording stays cheap on the hot path: an entry keeps references to
 the raw header lists and the body's first bytes; masking credentials, decoding bodies and naming the
-operation happen when the journal is read, not when a request is served.
+operation happen when the journal is read, not when a request is served. Credentials never show:
+the Authorization, X-API-Key and cookie headers are masked, and so are the identity realm's bodies.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mock_server.auth import REALM_PATH
 from mock_server.operations import OperationIndex
 
 BODY_LIMIT = 4096  # bytes of each request and response body kept in an entry
@@ -118,8 +120,8 @@ class Journal:
             "operationId": self.operation_id(entry),
             "status": entry.status,
             "duration_ms": entry.duration_ms,
-            "request": {"headers": masked(entry.request_headers), **body_json(entry.request_body)},
-            "response": {"headers": masked(entry.response_headers), **body_json(entry.response_body)},
+            "request": {"headers": masked(entry.request_headers), **body_json(entry.request_body, entry.path)},
+            "response": {"headers": masked(entry.response_headers), **body_json(entry.response_body, entry.path)},
             "fault": entry.fault,
         }
 
@@ -137,7 +139,10 @@ def masked(headers: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
     return result
 
 
-def body_json(body: bytes) -> dict[str, Any]:
+def body_json(body: bytes, path: str) -> dict[str, Any]:
+    """The body as text; the realm's are masked whole (client secrets, passwords, tokens)."""
+    if path.startswith(REALM_PATH) and body:
+        return {"body": "***", "truncated": False}
     return {"body": body[:BODY_LIMIT].decode("utf-8", "replace"), "truncated": len(body) > BODY_LIMIT}
 
 
@@ -164,14 +169,18 @@ def _moment(name: str, text: str) -> float:
 
 
 class RequestJournal:
-    """ASGI middleware: records every HTTP exchange in the `Journal`, bodies up to `BODY_LIMIT` + 1 bytes."""
+    """ASGI middleware: records each HTTP exchange in the `Journal`, bodies up to `BODY_LIMIT` + 1 bytes.
 
-    def __init__(self, app: ASGIApp, journal: Journal) -> None:
+    Requests under `unrecorded` (the admin API, as WireMock leaves out /__admin) are not recorded:
+    reading the journal does not fill it."""
+
+    def __init__(self, app: ASGIApp, journal: Journal, unrecorded: str) -> None:
         self.app = app
         self.journal = journal
+        self.unrecorded = unrecorded
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope["path"].startswith(self.unrecorded):
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
