@@ -14,7 +14,7 @@ import itertools
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -26,22 +26,25 @@ BODY_LIMIT = 4096  # bytes of each request and response body kept in an entry
 MASKED = frozenset({b"authorization", b"proxy-authorization", b"x-api-key", b"cookie", b"set-cookie"})
 FAULT = "mock.fault"  # the scope key where `faults.Faults` notes the fault it applied to a request
 RawHeaders = list[tuple[bytes, bytes]]
+_NONE: RawHeaders = []  # shared, never changed
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
+    """One exchange as recorded: raw values, turned into JSON only when the journal is read."""
+
     id: int
-    at: float  # seconds since the epoch, when the request arrived
+    at: float  # seconds since the epoch, when the answer was done
     method: str
     path: str
-    query: str
+    query: bytes
     status: int | None  # None: the connection was dropped before any answer
-    duration_ms: float
+    duration: float  # seconds
     request_headers: RawHeaders
-    response_headers: RawHeaders = field(default_factory=list)
-    request_body: bytes = b""
-    response_body: bytes = b""
-    fault: dict[str, Any] | None = None
+    response_headers: RawHeaders
+    request_body: bytes
+    response_body: bytes
+    fault: dict[str, Any] | None
 
 
 class Journal:
@@ -50,20 +53,33 @@ class Journal:
         self.index = index
         self._ids = itertools.count(1)
 
-    def record(self, scope: Scope, started: float, status: int | None, **details: Any) -> Entry:
-        entry = Entry(
-            id=next(self._ids),
-            at=time.time() - (time.perf_counter() - started),
-            method=scope["method"],
-            path=scope["path"],
-            query=scope["query_string"].decode("latin-1"),
-            status=status,
-            duration_ms=round((time.perf_counter() - started) * 1000, 3),
-            request_headers=scope["headers"],
-            **details,
+    def record(
+        self,
+        scope: Scope,
+        started: float,
+        status: int | None,
+        response_headers: RawHeaders = _NONE,
+        request_body: bytes = b"",
+        response_body: bytes = b"",
+        fault: dict[str, Any] | None = None,
+    ) -> None:
+        """Keep one exchange; `started` is its `time.perf_counter()` when it arrived."""
+        self.entries.append(
+            Entry(
+                next(self._ids),
+                time.time(),
+                scope["method"],
+                scope["path"],
+                scope["query_string"],
+                status,
+                time.perf_counter() - started,
+                scope["headers"],
+                response_headers,
+                request_body,
+                response_body,
+                fault,
+            )
         )
-        self.entries.append(entry)
-        return entry
 
     def clear(self) -> None:
         self.entries.clear()
@@ -93,10 +109,10 @@ class Journal:
             tests.append(_status_test(params["status"]))
         if "since" in params:
             since = _moment("since", params["since"])
-            tests.append(lambda e: e.at >= since)
+            tests.append(lambda e: e.at - e.duration >= since)
         if "until" in params:
             until = _moment("until", params["until"])
-            tests.append(lambda e: e.at <= until)
+            tests.append(lambda e: e.at - e.duration <= until)
         found = [entry for entry in self.entries if all(test(entry) for test in tests)]
         if "limit" in params:
             limit = params["limit"]
@@ -110,16 +126,17 @@ class Journal:
         return operation.operation_id if operation else None
 
     def as_json(self, entry: Entry) -> dict[str, Any]:
+        arrived = entry.at - entry.duration
         return {
             "id": entry.id,
-            "time": datetime.datetime.fromtimestamp(entry.at, datetime.UTC).isoformat(timespec="milliseconds"),
-            "at": entry.at,
+            "time": datetime.datetime.fromtimestamp(arrived, datetime.UTC).isoformat(timespec="milliseconds"),
+            "at": arrived,
             "method": entry.method,
             "path": entry.path,
-            "query": entry.query,
+            "query": entry.query.decode("latin-1"),
             "operationId": self.operation_id(entry),
             "status": entry.status,
-            "duration_ms": entry.duration_ms,
+            "duration_ms": round(entry.duration * 1000, 3),
             "request": {"headers": masked(entry.request_headers), **body_json(entry.request_body, entry.path)},
             "response": {"headers": masked(entry.response_headers), **body_json(entry.response_body, entry.path)},
             "fault": entry.fault,
@@ -185,23 +202,24 @@ class RequestJournal:
             return
         started = time.perf_counter()
         status: int | None = None
-        response_headers: RawHeaders = []
-        request_body = bytearray()
-        response_body = bytearray()
+        response_headers = _NONE
+        request_body = b""
+        response_body = b""
 
         async def tap_receive() -> Message:
+            nonlocal request_body
             message = await receive()
             if len(request_body) <= BODY_LIMIT and message["type"] == "http.request":
-                request_body.extend(message.get("body", b"")[: BODY_LIMIT + 1 - len(request_body)])
+                request_body += message.get("body", b"")[: BODY_LIMIT + 1 - len(request_body)]
             return message
 
         async def tap_send(message: Message) -> None:
-            nonlocal status, response_headers
+            nonlocal status, response_headers, response_body
             if message["type"] == "http.response.start":
                 status = message["status"]
-                response_headers = message.get("headers", [])
-            elif message["type"] == "http.response.body" and len(response_body) <= BODY_LIMIT:
-                response_body.extend(message.get("body", b"")[: BODY_LIMIT + 1 - len(response_body)])
+                response_headers = message.get("headers", _NONE)
+            elif len(response_body) <= BODY_LIMIT and message["type"] == "http.response.body":
+                response_body += message.get("body", b"")[: BODY_LIMIT + 1 - len(response_body)]
             await send(message)
 
         try:
@@ -210,12 +228,6 @@ class RequestJournal:
             fault = scope.get(FAULT)
             if fault is not None:  # the delay was spent before this layer: the client waited for it too
                 started -= fault["delay_ms"] / 1000
-            self.journal.record(
-                scope,
-                started,
-                status if status is not None or FAULT in scope else 500,  # the server answers 500 to a crash
-                response_headers=list(response_headers),
-                request_body=bytes(request_body),
-                response_body=bytes(response_body),
-                fault=fault,
-            )
+            if status is None and fault is None:
+                status = 500  # the server answers 500 to a crash
+            self.journal.record(scope, started, status, response_headers, request_body, response_body, fault)
