@@ -1,4 +1,5 @@
-"""The mock's own API under /__mock__/, outside the contract: health, reset, state, request journal, faults.
+"""The mock's own API under /__mock__/, outside the contract: health, reset, state, request journal, faults,
+violations (proxy mode).
 
 No authentication: the mock binds to loopback by default. Kept apart from mocked traffic, as
 WireMock keeps /__admin, in one explicit table of routes.
@@ -17,6 +18,7 @@ from mock_server.errors import problem_body
 from mock_server.faults import FaultRules, parse_rules
 from mock_server.fixtures import FixtureError, checked_dataset
 from mock_server.journal import Journal
+from mock_server.proxy import Violations
 from mock_server.store import Store
 
 PREFIX = "/__mock__"
@@ -28,10 +30,11 @@ def problem(status: int, detail: str) -> JSONResponse:
 
 
 class Admin:
-    def __init__(self, store: Store, journal: Journal, faults: FaultRules) -> None:
+    def __init__(self, store: Store, journal: Journal, faults: FaultRules, violations: Violations) -> None:
         self.store = store
         self.journal = journal
         self.faults = faults
+        self.violations = violations
 
     def routes(self) -> list[tuple[str, str, Endpoint]]:
         """(method, path, endpoint): the whole admin API."""
@@ -46,6 +49,8 @@ class Admin:
             ("GET", f"{PREFIX}/faults", self.get_faults),
             ("PUT", f"{PREFIX}/faults", self.put_faults),
             ("DELETE", f"{PREFIX}/faults", self.clear_faults),
+            ("GET", f"{PREFIX}/violations", self.get_violations),
+            ("DELETE", f"{PREFIX}/violations", self.clear_violations),
         ]
 
     async def health(self, request: Request) -> Response:
@@ -100,4 +105,12 @@ class Admin:
 
     async def clear_faults(self, request: Request) -> Response:
         self.faults.replace([])
+        return Response(status_code=204)
+
+    async def get_violations(self, request: Request) -> Response:
+        """What the proxied backend's traffic broke of the spec (empty when not proxying)."""
+        return JSONResponse(self.violations.as_json())
+
+    async def clear_violations(self, request: Request) -> Response:
+        self.violations.clear()
         return Response(status_code=204)

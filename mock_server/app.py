@@ -1,9 +1,10 @@
 """create_app(settings) -> the mock: the only module that wires Connexion.
 
-Request path, outermost first: Faults (latency and faults) -> RequestJournal -> CORS -> Steering
-(`Prefer: code / example`) -> FastPath (a valid request answered by its handler) -> BodyLimit ->
-AllowHeader -> Connexion (routing, security from the spec's schemes,
-validation from the spec's schemas) -> a handler of `routing.handler_table` -> the store.
+Request path, outermost first: Faults (latency and faults) -> RequestJournal -> CORS -> [Proxy, with
+--proxy: the API's traffic to a real backend, checked] -> Steering (`Prefer: code / example`) ->
+FastPath (a valid request answered by its handler) -> BodyLimit -> AllowHeader -> Connexion
+(routing, security from the spec's schemes, validation from the spec's schemas) -> a handler of
+`routing.handler_table` -> the store.
 /__mock__ and /realms/shop are plain routes beside the API.
 """
 
@@ -42,6 +43,7 @@ from mock_server.journal import Journal, RequestJournal
 from mock_server.middleware import AllowHeader, BodyLimit
 from mock_server.operations import OperationIndex
 from mock_server.pagination import PageNotFound
+from mock_server.proxy import Proxy, Violations
 from mock_server.routing import handler_table, operation_table
 from mock_server.schemas import FieldError, Schema, load_spec, mount_points
 from mock_server.settings import Settings
@@ -59,6 +61,7 @@ class MockApp(AsyncApp):  # type: ignore[misc]
     realm: Realm
     journal: Journal
     faults: FaultRules
+    violations: Violations
     settings: Settings
 
     def __init__(self, import_name: str, **options: Any) -> None:
@@ -177,6 +180,7 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
     index = operation_index(spec)
     app.journal = Journal(settings.journal_size, index)
     app.faults = FaultRules(index)
+    app.violations = Violations()
 
     for exception in (MockError, domain.StoreError, PageNotFound, ProblemException, HTTPException):
         app.add_error_handler(exception, render_error)
@@ -208,6 +212,16 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
         allow_headers=["Authorization", "Content-Type", "X-API-Key"],
         expose_headers=["WWW-Authenticate", "Allow"],
     )
+    if settings.proxy:  # the API's traffic to a real backend, checked; what it does not serve goes on (fallback)
+        app.add_middleware(
+            Proxy,
+            position=before_exception,
+            index=index,
+            backend=settings.proxy,
+            violations=app.violations,
+            fallback=settings.proxy_fallback,
+            max_body_bytes=settings.max_body_bytes,
+        )
     # inside CORS (its headers), outside the fast path, so that a steered request is never served plainly
     app.add_middleware(Steering, position=before_exception, index=index, dry_run=dry_run)
     if settings.fast_path and not settings.validate_responses:
@@ -222,7 +236,7 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
     app.add_middleware(BodyLimit, position=before_exception, max_bytes=settings.max_body_bytes)
     app.add_middleware(AllowHeader, position=before_exception, routes=routes)
 
-    for part in (Admin(app.store, app.journal, app.faults), Identity(app.realm)):
+    for part in (Admin(app.store, app.journal, app.faults, app.violations), Identity(app.realm)):
         for method, path, endpoint in part.routes():
             app.add_url_rule(path, endpoint=endpoint.__name__, view_func=endpoint, methods=[method])
     return app

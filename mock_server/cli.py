@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import gc
 import logging
+import re
 import sys
 from pathlib import Path
 
@@ -44,9 +45,21 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
     parser.add_argument(
         "--validate-responses", action="store_true", help="self-test: answer 500 if a response breaks the spec"
     )
+    parser.add_argument(
+        "--proxy", metavar="URL", help="forward the API's requests to this backend and report spec violations"
+    )
+    parser.add_argument(
+        "--proxy-fallback",
+        action="store_true",
+        help="with --proxy: the mock answers what the backend does not serve",
+    )
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be 0-65535, not {args.port}")
+    if args.proxy is not None and not re.fullmatch(r"https?://[^/?#\s]+(/[^?#\s]*)?", args.proxy):
+        parser.error(f"--proxy must be an http:// or https:// URL, not {args.proxy!r}")
+    if args.proxy_fallback and args.proxy is None:
+        parser.error("--proxy-fallback needs --proxy URL")
     return Settings(
         host=args.host,
         port=args.port,
@@ -56,6 +69,8 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         log_level=args.log_level,
         token_ttl=args.token_ttl,
         validate_responses=args.validate_responses,
+        proxy=args.proxy,
+        proxy_fallback=args.proxy_fallback,
     )
 
 

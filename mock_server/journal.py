@@ -25,6 +25,7 @@ from mock_server.operations import OperationIndex
 BODY_LIMIT = 4096  # bytes of each request and response body kept in an entry
 MASKED = frozenset({b"authorization", b"proxy-authorization", b"x-api-key", b"cookie", b"set-cookie"})
 FAULT = "mock.fault"  # the scope key where `faults.Faults` notes the fault it applied to a request
+VIOLATIONS = "mock.violations"  # the scope key where `proxy.Proxy` notes a request's spec violations
 RawHeaders = list[tuple[bytes, bytes]]
 _NONE: RawHeaders = []  # shared, never changed
 
@@ -45,6 +46,7 @@ class Entry:
     request_body: bytes
     response_body: bytes
     fault: dict[str, Any] | None
+    violations: list[str] | None
 
 
 class Journal:
@@ -62,6 +64,7 @@ class Journal:
         request_body: bytes = b"",
         response_body: bytes = b"",
         fault: dict[str, Any] | None = None,
+        violations: list[str] | None = None,
     ) -> None:
         """Keep one exchange; `started` is its `time.perf_counter()` when it arrived."""
         self.entries.append(
@@ -78,6 +81,7 @@ class Journal:
                 request_body,
                 response_body,
                 fault,
+                violations,
             )
         )
 
@@ -140,6 +144,7 @@ class Journal:
             "request": {"headers": masked(entry.request_headers), **body_json(entry.request_body, entry.path)},
             "response": {"headers": masked(entry.response_headers), **body_json(entry.response_body, entry.path)},
             "fault": entry.fault,
+            "violations": entry.violations or [],
         }
 
 
@@ -230,4 +235,7 @@ class RequestJournal:
                 started -= fault["delay_ms"] / 1000
             if status is None and fault is None:
                 status = 500  # the server answers 500 to a crash
-            self.journal.record(scope, started, status, response_headers, request_body, response_body, fault)
+            violations = scope.get(VIOLATIONS)
+            self.journal.record(
+                scope, started, status, response_headers, request_body, response_body, fault, violations
+            )

@@ -24,6 +24,7 @@ class Operation:
     template: str  # the spec's path template, e.g. /products/{productcode}/
     surface: str  # the mount point's name: "backend" or "gateway"
     responses: dict[str, Schema]  # status -> the dereferenced response object
+    request_body: Schema  # the dereferenced requestBody object; {} when it takes none
 
     def declared(self) -> list[int]:
         """The declared statuses, ascending (a `default` or `4XX` range is not a status to steer to)."""
@@ -41,7 +42,8 @@ class OperationIndex:
                     if method not in METHODS or not isinstance(operation, dict):
                         continue
                     responses = dereference(operation.get("responses", {}), spec)
-                    found = Operation(operation["operationId"], method.upper(), path, surface, responses)
+                    body = dereference(operation.get("requestBody", {}), spec)
+                    found = Operation(operation["operationId"], method.upper(), path, surface, responses, body)
                     self.operations.append((pattern, found))
 
     def find(self, method: str, path: str) -> Operation | None:

@@ -21,4 +21,6 @@ class Settings:
     journal_size: int = 200
     token_ttl: int = 300
     fast_path: bool = True  # valid requests answered by mock_server.fastpath; off only to compare with Connexion
+    proxy: str | None = None  # a real backend's origin: the API's traffic goes there, checked (mock_server.proxy)
+    proxy_fallback: bool = False  # with proxy: what the backend does not serve (404, 501, refused) is the mock's
     validate_responses: bool = False  # a self-test mode: costly, turns a non-conforming answer into a 500
