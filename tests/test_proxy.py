@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from mock_server.app import create_app
+from mock_server.cli import parse_settings
 from mock_server.settings import Settings
 from tests.conftest import API_KEY_HEADERS, BACKEND
 from tests.contract.faults import Fault
@@ -135,3 +136,16 @@ def test_a_backend_that_is_not_there_is_502_or_the_mock_with_fallback() -> None:
         assert response.status_code == 502 and nowhere in response.json()["detail"]
     with running(create_app(Settings(proxy=nowhere, proxy_fallback=True))) as front, client(front) as http:
         assert http.get(PRODUCT).status_code == 200
+
+
+def test_the_proxy_options(capsys: pytest.CaptureFixture[str]) -> None:
+    settings = parse_settings(["--proxy", "http://127.0.0.1:9000/base", "--proxy-fallback"])
+    assert (settings.proxy, settings.proxy_fallback) == ("http://127.0.0.1:9000/base", True)
+    for argv, named in (
+        (["--proxy", "127.0.0.1:9000"], "--proxy must be an http:// or https:// URL"),
+        (["--proxy-fallback"], "--proxy-fallback needs --proxy URL"),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            parse_settings(argv)
+        assert exit_info.value.code == 2
+        assert named in capsys.readouterr().err.splitlines()[-1]
