@@ -58,7 +58,7 @@ class Steering:
         elif int(code or 0) >= 300:
             await self.error(int(code or 0), send)
         elif scope["method"] == "GET":
-            await self.app(scope, receive, self.applied(send, f"code={code}"))
+            await self.app(scope, receive, self.applied(send, int(code or 0)))
         else:
             await self.success(operation, int(code or 0), scope, receive, send)
 
@@ -98,13 +98,18 @@ class Steering:
             await send_problem(send, 400, detail)
             return
         framework = StarletteFramework.connexion_to_framework_response(response)
-        await framework(scope, receive, self.applied(send, f"code={status}"))
+        await framework(scope, receive, self.applied(send, status))
 
     @staticmethod
-    def applied(send: Send, preference: str) -> Send:
+    def applied(send: Send, status: int) -> Send:
+        """`send`, with `Preference-Applied` on an answer of the preferred status (a read may 404)."""
+
         async def with_header(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message["headers"], (b"preference-applied", preference.encode())]}
+            if message["type"] == "http.response.start" and message["status"] == status:
+                message = {
+                    **message,
+                    "headers": [*message["headers"], (b"preference-applied", f"code={status}".encode())],
+                }
             await send(message)
 
         return with_header

@@ -106,6 +106,9 @@ def test_a_steered_read_success_is_the_real_answer(http: httpx.Client) -> None:
     plain = http.get(f"{BACKEND}/products/S10_1678/")
     steered = http.get(f"{BACKEND}/products/S10_1678/", headers={"Prefer": "code=200"})
     assert (steered.status_code, steered.json()) == (200, plain.json())
+    assert steered.headers["preference-applied"] == "code=200"
+    missing = http.get(f"{BACKEND}/products/S99_9999/", headers={"Prefer": "code=200"})
+    assert missing.status_code == 404 and "preference-applied" not in missing.headers  # not honoured: not claimed
 
 
 def named_examples() -> list[tuple[Operation, str, int, Any]]:
