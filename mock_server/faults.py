@@ -116,6 +116,8 @@ def _parse_rule(item: Any, where: str, index: OperationIndex) -> Rule:
     ):
         if name in item and not (_number(item[name]) and low <= item[name] <= high):
             raise RuleError(f"{where}: {name} must be a number from {low} to {high}, not {item[name]!r}")
+    if item.get("median_ms") == 0:
+        raise RuleError(f"{where}: median_ms must be above 0 (a lognormal delay has no zero median)")
     if ("median_ms" in item) != ("sigma" in item):
         raise RuleError(f"{where}: a lognormal delay needs both median_ms and sigma")
     if "delay_ms" in item and "median_ms" in item:

@@ -121,6 +121,7 @@ BAD_RULES = [
     ([{"fault": "delay"}], "a delay fault needs"),
     ([{"fault": "delay", "delay_ms": MAX_DELAY_MS + 1}], "delay_ms must be a number"),
     ([{"fault": "delay", "median_ms": 10}], "needs both median_ms and sigma"),
+    ([{"fault": "delay", "median_ms": 0, "sigma": 1}], "median_ms must be above 0"),
     ([{"fault": "delay", "delay_ms": 1, "median_ms": 10, "sigma": 1}], "not both"),
     ([{"fault": "drop", "probability": 2}], "probability"),
     ([{"fault": "drop", "count": 0}], "count"),
