@@ -1,4 +1,5 @@
-"""The mock's own API under /__mock__/, outside the contract: health, reset, state, request journal.
+"""The mock's own API under /__mock__/, outside the contract: health, reset, state, request journal, faults,
+violations (proxy mode).
 
 No authentication: the mock binds to loopback by default. Kept apart from mocked traffic, as
 WireMock keeps /__admin, in one explicit table of routes.
@@ -6,18 +7,18 @@ WireMock keeps /__admin, in one explicit table of routes.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from mock_server.errors import BadRequest, problem_body
+from mock_server.faults import FaultRules, parse_rules
 from mock_server.fixtures import FixtureError, checked_dataset
 from mock_server.inputs import decode_strictly, load_json
-from mock_server.middleware import JournalEntry
+from mock_server.journal import Journal
+from mock_server.proxy import Violations
 from mock_server.schemas import Schema
 from mock_server.store import Store
 
@@ -30,9 +31,13 @@ def problem(status: int, detail: str) -> JSONResponse:
 
 
 class Admin:
-    def __init__(self, store: Store, journal: deque[JournalEntry], spec: Schema | None = None) -> None:
+    def __init__(
+        self, store: Store, journal: Journal, faults: FaultRules, violations: Violations, spec: Schema | None = None
+    ) -> None:
         self.store = store
         self.journal = journal
+        self.faults = faults
+        self.violations = violations
         self.spec = spec  # the served spec, which an imported state is checked against (None: the bundled one)
 
     def routes(self) -> list[tuple[str, str, Endpoint]]:
@@ -43,6 +48,13 @@ class Admin:
             ("GET", f"{PREFIX}/state", self.get_state),
             ("PUT", f"{PREFIX}/state", self.put_state),
             ("GET", f"{PREFIX}/requests", self.requests),
+            ("GET", f"{PREFIX}/requests/count", self.count_requests),
+            ("DELETE", f"{PREFIX}/requests", self.clear_requests),
+            ("GET", f"{PREFIX}/faults", self.get_faults),
+            ("PUT", f"{PREFIX}/faults", self.put_faults),
+            ("DELETE", f"{PREFIX}/faults", self.clear_faults),
+            ("GET", f"{PREFIX}/violations", self.get_violations),
+            ("DELETE", f"{PREFIX}/violations", self.clear_violations),
         ]
 
     async def health(self, request: Request) -> Response:
@@ -69,9 +81,46 @@ class Admin:
         return Response(status_code=204)
 
     async def requests(self, request: Request) -> Response:
-        """The last requests, newest last; `?limit=N` keeps the last N."""
-        entries = list(self.journal)
-        limit = request.query_params.get("limit", "")
-        if limit.isdigit():
-            entries = entries[-int(limit) :] if int(limit) else []
-        return JSONResponse([asdict(entry) for entry in entries])
+        """The journal, oldest first, filtered (see `Journal.query`); `?limit=N` keeps the last N."""
+        try:
+            entries = self.journal.query(request.query_params)
+        except ValueError as error:
+            return problem(400, str(error))
+        return JSONResponse([self.journal.as_json(entry) for entry in entries])
+
+    async def count_requests(self, request: Request) -> Response:
+        """How many journal entries match the filters: "was this called N times"."""
+        try:
+            return JSONResponse({"count": len(self.journal.query(request.query_params))})
+        except ValueError as error:
+            return problem(400, str(error))
+
+    async def clear_requests(self, request: Request) -> Response:
+        self.journal.clear()
+        return Response(status_code=204)
+
+    async def get_faults(self, request: Request) -> Response:
+        return JSONResponse([rule.as_json() for rule in self.faults.rules])
+
+    async def put_faults(self, request: Request) -> Response:
+        """Replace the whole rule list; checked whole, so a bad list changes nothing."""
+        try:
+            text = decode_strictly(await request.body(), "(body)", "faults")
+            self.faults.replace(parse_rules(load_json(text, what="faults"), self.faults.index))
+        except BadRequest as error:
+            return problem(400, error.detail)
+        except ValueError as error:  # a RuleError, or a body that is not JSON
+            return problem(400, f"Fault rules not installed: {error}")
+        return Response(status_code=204)
+
+    async def clear_faults(self, request: Request) -> Response:
+        self.faults.replace([])
+        return Response(status_code=204)
+
+    async def get_violations(self, request: Request) -> Response:
+        """What the proxied backend's traffic broke of the spec (empty when not proxying)."""
+        return JSONResponse(self.violations.as_json())
+
+    async def clear_violations(self, request: Request) -> Response:
+        self.violations.clear()
+        return Response(status_code=204)

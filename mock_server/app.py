@@ -1,17 +1,18 @@
 """create_app(settings) -> the mock: the only module that wires Connexion.
 
-Request path, outermost first: LastResort (an unexpected error is a problem+json 500) ->
-RequestJournal -> AdminGuard (/__mock__/) -> CORS -> RawPath (routing on the path as sent) ->
-FastPath (a valid request answered by its handler) -> UISpec (the Swagger UI pages' copies of the
-spec, swagger_ui.py) -> BodyLimit -> AllowHeader -> Connexion (routing, security from the spec's
-schemes, validation from the spec's schemas) -> a handler of `routing.handler_table` -> the store.
+Request path, outermost first: LastResort (an unexpected error is a problem+json 500) -> Faults
+(latency and faults) -> RequestJournal -> AdminGuard (/__mock__/) -> CORS -> RawPath (routing on the
+path as sent) -> [Proxy, with --proxy: the API's traffic to a real backend, checked] -> Steering
+(`Prefer: code / example`) -> FastPath (a valid request answered by its handler) -> UISpec (the
+Swagger UI pages' copies of the spec, swagger_ui.py) -> BodyLimit -> AllowHeader -> Connexion
+(routing, security from the spec's schemes, validation from the spec's schemas) -> a handler of
+`routing.handler_table` -> the store.
 /__mock__ and /realms/shop are plain routes beside the API.
 """
 
 from __future__ import annotations
 
 import copy
-from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
@@ -26,11 +27,13 @@ from starlette.middleware.cors import CORSMiddleware
 from mock_server import store as domain
 from mock_server import swagger_ui
 from mock_server.addressing import BoundedURIParser, RawPath, templates
+from mock_server.admin import PREFIX as ADMIN_PREFIX
 from mock_server.admin import Admin
 from mock_server.admin_guard import AdminGuard
 from mock_server.auth import CHALLENGE, ApiKeys
 from mock_server.errors import PROBLEM_JSON, MockError, problem_bytes
 from mock_server.fastpath import Credential, FastPath, api_key_credential, bearer_credential, fast_routes
+from mock_server.faults import CONNECTION, FaultRules, Faults
 from mock_server.fixtures import read_fixtures, record_fields
 from mock_server.hotpath import (
     ApiKeyHandler,
@@ -39,21 +42,17 @@ from mock_server.hotpath import (
     quiet_content_type_note,
 )
 from mock_server.identity import Identity
+from mock_server.journal import Journal, RequestJournal
 from mock_server.landing import Landing
-from mock_server.middleware import (
-    INTERNAL_ERROR,
-    AllowHeader,
-    BodyLimit,
-    JournalEntry,
-    LastResort,
-    RequestJournal,
-    log_unexpected,
-)
+from mock_server.middleware import INTERNAL_ERROR, AllowHeader, BodyLimit, LastResort, log_unexpected
+from mock_server.operations import OperationIndex
 from mock_server.pagination import PageNotFound
+from mock_server.proxy import Proxy, Violations
 from mock_server.realm import Realm, open_realm
 from mock_server.routing import handler_table, operation_table
 from mock_server.schemas import FieldError, Schema, load_spec, mount_points
 from mock_server.settings import Settings
+from mock_server.steering import Steering
 from mock_server.validation import validator_map
 from shop_contract.document import SpecError
 
@@ -67,7 +66,9 @@ class MockApp(AsyncApp):  # type: ignore[misc]
 
     store: domain.Store
     realm: Realm
-    journal: deque[JournalEntry]
+    journal: Journal
+    faults: FaultRules
+    violations: Violations
     settings: Settings
     backend_prefix: str
     gateway_prefix: str
@@ -77,6 +78,10 @@ class MockApp(AsyncApp):  # type: ignore[misc]
         # Handlers decorated once per operation, not per request (see mock_server.hotpath); no API
         # has been added yet, so swapping the innermost app here loses nothing.
         self._middleware_app = self.middleware.app = DecoratedOnceASGIApp()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        scope[CONNECTION] = getattr(send, "__self__", None)  # for faults.hang_up: the server's own `send`
+        await super().__call__(scope, receive, send)
 
 
 def gateway_spec(spec: Schema) -> Schema:
@@ -89,6 +94,15 @@ def gateway_spec(spec: Schema) -> Schema:
                 operation["security"] = GATEWAY_SECURITY
     gateway["security"] = GATEWAY_SECURITY
     return gateway
+
+
+def operation_index(spec: Schema, backend_prefix: str, gateway_prefix: str) -> OperationIndex:
+    """The spec's operations as each surface serves them: steering, faults and the journal name them so."""
+    mounts = {
+        "backend": (backend_prefix, list(spec["paths"])),
+        "gateway": (gateway_prefix, list(gateway_spec(spec)["paths"])),
+    }
+    return OperationIndex(spec, mounts)
 
 
 def security_map(api_keys: ApiKeys, realm: Realm) -> dict[str, type]:
@@ -189,7 +203,6 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     app.backend_prefix, app.gateway_prefix = backend_prefix, gateway_prefix
     app.store = domain.Store(fields, dataset)
     app.realm = open_realm(settings)
-    app.journal = deque(maxlen=settings.journal_size)
 
     readers, writers = operation_table(app.store, spec)
     handlers = handler_table(readers, writers)
@@ -212,6 +225,10 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     app.add_api(copy.deepcopy(spec), base_path=backend_prefix, name="backend", **options)
     gateway = gateway_spec(spec)
     app.add_api(gateway, base_path=gateway_prefix, name="gateway", **options)
+    index = operation_index(spec, backend_prefix, gateway_prefix)
+    app.journal = Journal(settings.journal_size, index)
+    app.faults = FaultRules(index)
+    app.violations = Violations()
 
     for exception in (MockError, domain.StoreError, PageNotFound, ProblemException, HTTPException, Exception):
         app.add_error_handler(exception, render_error)
@@ -219,8 +236,24 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     mounts = {backend_prefix: list(spec["paths"]), gateway_prefix: list(gateway["paths"])}
     routes = AllowHeader.table(spec, mounts)
     before_exception = MiddlewarePosition.BEFORE_EXCEPTION
+    credentials = credential_checks(spec["components"]["securitySchemes"], api_keys, app.realm)
+
+    async def refuse(scope: Any, receive: Any, send: Any) -> None:
+        raise RuntimeError("a dry run serves nothing itself")  # only its recognise / write are called
+
+    def dry_run() -> FastPath:
+        """A fast path over a scratch copy of the state: a steered write's success, computed aside."""
+        scratch_readers, scratch_writers = operation_table(domain.Store(app.store.fields, app.store.export()), spec)
+        scratch_routes = [
+            *fast_routes(spec, backend_prefix, scratch_readers, scratch_writers, credentials),
+            *fast_routes(gateway, gateway_prefix, scratch_readers, scratch_writers, credentials),
+        ]
+        return FastPath(app=refuse, routes=scratch_routes, max_body_bytes=settings.max_body_bytes)
+
+    # outermost: Faults owns the connection (it can close it) and journals what it answers itself
     app.add_middleware(LastResort, position=before_exception)
-    app.add_middleware(RequestJournal, position=before_exception, journal=app.journal)
+    app.add_middleware(Faults, position=before_exception, rules=app.faults, journal=app.journal)
+    app.add_middleware(RequestJournal, position=before_exception, journal=app.journal, unrecorded=ADMIN_PREFIX)
     app.add_middleware(
         AdminGuard,
         position=before_exception,
@@ -237,9 +270,20 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
         expose_headers=["WWW-Authenticate", "Allow"],
     )
     app.add_middleware(RawPath, position=before_exception, templates=templates(spec, mounts))
+    if settings.proxy:  # the API's traffic to a real backend, checked; what it does not serve goes on (fallback)
+        app.add_middleware(
+            Proxy,
+            position=before_exception,
+            index=index,
+            backend=settings.proxy,
+            violations=app.violations,
+            fallback=settings.proxy_fallback,
+            max_body_bytes=settings.max_body_bytes,
+        )
+    # inside CORS (its headers), outside the fast path, so that a steered request is never served plainly
+    app.add_middleware(Steering, position=before_exception, index=index, dry_run=dry_run)
     if settings.fast_path and not settings.validate_responses:
         # inside CORS and the journal (their headers and records), before the layers a valid request skips
-        credentials = credential_checks(spec["components"]["securitySchemes"], api_keys, app.realm)
         shortcuts = [
             *fast_routes(spec, backend_prefix, readers, writers, credentials),
             *fast_routes(gateway, gateway_prefix, readers, writers, credentials),
@@ -262,7 +306,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     landing = Landing(backend_prefix, gateway_prefix, settings.api_keys)
     parts: list[Admin | Identity | Landing] = [Identity(app.realm), landing]
     if settings.admin:
-        parts.append(Admin(app.store, app.journal, spec))
+        parts.append(Admin(app.store, app.journal, app.faults, app.violations, spec))
     for part in parts:
         for method, path, endpoint in part.routes():
             app.add_url_rule(path, endpoint=endpoint.__name__, view_func=endpoint, methods=[method])

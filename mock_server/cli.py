@@ -102,6 +102,14 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
     parser.add_argument(
         "--validate-responses", action="store_true", help="self-test: answer 500 if a response breaks the spec"
     )
+    parser.add_argument(
+        "--proxy", metavar="URL", help="forward the API's requests to this backend and report spec violations"
+    )
+    parser.add_argument(
+        "--proxy-fallback",
+        action="store_true",
+        help="with --proxy: the mock answers what the backend does not serve",
+    )
     admin = parser.add_mutually_exclusive_group()
     admin.add_argument(
         "--admin-token",
@@ -122,6 +130,10 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
     token = args.admin_token
     if token is None and not args.no_admin and not is_loopback(args.host):
         token = new_admin_token()  # printed in the banner
+    if args.proxy is not None and not is_http_url(args.proxy):
+        parser.error(f"--proxy must be an http:// or https:// URL, not {args.proxy!r}")
+    if args.proxy_fallback and args.proxy is None:
+        parser.error("--proxy-fallback needs --proxy URL")
     return Settings(
         host=args.host,
         port=args.port,
@@ -140,6 +152,8 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         rotate_realm_key=args.rotate_realm_key,
         admin=not args.no_admin,
         admin_token=token,
+        proxy=args.proxy,
+        proxy_fallback=args.proxy_fallback,
     )
 
 

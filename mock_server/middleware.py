@@ -3,7 +3,6 @@
 - `LastResort`: any exception that escapes everything else becomes a problem+json 500, logged once
   with its traceback (Connexion's own last-resort handler is broken with Starlette 1.x: it hands
   Starlette a coroutine where a response is expected).
-- `RequestJournal`: remembers the last N requests (method, path, status, duration) for /__mock__.
 - `BodyLimit`: 413 for a body over the limit, without reading past the limit.
 - `AllowHeader`: Connexion registers one route per (path, method), so its 405 lists only some of a
   path's methods and a plain OPTIONS gets 405; this answers both from the spec's paths.
@@ -14,10 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-import time
-from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from starlette.datastructures import Headers, MutableHeaders
@@ -79,40 +75,6 @@ class LastResort:
             log_unexpected(error)
             with contextlib.suppress(Exception):  # the response had started: nothing more to say
                 await send_problem(send, 500, INTERNAL_ERROR)
-
-
-@dataclass(frozen=True)
-class JournalEntry:
-    method: str
-    path: str
-    status: int
-    duration_ms: float
-
-
-class RequestJournal:
-    def __init__(self, app: ASGIApp, journal: deque[JournalEntry]) -> None:
-        self.app = app
-        self.journal = journal
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status = 500
-
-        async def record_status(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, record_status)
-        finally:
-            path = scope["path"] + (f"?{scope['query_string'].decode('latin-1')}" if scope["query_string"] else "")
-            elapsed = round((time.perf_counter() - started) * 1000, 3)
-            self.journal.append(JournalEntry(scope["method"], path, status, elapsed))
 
 
 class BodyLimit:

@@ -35,6 +35,8 @@ class Settings:
     fast_path: bool = True  # valid requests answered by mock_server.fastpath; off only to compare with Connexion
     admin: bool = True  # the admin API (/__mock__/); off with --no-admin
     admin_token: str | None = None  # required as `Authorization: Bearer` on /__mock__/ when set
+    proxy: str | None = None  # a real backend's origin: the API's traffic goes there, checked (mock_server.proxy)
+    proxy_fallback: bool = False  # with proxy: what the backend does not serve (404, 501, refused) is the mock's
     validate_responses: bool = False  # a self-test mode: costly, turns a non-conforming answer into a 500
 
     def issuer_for(self, realm_path: str) -> str:

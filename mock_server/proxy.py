@@ -1,0 +1,212 @@
+"""The validation proxy, as Prism's proxy mode: the API's traffic goes to a real backend, checked.
+
+`python -m mock_server --proxy URL` forwards each request of the spec's operations to the backend
+(httpx.AsyncClient, path and query as sent, hop-by-hop headers left out) and answers the backend's
+response unchanged. On the way, the request and the response are checked against the spec:
+
+- request: a body only where the operation takes one, of a declared content type, a JSON body
+  valid against its schema (a form body's content type is checked, its fields are not);
+- response: a declared status, a declared content type, a JSON body valid against its schema, no
+  body where the response declares none.
+
+Each violation is logged (one line), kept at /__mock__/violations (the last `KEPT`), and noted in
+the request's journal entry. With `fallback`, an operation the backend does not serve (it answers
+404 or 501, or refuses the connection) is answered by the mock's own state instead: a front end can
+move to the real backend one endpoint at a time. The admin API, the realm and the docs stay the mock's.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+import zlib
+from collections import deque
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import httpx
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from mock_server.journal import VIOLATIONS
+from mock_server.middleware import replay, send_problem
+from mock_server.operations import Operation, OperationIndex, describe
+from mock_server.schemas import Schema, SchemaValidator
+
+KEPT = 500  # violations kept for /__mock__/violations
+HOP_BY_HOP = frozenset(
+    {b"connection", b"keep-alive", b"proxy-connection", b"te", b"trailer", b"transfer-encoding", b"upgrade", b"host"}
+)
+NOT_SERVED = (404, 501)
+log = logging.getLogger("mock_server.proxy")
+
+
+@dataclass(frozen=True)
+class Violation:
+    time: str
+    method: str
+    path: str
+    operationId: str  # the name the admin API and the spec use
+    status: int | None  # the backend's status; None for a request violation with no answer
+    part: str  # "request" or "response"
+    message: str
+
+
+class Violations:
+    def __init__(self) -> None:
+        self.kept: deque[Violation] = deque(maxlen=KEPT)
+
+    def report(self, scope: Scope, operation: Operation, status: int | None, part: str, messages: list[str]) -> None:
+        now = datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
+        for message in messages:
+            violation = Violation(now, scope["method"], scope["path"], operation.operation_id, status, part, message)
+            self.kept.append(violation)
+            log.warning(
+                "spec violation: %s %s (%s) %s: %s",
+                violation.method,
+                violation.path,
+                operation.operation_id,
+                part,
+                message,
+            )
+        scope.setdefault(VIOLATIONS, []).extend(f"{part}: {message}" for message in messages)
+
+    def as_json(self) -> list[dict[str, Any]]:
+        return [asdict(violation) for violation in self.kept]
+
+    def clear(self) -> None:
+        self.kept.clear()
+
+
+class Proxy:
+    """ASGI middleware: the spec's operations to `backend`, checked; anything else to the mock."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        index: OperationIndex,
+        backend: str,
+        violations: Violations,
+        fallback: bool,
+        max_body_bytes: int,
+    ) -> None:
+        self.app = app
+        self.index = index
+        self.backend = backend.rstrip("/")
+        self.violations = violations
+        self.fallback = fallback
+        self.max_body_bytes = max_body_bytes
+        # no kept-alive connections: none is left open when the server stops its loop (it has no hook here)
+        self.client = httpx.AsyncClient(
+            timeout=30, follow_redirects=False, limits=httpx.Limits(max_keepalive_connections=0)
+        )
+        self.validators: dict[int, SchemaValidator] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        operation = self.index.find(scope["method"], scope["path"]) if scope["type"] == "http" else None
+        if operation is None:
+            await self.app(scope, receive, send)
+            return
+        body = await self.read_body(receive)
+        if body is None:
+            await send_problem(send, 413, f"The request body is larger than {self.max_body_bytes} bytes.")
+            return
+        headers = [(name, value) for name, value in scope["headers"] if name.lower() not in HOP_BY_HOP]
+        self.report(scope, operation, None, "request", self.request_problems(operation, headers, body))
+        path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
+        query = scope["query_string"].decode("latin-1")
+        url = self.backend + path + (f"?{query}" if query else "")
+        request = self.client.build_request(scope["method"], url, headers=headers, content=body)
+        try:
+            response = await self.client.send(request, stream=True)
+        except httpx.ConnectError as error:
+            if self.fallback:
+                await self.app(scope, replay(body, receive), send)
+                return
+            await send_problem(send, 502, f"The backend {self.backend} refused the connection: {error}")
+            return
+        except httpx.HTTPError as error:
+            await send_problem(send, 502, f"The backend {self.backend} did not answer: {error!r}")
+            return
+        try:
+            raw = b"".join([chunk async for chunk in response.aiter_raw()])
+        finally:
+            await response.aclose()
+        if self.fallback and response.status_code in NOT_SERVED:
+            await self.app(scope, replay(body, receive), send)
+            return
+        problems = self.response_problems(operation, response, raw)
+        self.report(scope, operation, response.status_code, "response", problems)
+        out = [(name, value) for name, value in response.headers.raw if name.lower() not in HOP_BY_HOP]
+        await send({"type": "http.response.start", "status": response.status_code, "headers": out})
+        await send({"type": "http.response.body", "body": raw})
+
+    def report(self, scope: Scope, operation: Operation, status: int | None, part: str, problems: list[str]) -> None:
+        if problems:
+            self.violations.report(scope, operation, status, part, problems)
+
+    async def read_body(self, receive: Receive) -> bytes | None:
+        """The whole request body, or None past the size limit."""
+        body = b""
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.max_body_bytes:
+                return None
+        return body
+
+    def request_problems(self, operation: Operation, headers: list[tuple[bytes, bytes]], body: bytes) -> list[str]:
+        content: dict[str, Schema] = operation.request_body.get("content", {})
+        if not body:
+            return ["the request body is required and was not sent"] if operation.request_body.get("required") else []
+        if not content:
+            return [f"{operation.operation_id} takes no request body, and one was sent"]
+        media = _media_type(headers)
+        if media not in content:
+            return [f"content type {media or 'none'!r} is not one {operation.operation_id} takes ({describe(content)})"]
+        if media != "application/json":
+            return []
+        return self.json_problems(content[media].get("schema", {}), body, "request body")
+
+    def response_problems(self, operation: Operation, response: httpx.Response, raw: bytes) -> list[str]:
+        status = str(response.status_code)
+        declared = operation.responses.get(status) or operation.responses.get(f"{status[0]}XX")
+        declared = declared or operation.responses.get("default")
+        if declared is None:
+            return [f"status {status} is not declared for {operation.operation_id} ({describe(operation.declared())})"]
+        content: dict[str, Schema] = declared.get("content", {})
+        if not content:
+            return [f"status {status} declares no body, and one was answered"] if raw else []
+        media = _media_type(response.headers.raw)
+        if media not in content:
+            return [f"content type {media or 'none'!r} is not declared for status {status} ({describe(content)})"]
+        encoding = response.headers.get("content-encoding", "identity").lower()
+        if encoding not in ("identity", "gzip", "deflate"):
+            return [f"body not checked: content-encoding {encoding!r} is not one the proxy decodes"]
+        if encoding != "identity":
+            try:
+                raw = zlib.decompress(raw, wbits=47 if encoding == "gzip" else 15)
+            except zlib.error as error:
+                return [f"the status {status} body is not valid {encoding}: {error}"]
+        if not media.endswith("json"):
+            return []
+        return self.json_problems(content[media].get("schema", {}), raw, f"status {status} body")
+
+    def json_problems(self, schema: Schema, raw: bytes, what: str) -> list[str]:
+        try:
+            body = json.loads(raw)
+        except ValueError as error:
+            return [f"the {what} is not JSON: {error}"]
+        validator = self.validators.get(id(schema))
+        if validator is None:
+            validator = self.validators[id(schema)] = SchemaValidator(schema)
+        return [f"{what}: {error.field or '(the body)'}: {error.message}" for error in validator.errors(body)]
+
+
+def _media_type(headers: list[tuple[bytes, bytes]]) -> str:
+    value = next((value for name, value in headers if name.lower() == b"content-type"), b"")
+    return value.decode("latin-1").split(";")[0].strip().lower()

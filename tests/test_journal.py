@@ -1,0 +1,120 @@
+"""The request journal over real HTTP: entries, masking, queries, count, clearing, bounds."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from mock_server.app import create_app
+from mock_server.journal import BODY_LIMIT
+from mock_server.settings import DEFAULT_API_KEY, Settings
+from tests.conftest import API_KEY_HEADERS, BACKEND, fetch_token
+from tests.live import running
+
+PRODUCT = f"{BACKEND}/products/S10_1678/"
+
+
+@pytest.fixture
+def http() -> Iterator[httpx.Client]:
+    with (
+        running(create_app(Settings(journal_size=50))) as origin,
+        httpx.Client(base_url=origin, headers=API_KEY_HEADERS, timeout=30) as client,
+    ):
+        yield client
+
+
+def journal(http: httpx.Client, **filters: str | int) -> list[dict[str, object]]:
+    response = http.get("/__mock__/requests", params=filters)
+    assert response.status_code == 200, response.text
+    entries: list[dict[str, object]] = response.json()
+    return entries
+
+
+def count(http: httpx.Client, **filters: str | int) -> int:
+    response = http.get("/__mock__/requests/count", params=filters)
+    assert response.status_code == 200, response.text
+    found: int = response.json()["count"]
+    return found
+
+
+def test_an_entry_has_the_whole_exchange_with_credentials_masked(http: httpx.Client) -> None:
+    token = fetch_token(http)
+    secrets = (token, DEFAULT_API_KEY, "session-secret")
+    body = {"productline": "Rockets", "textdescription": "Up."}
+    headers = {"Authorization": f"Bearer {token}", "Cookie": "mock_session=session-secret"}
+    created = http.post(f"{BACKEND}/productlines/", json=body, params={"trace": "1"}, headers=headers)
+    entry = journal(http, operationId="create_product_line")[-1]
+    assert (entry["method"], entry["path"], entry["query"], entry["status"]) == (
+        "POST",
+        f"{BACKEND}/productlines/",
+        "trace=1",
+        201,
+    )
+    assert entry["request"] == {
+        "headers": entry["request"]["headers"],  # type: ignore[index]
+        "body": json.dumps(body, separators=(",", ":")),
+        "truncated": False,
+    }
+    assert entry["response"]["body"] == created.text  # type: ignore[index]
+    assert entry["response"]["headers"]["content-type"] == "application/json"  # type: ignore[index]
+    request_headers = entry["request"]["headers"]  # type: ignore[index]
+    assert request_headers["authorization"] == "Bearer ***"
+    assert request_headers["x-api-key"] == "***" and request_headers["cookie"] == "***"
+    everything = json.dumps(journal(http))
+    assert not any(secret in everything for secret in secrets)
+
+
+def test_bodies_are_truncated_at_the_documented_size(http: httpx.Client) -> None:
+    long = "x" * (BODY_LIMIT * 2)
+    http.post(f"{BACKEND}/productlines/", json={"productline": "Long", "htmldescription": long})
+    entry = journal(http, operationId="create_product_line")[-1]
+    for part in ("request", "response"):
+        assert entry[part]["truncated"] is True  # type: ignore[index]
+        assert len(entry[part]["body"]) == BODY_LIMIT  # type: ignore[index]
+
+
+def test_queries_by_method_path_operation_status_and_time(http: httpx.Client) -> None:
+    start = datetime.datetime.now(datetime.UTC).isoformat()
+    for code in ("S10_1678", "S10_1949", "NOPE"):
+        http.get(f"{BACKEND}/products/{code}/")
+    http.delete(f"{BACKEND}/products/S10_1678/")  # 409: it has order details
+    http.get(f"{BACKEND}/products/")
+    assert [e["path"] for e in journal(http, operationId="get_product")] == [
+        f"{BACKEND}/products/{code}/" for code in ("S10_1678", "S10_1949", "NOPE")
+    ]
+    assert [e["status"] for e in journal(http, method="delete")] == [409]
+    assert [e["operationId"] for e in journal(http, path=PRODUCT)] == ["get_product", "delete_product"]
+    assert count(http, status="4xx") == 2 and count(http, status=404) == 1
+    assert count(http, operationId="get_product", status=200) == 2
+    assert count(http, since=start) == 5 and count(http, until=start) == 0
+    later = (datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=5)).timestamp()
+    assert count(http, since=later) == 0
+    assert [e["path"] for e in journal(http, operationId="get_product", limit=1)] == [f"{BACKEND}/products/NOPE/"]
+
+
+def test_a_bad_filter_is_400_naming_it(http: httpx.Client) -> None:
+    for filters, named in (
+        ({"colour": "red"}, "colour"),
+        ({"status": "fourhundred"}, "status"),
+        ({"since": "yesterday"}, "since"),
+        ({"operationId": "launch"}, "launch"),
+        ({"limit": "-1"}, "limit"),
+    ):
+        for path in ("/__mock__/requests", "/__mock__/requests/count"):
+            response = http.get(path, params=filters)
+            assert response.status_code == 400 and named in response.json()["detail"], (path, filters)
+
+
+def test_delete_clears_and_the_journal_is_bounded(http: httpx.Client) -> None:
+    http.get(PRODUCT)
+    assert http.delete("/__mock__/requests").status_code == 204
+    assert count(http) == 0  # the admin API is not recorded
+    for _ in range(60):
+        http.get(PRODUCT)
+    entries = journal(http)
+    assert len(entries) == 50  # Settings(journal_size=50)
+    assert entries[-1]["path"] == PRODUCT and entries[0]["id"] < entries[-1]["id"]
