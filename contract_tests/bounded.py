@@ -270,12 +270,14 @@ class BoundedAdapter(HTTPAdapter):
         kwargs["stream"] = True
         with deadline(self.limits.deadline):
             response = super().send(request, *args, **kwargs)
+            method, url = request.method or "", request.url or ""
             try:
                 chunks = response.raw.stream(READ_PIECE, decode_content=True)
-                method, url = request.method or "", request.url or ""
                 body = read_bounded(chunks, self.limits.max_response_size, method, url)
             except (TimeoutError, ReadTimeoutError) as exc:
-                raise requests.exceptions.ReadTimeout(exc, request=request) from exc
+                # Worded as urllib3 words it: Schemathesis reads the timeout back from this message.
+                late = ReadTimeoutError(None, url, f"Read timed out. (read timeout={self.limits.deadline:g})")  # type: ignore[arg-type]
+                raise requests.exceptions.ReadTimeout(late, request=request) from exc
             except ProtocolError as exc:
                 raise requests.exceptions.ChunkedEncodingError(exc, request=request) from exc
             except DecodeError as exc:
