@@ -18,6 +18,7 @@ from contract_tests import SUITE_VERSION, report, runner
 from contract_tests.bounded import DEFAULT_DEADLINE, DEFAULT_MAX_RESPONSE_SIZE
 from contract_tests.conformance import ConformanceError
 from contract_tests.findings import STRICT_CHECKS
+from contract_tests.keyring import CredentialsLost
 from contract_tests.options import PROFILES, Options, UsageError
 from contract_tests.redact import Redactor, escape
 from contract_tests.spec import BUNDLED_SPEC, SpecError
@@ -153,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     progress = (lambda line: None) if options.quiet else (lambda line: _say(secrets(line)))
     try:
         ledger = runner.run(options, progress)
-    except (UsageError, SpecError, TargetError, ConformanceError) as exc:
+    except (UsageError, SpecError, TargetError, ConformanceError, CredentialsLost) as exc:
         return _fail(secrets(str(exc)))
     except KeyboardInterrupt:
         return _fail("interrupted")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import re
 import socket
@@ -64,9 +65,9 @@ async def _whole(send: Any, status: int, headers: dict[str, str], body: bytes) -
 
 
 async def trickle_body(scope: Scope, receive: Any, send: Any) -> None:
-    """A JSON body promised 10,000 bytes long, sent one byte every 50 ms (8 minutes)."""
-    await _start(send, 200, {"content-type": "application/json", "content-length": "10000"})
-    for _ in range(10_000):
+    """A JSON body promised 100 bytes long, sent one byte every 50 ms (5 s, past the tests' deadline)."""
+    await _start(send, 200, {"content-type": "application/json", "content-length": "100"})
+    for _ in range(100):
         await send({"type": "http.response.body", "body": b" ", "more_body": True})
         await asyncio.sleep(0.05)
     await send({"type": "http.response.body", "body": b""})
@@ -97,12 +98,14 @@ def _gzip_of_zeros(size: int) -> bytes:
     return b"".join([*(packer.compress(piece) for _ in range(size // MIB)), packer.flush()])
 
 
-GZIP_BOMB = _gzip_of_zeros(1024 * MIB)
-"""1 GiB of zeros, about 1 MiB on the wire."""
+@functools.cache
+def gzip_bomb_body() -> bytes:
+    """512 MiB of zeros, about half a MiB on the wire."""
+    return _gzip_of_zeros(512 * MIB)
 
 
 async def gzip_bomb(scope: Scope, receive: Any, send: Any) -> None:
-    await _whole(send, 200, {"content-type": "application/json", "content-encoding": "gzip"}, GZIP_BOMB)
+    await _whole(send, 200, {"content-type": "application/json", "content-encoding": "gzip"}, gzip_bomb_body())
 
 
 async def html_page(scope: Scope, receive: Any, send: Any) -> None:
@@ -138,6 +141,16 @@ async def echo_headers(scope: Scope, receive: Any, send: Any) -> None:
     sent = {name.decode(): value.decode("latin-1") for name, value in scope["headers"]}
     headers = {"content-type": "application/json", **{f"x-echo-{name}": value for name, value in sent.items()}}
     await _whole(send, 400, headers, json.dumps({"detail": "bad request", "headers": sent}).encode())
+
+
+def refusing_after(requests: int) -> Callable[[Scope], bool]:
+    """A `when` that lets the first `requests` through, then matches every request (credentials lost)."""
+    seen = iter(range(requests))
+    return lambda scope: next(seen, None) is None
+
+
+async def unauthorized(scope: Scope, receive: Any, send: Any) -> None:
+    await _whole(send, 401, {"content-type": "application/problem+json"}, b'{"title": "Unauthorized", "status": 401}')
 
 
 @contextlib.contextmanager
