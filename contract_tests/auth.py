@@ -29,6 +29,10 @@ class CredentialsError(Exception):
     """Credentials could not be obtained, or the target refused them."""
 
 
+class TokenEndpointUnreachable(CredentialsError):
+    """No answer from the token endpoint (it may still be starting)."""
+
+
 @dataclass(frozen=True)
 class Credentials:
     api_key: str | None = None
@@ -47,7 +51,7 @@ def fetch_token(token_url: str, client_id: str, client_secret: str, timeout: flo
     try:
         response = httpx.post(token_url, data=form, timeout=timeout)
     except httpx.HTTPError as exc:
-        raise CredentialsError(f"cannot reach the token endpoint {token_url}: {exc}") from exc
+        raise TokenEndpointUnreachable(f"cannot reach the token endpoint {token_url}: {exc}") from exc
     if response.status_code != 200:
         raise CredentialsError(
             f"the token endpoint {token_url} refused the client credentials (HTTP {response.status_code})"

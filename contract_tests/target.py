@@ -8,16 +8,20 @@ cannot work stops before testing anything.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
+from typing import TypeVar
 
 import httpx
 
-from contract_tests.auth import Credentials, forged_tokens, realm_public_key
+from contract_tests.auth import Credentials, TokenEndpointUnreachable, forged_tokens, realm_public_key
 from contract_tests.bounded import Limits, ResponseTooLarge, httpx_client, send_httpx
 from contract_tests.keyring import CredentialsLost, Keyring, Realm
 from contract_tests.options import Options, UsageError
 from contract_tests.spec import Operation, Spec
 
+T = TypeVar("T")
 WAIT_STEP = 0.5
 """Seconds between two probes of a target that is still starting (`--wait`)."""
 
@@ -75,13 +79,19 @@ def _keyring(options: Options) -> Keyring:
     try:
         return Keyring(options.api_key, options.token, realm, options.request_timeout)
     except CredentialsLost as exc:
+        if isinstance(exc.__cause__, TokenEndpointUnreachable):
+            raise Unreached(str(exc)) from exc
         raise TargetError(str(exc)) from exc
 
 
 def build_target(options: Options, spec: Spec) -> Target:
     """Resolve credentials and surfaces, and check each surface answers and accepts them."""
-    keyring = _keyring(options)
-    token = keyring.token
+    give_up = time.monotonic() + options.wait
+    keyring = _waiting(give_up, partial(_keyring, options))
+    try:
+        token = keyring.token
+    except CredentialsLost as exc:
+        raise TargetError(str(exc)) from exc
     credentials = Credentials(api_key=options.api_key, token=token)
     refused = _refused(credentials, forged_tokens(token, realm_public_key(token, options.token_url)))
     surfaces = []
@@ -108,9 +118,8 @@ def build_target(options: Options, spec: Spec) -> Target:
             Surface("gateway", options.gateway_url, operations, bearer, {"bearer": bearer}, gateway_refused)
         )
     limits = Limits(options.request_timeout, options.max_response_size)
-    give_up = time.monotonic() + options.wait
     for surface in surfaces:
-        _probe_until(surface, spec, limits, keyring, give_up)
+        _waiting(give_up, partial(_probe, surface, spec, limits, keyring))
     return Target(tuple(surfaces), credentials, keyring, limits)
 
 
@@ -121,12 +130,11 @@ def _probe_operation(surface: Surface, spec: Spec) -> Operation:
     return on_surface[0]
 
 
-def _probe_until(surface: Surface, spec: Spec, limits: Limits, keyring: Keyring, give_up: float) -> None:
-    """Probe `surface`, again every WAIT_STEP seconds while it cannot be reached and `give_up` is ahead."""
+def _waiting(give_up: float, attempt: Callable[[], T]) -> T:
+    """`attempt()`, again every WAIT_STEP seconds while it raises Unreached and `give_up` is ahead."""
     while True:
         try:
-            _probe(surface, spec, limits, keyring)
-            return
+            return attempt()
         except Unreached:
             if time.monotonic() + WAIT_STEP > give_up:
                 raise

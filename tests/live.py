@@ -20,9 +20,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running(app: Any) -> Iterator[str]:
+def running(app: Any, port: int | None = None) -> Iterator[str]:
     """Yield the origin (http://127.0.0.1:PORT) of `app` served by uvicorn until the block ends."""
-    port = free_port()
+    port = port or free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, lifespan="off")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
