@@ -255,10 +255,10 @@ def non_fatal(spec: Spec, options: Options, surface: Surface, event: events.NonF
     operation = op.id if op is not None else event.label
     sample = event.info.code_sample or ""
     too_large = _cause(event.value, ResponseTooLarge)
-    if too_large is not None and options.selects("response_size"):
+    if too_large is not None:
         rule = f"an answer is at most {options.max_response_size} bytes, decompressed (--max-response-size)"
         ledger.violated(Violation("response_size", surface.name, operation, rule, sample, str(too_large)))
-    elif _cause(event.value, requests.Timeout) is not None and options.selects("response_time"):
+    elif _cause(event.value, requests.Timeout) is not None:
         rule = f"an answer comes whole within {options.request_timeout:g} s (connect, headers and body)"
         shown = "(no whole answer within the deadline)"
         ledger.violated(Violation("response_time", surface.name, operation, rule, sample, shown))
