@@ -120,17 +120,15 @@ def junit_xml(ledger: Ledger) -> bytes:
         ET.SubElement(properties, "property", name=name, value=shown(value))
     for key in keys:
         spent = run.timings.get(f"{key.surface}.{key.operation}", 0.0)
-        case = ET.SubElement(
-            suite, "testcase", classname=f"{key.surface}.{key.operation}", name=key.check, time=f"{spent:.3f}"
-        )
+        classname = shown(f"{key.surface}.{key.operation}")
+        case = ET.SubElement(suite, "testcase", classname=classname, name=shown(key.check), time=f"{spent:.3f}")
         found = [v for v in ledger.violations if Key(v.surface, v.operation, v.check) == key]
         if found:
             failure = ET.SubElement(case, "failure", message=shown(found[0].rule[:500]))
             failure.text = shown("\n\n".join(describe(n, v) for n, v in enumerate(found, 1)))
     for skip in ledger.not_exercised:
-        case = ET.SubElement(
-            suite, "testcase", classname=f"{skip.surface}.{skip.operation}", name=skip.check, time="0.000"
-        )
+        classname = shown(f"{skip.surface}.{skip.operation}")
+        case = ET.SubElement(suite, "testcase", classname=classname, name=shown(skip.check), time="0.000")
         ET.SubElement(case, "skipped", message=shown(skip.reason[:500]))
     for number, error in enumerate(errors, 1):
         case = ET.SubElement(suite, "testcase", classname="run", name=f"error-{number}", time="0.000")
