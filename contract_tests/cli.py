@@ -102,7 +102,8 @@ def options_from(argv: Sequence[str], environ: Mapping[str, str] | None = None) 
     args = parser().parse_args(argv)
     environ = os.environ if environ is None else environ
     for name, variable in SECRET_VARIABLES.items():
-        if getattr(args, name) is None and variable in environ:
+        realm_given = name == "token" and args.token_url is not None  # a realm's token replaces a static one
+        if getattr(args, name) is None and variable in environ and not realm_given:
             setattr(args, name, environ[variable])
     return Options(
         base_url=args.base_url,
