@@ -83,8 +83,9 @@ class Keyring:
             token, expires_in = fetch_token(realm.token_url, realm.client_id, realm.client_secret, self.timeout)
         except CredentialsError as exc:
             raise CredentialsLost(str(exc)) from exc
-        expires = time.time() + expires_in if expires_in is not None else _expiry(token)
-        self._use(token, expires)
+        # The earlier of `expires_in` and the token's own `exp` (whole seconds: up to a second earlier).
+        candidates = [t for t in (_expiry(token), time.time() + expires_in if expires_in else None) if t is not None]
+        self._use(token, min(candidates, default=None))
 
     @property
     def token(self) -> str | None:
