@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from contract_tests import SUITE_VERSION
+from contract_tests import SUITE_VERSION, cli, runner
 from contract_tests.spec import Spec
 from mock_server.app import create_app
 from mock_server.settings import Settings
@@ -204,3 +204,25 @@ def test_reports_say_which_run_it_was(origin: str, tmp_path: Path) -> None:
     properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
     assert properties["seed"] == "3" and properties["spec_version"] == spec_version
     assert all(case.get("time") is not None for case in suite.iter("testcase"))
+
+
+def _boom(*args: object) -> None:
+    raise RuntimeError("the suite's own defect")
+
+
+@pytest.mark.parametrize("where", ["a check", "the run"])
+def test_an_internal_error_exits_2_with_the_reports_written(
+    where: str, origin: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In-process, to break the suite on purpose: a crashing check, or a crash between checks."""
+    if where == "a check":
+        monkeypatch.setitem(runner.PER_SURFACE, "auth_matrix", _boom)
+    else:
+        monkeypatch.setattr(runner, "run_domain", _boom)
+    args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), *QUICK, "--report-dir", str(tmp_path)]
+    code = cli.main(args)
+    out, err = capsys.readouterr()
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in out + err, err
+    assert {p.name for p in tmp_path.iterdir()} == {"summary.txt", "findings.json", "junit.xml"}
+    assert "the suite's own defect" in (tmp_path / "summary.txt").read_text(encoding="utf-8")
+    assert list(ET.parse(tmp_path / "junit.xml").getroot().iter("error"))
