@@ -29,6 +29,10 @@ class CredentialsError(Exception):
     """Credentials could not be obtained, or the target refused them."""
 
 
+class TokenEndpointUnreachable(CredentialsError):
+    """No answer from the token endpoint (it may still be starting)."""
+
+
 @dataclass(frozen=True)
 class Credentials:
     api_key: str | None = None
@@ -41,22 +45,24 @@ class Credentials:
         return {} if self.token is None else {"Authorization": f"Bearer {self.token}"}
 
 
-def fetch_token(token_url: str, client_id: str, client_secret: str, timeout: float = 10.0) -> str:
-    """A client_credentials grant against an OpenID Connect token endpoint."""
+def fetch_token(token_url: str, client_id: str, client_secret: str, timeout: float = 10.0) -> tuple[str, float | None]:
+    """A client_credentials grant against an OpenID Connect token endpoint: the token and its `expires_in`."""
     form = {"grant_type": "client_credentials", "client_id": client_id, "client_secret": client_secret}
     try:
         response = httpx.post(token_url, data=form, timeout=timeout)
     except httpx.HTTPError as exc:
-        raise CredentialsError(f"cannot reach the token endpoint {token_url}: {exc}") from exc
+        raise TokenEndpointUnreachable(f"cannot reach the token endpoint {token_url}: {exc}") from exc
     if response.status_code != 200:
         raise CredentialsError(
             f"the token endpoint {token_url} refused the client credentials (HTTP {response.status_code})"
         )
     try:
-        token = response.json()["access_token"]
+        answer = response.json()
+        token = answer["access_token"]
     except (ValueError, KeyError, TypeError) as exc:
         raise CredentialsError(f"the token endpoint {token_url} answered no access_token") from exc
-    return str(token)
+    expires_in = answer.get("expires_in")
+    return str(token), float(expires_in) if isinstance(expires_in, int | float) and expires_in > 0 else None
 
 
 def _b64(data: bytes) -> str:

@@ -1,7 +1,9 @@
 """`shop-contract` / `python -m contract_tests`: options -> a run -> an exit code.
 
-Exit 0: no violation; 1: violations found; 2: could not run (bad arguments, unreadable spec,
-unreachable target, credentials refused), said in one line on stderr.
+Exit 0: no violation; 1: violations found; 2: could not run or could not finish (bad arguments,
+unreadable spec, unreachable target or not this API, credentials refused or lost during the run, an
+internal error), said in one line on stderr; the reports are written whenever testing started.
+Secrets may come from the environment (SECRET_VARIABLES) so that no command line or CI log holds them.
 
 Importing this module is cheap (the pytest plugin builds its options from `parser()` in every pytest
 session): the suite itself is imported by `main` only.
@@ -10,15 +12,23 @@ session): the suite itself is imported by `main` only.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from contract_tests.findings import STRICT_CHECKS
-from contract_tests.options import PROFILES, Options, UsageError
+from contract_tests.options import DEFAULT_DEADLINE, DEFAULT_MAX_RESPONSE_SIZE, PROFILES, Options, UsageError
+from contract_tests.redact import Redactor, escape
 from shop_contract.document import SpecError
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_CANNOT_RUN = 0, 1, 2
+SECRET_VARIABLES = {
+    "api_key": "SHOP_CONTRACT_API_KEY",
+    "token": "SHOP_CONTRACT_TOKEN",
+    "client_secret": "SHOP_CONTRACT_CLIENT_SECRET",
+}
+"""The option each environment variable stands for when the flag is not given."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -28,15 +38,27 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+class _Version(Exception):
+    """--version was asked for."""
+
+
+class _VersionAction(argparse.Action):
+    def __call__(self, *args: object, **kwargs: object) -> None:
+        raise _Version
+
+
 def parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="shop-contract", description="Check a shop service against its OpenAPI contract.")
+    p = _Parser(
+        prog="shop-contract", description="Check a shop service against its OpenAPI contract.", allow_abbrev=False
+    )
+    p.add_argument("--version", action=_VersionAction, nargs=0, help="print the suite's version and exit")
     target = p.add_argument_group("target")
     target.add_argument("--base-url", help="the backend's mount point, e.g. http://127.0.0.1:8000/shop/api/v1")
     target.add_argument("--gateway-url", help="the gateway's mount point, e.g. http://127.0.0.1:8000/customers/v1")
     target.add_argument("--spec", type=Path, help="the contract (default: the one installed with the suite)")
     creds = p.add_argument_group("credentials")
-    creds.add_argument("--api-key", help="sent as X-API-Key (backend only)")
-    creds.add_argument("--token", help="a JWT, sent as Authorization: Bearer")
+    creds.add_argument("--api-key", help="sent as X-API-Key (backend only; or SHOP_CONTRACT_API_KEY)")
+    creds.add_argument("--token", help="a JWT, sent as Authorization: Bearer (or SHOP_CONTRACT_TOKEN)")
     creds.add_argument("--token-url", help="an OpenID Connect token endpoint (client_credentials grant)")
     creds.add_argument("--client-id", help="the client of --token-url")
     creds.add_argument("--client-secret", help="the secret of --client-id")
@@ -50,7 +72,23 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--strict-check", action="append", default=[], choices=STRICT_CHECKS, help="one strict check")
     run.add_argument("--no-domain", action="store_true", help="skip the dedicated domain tests")
     run.add_argument("--no-conformance", action="store_true", help="skip the Schemathesis phases")
-    run.add_argument("--request-timeout", type=float, default=10.0, help="seconds per request (default: 10)")
+    run.add_argument("--checks", nargs="+", default=[], metavar="NAME", help="judge only these checks")
+    run.add_argument("--exclude-checks", nargs="+", default=[], metavar="NAME", help="do not judge these checks")
+    run.add_argument(
+        "--request-timeout",
+        type=float,
+        default=DEFAULT_DEADLINE,
+        metavar="SECONDS",
+        help=f"total deadline of one request: connect, headers and body (default {DEFAULT_DEADLINE:g})",
+    )
+    run.add_argument(
+        "--max-response-size",
+        type=int,
+        default=DEFAULT_MAX_RESPONSE_SIZE,
+        metavar="BYTES",
+        help=f"largest response body, decompressed; larger is a violation (default {DEFAULT_MAX_RESPONSE_SIZE})",
+    )
+    run.add_argument("--wait", type=float, default=0.0, metavar="SECONDS", help="wait for a target still starting")
     run.add_argument("--quiet", action="store_true", help="no progress lines")
     out = p.add_argument_group("output")
     out.add_argument("--junit-xml", type=Path, metavar="FILE", help="JUnit XML, a test case per operation and check")
@@ -58,8 +96,13 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def options_from(argv: Sequence[str]) -> Options:
+def options_from(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> Options:
     args = parser().parse_args(argv)
+    environ = os.environ if environ is None else environ
+    for name, variable in SECRET_VARIABLES.items():
+        realm_given = name == "token" and args.token_url is not None  # a realm's token replaces a static one
+        if getattr(args, name) is None and variable in environ and not realm_given:
+            setattr(args, name, environ[variable])
     return Options(
         base_url=args.base_url,
         gateway_url=args.gateway_url,
@@ -81,27 +124,53 @@ def options_from(argv: Sequence[str]) -> Options:
         junit_xml=args.junit_xml,
         report_dir=args.report_dir,
         request_timeout=args.request_timeout,
+        max_response_size=args.max_response_size,
+        wait=args.wait,
+        checks=tuple(args.checks),
+        exclude_checks=tuple(args.exclude_checks),
         quiet=args.quiet,
     )
 
 
+def _say(line: str) -> None:
+    print(line, flush=True)
+
+
+def _fail(message: str) -> int:
+    print(f"shop-contract: error: {escape(message)}", file=sys.stderr)
+    return EXIT_CANNOT_RUN
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    from contract_tests import report, runner
+    from contract_tests import SUITE_VERSION, report, runner
     from contract_tests.conformance import ConformanceError
+    from contract_tests.keyring import CredentialsLost
     from contract_tests.target import TargetError
 
     try:
         options = options_from(sys.argv[1:] if argv is None else argv)
-        ledger = runner.run(options, (lambda line: None) if options.quiet else (lambda line: print(line, flush=True)))
-    except (UsageError, SpecError, TargetError, ConformanceError) as exc:
-        print(f"shop-contract: error: {exc}", file=sys.stderr)
-        return EXIT_CANNOT_RUN
+    except _Version:
+        print(f"shop-contract {SUITE_VERSION}")
+        return EXIT_OK
+    except UsageError as exc:
+        return _fail(str(exc))
+    secrets = Redactor(tuple(s for s in (options.api_key, options.token, options.client_secret) if s))
+    progress = (lambda line: None) if options.quiet else (lambda line: _say(secrets(line)))
+    try:
+        ledger = runner.run(options, progress)
+    except (UsageError, SpecError, TargetError, ConformanceError, CredentialsLost) as exc:
+        return _fail(secrets(str(exc)))
     except KeyboardInterrupt:
-        print("shop-contract: interrupted", file=sys.stderr)
-        return EXIT_CANNOT_RUN
+        return _fail("interrupted")
+    except Exception as exc:  # the suite's own defect before testing started: still one line
+        return _fail(secrets(f"internal error of the suite: {type(exc).__name__}: {exc}"))
     print(report.summary(ledger))
     for path in report.write(ledger, options):
-        print(f"wrote {path}")
+        print(f"wrote {escape(str(path))}")
+    if ledger.aborted:
+        return _fail(Redactor(ledger.secrets)(ledger.aborted))
     if ledger.violations:
         return EXIT_VIOLATIONS
-    return EXIT_CANNOT_RUN if ledger.errors else EXIT_OK
+    if ledger.errors:
+        return _fail(f"{len(ledger.errors)} part(s) of the run could not complete (see Errors above)")
+    return EXIT_OK

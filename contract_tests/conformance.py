@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 import hypothesis
+import requests
 import schemathesis
 from schemathesis.config import ProjectConfig
 from schemathesis.engine import Status, events, from_schema
@@ -18,7 +19,9 @@ from schemathesis.engine.recorder import ScenarioRecorder
 
 from contract_tests import checks as _registered_checks  # noqa: F401  (registers our checks)
 from contract_tests import hooks, refusals
-from contract_tests.findings import STRICT_CHECKS, Ledger, Violation
+from contract_tests.bounded import Limits, ResponseTooLarge, bounded_session
+from contract_tests.findings import ALL_CHECKS, STRICT_CHECKS, Ledger, Violation
+from contract_tests.keyring import CredentialsLost, Keyring
 from contract_tests.options import Options
 from contract_tests.spec import Spec
 from contract_tests.target import Surface
@@ -53,6 +56,7 @@ def schemathesis_config(options: Options, surface: Surface, stateful: bool) -> d
         },
         "checks": {
             "object_level_authorization": {"enabled": False},
+            **{name: {"enabled": options.selects(name)} for name in ALL_CHECKS if name not in STRICT_CHECKS},
             **{name: {"enabled": name in strict} for name in STRICT_CHECKS},
         },
         "phases": {
@@ -89,10 +93,45 @@ class UntargetedProject(ProjectConfig):
         return hypothesis.settings(settings, phases=phases)
 
 
-def load_schema(spec: Spec, options: Options, surface: Surface, operations: set[str], known: Known) -> Any:
+class BoundedTransport:
+    """Schemathesis' requests transport, sending through a session bounded in time and size
+    (`contract_tests.bounded`) with the keyring's current credentials."""
+
+    def __init__(self, inner: Any, limits: Limits, keyring: Keyring | None, expected: dict[str, str]) -> None:
+        self._inner = inner
+        self._bounded = {"limits": limits, "keyring": keyring, "expected": expected}
+        self._fallback = requests.Session()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def send(self, case: Any, *, session: requests.Session | None = None, **kwargs: Any) -> Any:
+        bounded = bounded_session(session or self._fallback, **self._bounded)  # type: ignore[arg-type]
+        return self._inner.send(case, session=bounded, **kwargs)
+
+
+def bound(schema: Any, transport: BoundedTransport) -> None:
+    """Make every request of `schema` (and of its clones) go through `transport`.
+
+    Schemathesis picks the transport from the schema (`schema.transport`, a property); a subclass made
+    for this run answers ours instead, the schema's data unchanged (the same trick as UntargetedProject).
+    """
+    schema.__class__ = type("BoundedSchema", (type(schema),), {"transport": property(lambda _: transport)})
+
+
+def load_schema(
+    spec: Spec,
+    options: Options,
+    surface: Surface,
+    operations: set[str],
+    known: Known,
+    keyring: Keyring | None = None,
+) -> Any:
     config = schemathesis.Config.from_dict(schemathesis_config(options, surface, has_links(spec, operations)))
     schema = schemathesis.openapi.from_dict(spec.raw, config=config).include(operation_id=sorted(operations))
     schema.config.__class__ = UntargetedProject  # same slots; only the settings method differs
+    limits = Limits(options.request_timeout, options.max_response_size)
+    bound(schema, BoundedTransport(schema.transport, limits, keyring, surface.headers))
     hooks.register_formats()
     hooks.install(schema, spec, known)
     return schema
@@ -182,20 +221,63 @@ def record(
                 ledger.violated(Violation(check, surface.name, operation, rule, node.failure_info.code_sample, shown))
 
 
-def run(spec: Spec, options: Options, surface: Surface, known: Known, ledger: Ledger, progress: Progress) -> None:
+def run(
+    spec: Spec,
+    options: Options,
+    surface: Surface,
+    known: Known,
+    ledger: Ledger,
+    progress: Progress,
+    keyring: Keyring | None = None,
+) -> None:
     """Run every Schemathesis phase against `surface`."""
     operations = {op for op in surface.operations if not options.include or op in options.include}
     if not operations:
         return
-    schema = load_schema(spec, options, surface, operations, known)
+    schema = load_schema(spec, options, surface, operations, known, keyring)
     for event in from_schema(schema).execute():
         if isinstance(event, events.PhaseStarted):
             progress(f"[{surface.name}] {event.phase.name.value} phase")
         elif isinstance(event, events.ScenarioFinished):
             record(spec, surface, event.recorder, ledger, options.enabled_strict)
+            if event.label:
+                op = spec.by_label(event.label)
+                ledger.run.spent(surface.name, op.id if op is not None else event.label, event.elapsed_time)
             if event.label and event.status != Status.SKIP:
                 progress(f"[{surface.name}]   {event.label}: {event.status.value}")
         elif isinstance(event, events.NonFatalError):
-            ledger.errors.append(f"[{surface.name}] {event.label}: {event.info.title}: {event.info.message}")
+            non_fatal(spec, options, surface, event, ledger)
         elif isinstance(event, events.FatalError):
+            if isinstance(event.exception, CredentialsLost):
+                raise event.exception
             raise ConformanceError(f"Schemathesis stopped: {event.exception}")
+
+
+def _cause(error: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """`error` or the first exception of that `kind` in its chain of causes."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, kind):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def non_fatal(spec: Spec, options: Options, surface: Surface, event: events.NonFatalError, ledger: Ledger) -> None:
+    """A request that got no answer to judge: a violation when the answer was too slow or too large."""
+    lost = _cause(event.value, CredentialsLost)
+    if lost is not None:
+        raise lost
+    op = spec.by_label(event.label)
+    operation = op.id if op is not None else event.label
+    sample = event.info.code_sample or ""
+    too_large = _cause(event.value, ResponseTooLarge)
+    if too_large is not None:
+        rule = f"an answer is at most {options.max_response_size} bytes, decompressed (--max-response-size)"
+        ledger.violated(Violation("response_size", surface.name, operation, rule, sample, str(too_large)))
+    elif _cause(event.value, requests.Timeout) is not None:
+        rule = f"an answer comes whole within {options.request_timeout:g} s (connect, headers and body)"
+        shown = "(no whole answer within the deadline)"
+        ledger.violated(Violation("response_time", surface.name, operation, rule, sample, shown))
+    else:
+        ledger.errors.append(f"[{surface.name}] {event.label}: {event.info.title}: {event.info.message}")

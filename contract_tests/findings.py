@@ -35,6 +35,8 @@ STRICT_CHECKS = (
     "identifier_change_is_conflict",
     "external_reference_accepted",
 )
+TRANSPORT_CHECKS = ("response_time", "response_size")
+"""Verdicts on any request of the run: no whole answer within the deadline, or one past the size limit."""
 SCHEMATHESIS_CHECKS = (
     "not_a_server_error",
     "status_code_conformance",
@@ -49,6 +51,7 @@ SCHEMATHESIS_CHECKS = (
     "ensure_resource_availability",
     "ignored_auth",
 )
+ALL_CHECKS = (*DOMAIN_CHECKS, *STRICT_CHECKS, *TRANSPORT_CHECKS, *SCHEMATHESIS_CHECKS)
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,27 @@ class Key:
 
 
 @dataclass
+class RunInfo:
+    """What a report needs to say which run it is: enough to repeat it."""
+
+    seed: int | None = None
+    targets: dict[str, str] = field(default_factory=dict)
+    """Base URL per surface."""
+    profile: str = ""
+    suite_version: str = ""
+    spec_version: str = ""
+    duration: float = 0.0
+    refused_credentials: int = 0
+    """Requests refused (401) although they carried the suite's current credentials."""
+    timings: dict[str, float] = field(default_factory=dict)
+    """Seconds spent on each operation, by "surface.operation"."""
+
+    def spent(self, surface: str, operation: str, seconds: float) -> None:
+        key = f"{surface}.{operation}"
+        self.timings[key] = self.timings.get(key, 0.0) + seconds
+
+
+@dataclass
 class Ledger:
     """Passes per (surface, operation, check) and the violations, in the order they were found."""
 
@@ -90,6 +114,11 @@ class Ledger:
     violations: list[Violation] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     not_exercised: list[Skip] = field(default_factory=list)
+    run: RunInfo = field(default_factory=RunInfo)
+    secrets: tuple[str, ...] = ()
+    """Credentials the suite sent: masked wherever the reports show what a target answered."""
+    aborted: str | None = None
+    """Why the run stopped before its end (credentials lost, an internal error); the exit code is 2."""
 
     def passed(self, surface: str, operation: str, check: str, times: int = 1) -> None:
         self.passes[Key(surface, operation, check)] += times

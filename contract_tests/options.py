@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from contract_tests.findings import STRICT_CHECKS
+from contract_tests.findings import ALL_CHECKS, STRICT_CHECKS
 
-RUN_TAGS = 10_000
+DEFAULT_DEADLINE = 10.0  # seconds for one whole request: connect, headers and body
+DEFAULT_MAX_RESPONSE_SIZE = 10 * 1024 * 1024  # bytes of one response body, decompressed
 
 
 class UsageError(Exception):
@@ -54,16 +55,19 @@ class Options:
     conformance: bool = True
     junit_xml: Path | None = None
     report_dir: Path | None = None
-    request_timeout: float = 10.0
+    request_timeout: float = DEFAULT_DEADLINE
+    """The total deadline of one request: connect, headers and body."""
+    max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE
+    wait: float = 0.0
+    """Seconds to wait for a target that is still starting."""
+    checks: tuple[str, ...] = ()
+    """Only these checks (empty: all)."""
+    exclude_checks: tuple[str, ...] = ()
     quiet: bool = False
     seed_value: int = field(init=False)
-    run_tag: int = field(init=False)
-    """Folded into the identifiers the run creates, so that a rerun, even with the same seed, never
-    collides with items an earlier run left on the target (a backend may refuse those with 400)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seed_value", self.seed if self.seed is not None else random.randrange(2**31))
-        object.__setattr__(self, "run_tag", random.SystemRandom().randrange(RUN_TAGS))
         self.validate()
 
     def validate(self) -> None:
@@ -75,6 +79,8 @@ class Options:
         realm = (self.token_url, self.client_id, self.client_secret)
         if any(realm) and not all(realm):
             raise UsageError("--token-url, --client-id and --client-secret go together")
+        if self.token is not None and not self.token.strip():
+            raise UsageError("--token is empty (check the variable it comes from, e.g. SHOP_CONTRACT_TOKEN)")
         if self.token and self.token_url:
             raise UsageError("give either --token or --token-url, not both")
         if self.profile not in PROFILES:
@@ -86,6 +92,21 @@ class Options:
         unknown = set(self.strict_checks) - set(STRICT_CHECKS)
         if unknown:
             raise UsageError(f"unknown strict check(s) {sorted(unknown)}; choose from {', '.join(STRICT_CHECKS)}")
+        if not self.domain and not self.conformance:
+            raise UsageError("--no-domain and --no-conformance together leave nothing to test")
+        if self.request_timeout <= 0:
+            raise UsageError("--request-timeout must be more than 0 seconds")
+        if self.max_response_size < 1:
+            raise UsageError("--max-response-size must be at least 1 byte")
+        if self.wait < 0:
+            raise UsageError("--wait must be 0 seconds or more")
+        for flag, names in (("--checks", self.checks), ("--exclude-checks", self.exclude_checks)):
+            unknown = set(names) - set(ALL_CHECKS)
+            if unknown:
+                known = ", ".join(ALL_CHECKS)
+                raise UsageError(f"unknown check(s) for {flag}: {', '.join(sorted(unknown))}; known: {known}")
+        if self.checks and not set(self.checks) - set(self.exclude_checks):
+            raise UsageError("--checks and --exclude-checks together leave no check to run")
 
     @property
     def examples(self) -> int:
@@ -101,4 +122,9 @@ class Options:
 
     @property
     def enabled_strict(self) -> frozenset[str]:
-        return frozenset(STRICT_CHECKS) if self.strict else frozenset(self.strict_checks)
+        strict = frozenset(STRICT_CHECKS) if self.strict else frozenset(self.strict_checks)
+        return frozenset(name for name in strict if self.selects(name))
+
+    def selects(self, check: str) -> bool:
+        """Whether `check` is judged in this run (`--checks`, `--exclude-checks`)."""
+        return (not self.checks or check in self.checks) and check not in self.exclude_checks

@@ -1,5 +1,9 @@
-"""What a run tells people: a summary per check and per operation, each violation with its evidence,
-and JUnit XML for CI (one test case per surface, operation and check).
+"""What a run tells people: which run it was, a summary per check and per operation, each violation with
+its evidence (the requests that set up its state, then the failing one), the checks not exercised and
+why, and JUnit XML for CI (one test case per surface, operation and check).
+
+Everything shown passes through the run's `Redactor`: secrets masked, control characters escaped, so the
+JUnit file is always well-formed XML and no answer can act on a terminal.
 """
 
 from __future__ import annotations
@@ -9,11 +13,24 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from contract_tests.findings import Key, Ledger, Violation
 from contract_tests.options import Options
+from contract_tests.redact import Redactor
 
 RULE = "-" * 100
+
+
+def _run_lines(ledger: Ledger) -> list[str]:
+    run = ledger.run
+    targets = ", ".join(f"{name} {url}" for name, url in run.targets.items()) or "(none)"
+    return [
+        f"Run: seed {run.seed}, profile {run.profile}, {run.duration:.1f} s; "
+        f"shop-contract {run.suite_version}, spec {run.spec_version}",
+        f"Targets: {targets}",
+        f"Requests refused for the suite's own credentials (HTTP 401): {run.refused_credentials}",
+    ]
 
 
 def _by_check(ledger: Ledger) -> list[str]:
@@ -41,12 +58,25 @@ def _by_operation(ledger: Ledger) -> list[str]:
     return lines
 
 
+def _not_exercised(ledger: Ledger) -> list[str]:
+    if not ledger.not_exercised:
+        return []
+    lines = ["Not exercised (checks that could not run, and why):"]
+    lines += [f"  {s.surface:<8} {s.operation:<28} {s.check}: {s.reason}" for s in ledger.not_exercised]
+    return ["", *lines]
+
+
 def describe(number: int, violation: Violation) -> str:
     indent = "\n       "
+    setup = [
+        "   setup (the requests that make the state it depends on, in order):"
+        + "".join(indent + curl.replace("\n", indent) for curl in violation.setup)
+    ]
     return "\n".join(
         [
             f"{number}. [{violation.check}] {violation.surface} {violation.operation}",
             f"   rule broken: {violation.rule}",
+            *(setup if violation.setup else []),
             "   request:" + indent + violation.curl.replace("\n", indent),
             "   response:" + indent + violation.response.replace("\n", indent),
         ]
@@ -54,7 +84,7 @@ def describe(number: int, violation: Violation) -> str:
 
 
 def summary(ledger: Ledger) -> str:
-    parts = [*_by_check(ledger), "", *_by_operation(ledger)]
+    parts = [*_run_lines(ledger), "", *_by_check(ledger), "", *_by_operation(ledger), *_not_exercised(ledger)]
     if ledger.violations:
         parts += ["", RULE, f"{len(ledger.violations)} violation(s):", ""]
         parts += [describe(n, v) + "\n" for n, v in enumerate(ledger.violations, 1)]
@@ -65,48 +95,98 @@ def summary(ledger: Ledger) -> str:
         if ledger.ok
         else f"{len(ledger.violations)} violation(s) of {len(ledger.violated_checks())} check(s)"
     )
-    return "\n".join([*parts, "", f"Result: {verdict}."])
+    if ledger.aborted:
+        verdict = f"stopped: {ledger.aborted}; {verdict} up to then"
+    return Redactor(ledger.secrets)("\n".join([*parts, "", f"Result: {verdict}."]))
 
 
 def junit_xml(ledger: Ledger) -> bytes:
+    shown = Redactor(ledger.secrets)
     keys = sorted(set(ledger.passes) | set(ledger.failures()), key=lambda k: (k.surface, k.operation, k.check))
     failures = ledger.failures()
+    run = ledger.run
+    errors = [*ledger.errors, *([ledger.aborted] if ledger.aborted else [])]
     suite = ET.Element(
         "testsuite",
         name="shop-contract",
-        tests=str(len(keys) + len(ledger.errors)),
+        tests=str(len(keys) + len(errors) + len(ledger.not_exercised)),
         failures=str(len(failures)),
-        errors=str(len(ledger.errors)),
+        errors=str(len(errors)),
+        skipped=str(len(ledger.not_exercised)),
+        time=f"{run.duration:.3f}",
     )
+    properties = ET.SubElement(suite, "properties")
+    for name, value in _properties(ledger).items():
+        ET.SubElement(properties, "property", name=name, value=shown(value))
     for key in keys:
-        case = ET.SubElement(suite, "testcase", classname=f"{key.surface}.{key.operation}", name=key.check)
+        spent = run.timings.get(f"{key.surface}.{key.operation}", 0.0)
+        classname = shown(f"{key.surface}.{key.operation}")
+        case = ET.SubElement(suite, "testcase", classname=classname, name=shown(key.check), time=f"{spent:.3f}")
         found = [v for v in ledger.violations if Key(v.surface, v.operation, v.check) == key]
         if found:
-            failure = ET.SubElement(case, "failure", message=found[0].rule[:500])
-            failure.text = "\n\n".join(describe(n, v) for n, v in enumerate(found, 1))
-    for number, error in enumerate(ledger.errors, 1):
-        case = ET.SubElement(suite, "testcase", classname="run", name=f"error-{number}")
-        ET.SubElement(case, "error", message=error[:500]).text = error
+            failure = ET.SubElement(case, "failure", message=shown(found[0].rule[:500]))
+            failure.text = shown("\n\n".join(describe(n, v) for n, v in enumerate(found, 1)))
+    for skip in ledger.not_exercised:
+        classname = shown(f"{skip.surface}.{skip.operation}")
+        case = ET.SubElement(suite, "testcase", classname=classname, name=shown(skip.check), time="0.000")
+        ET.SubElement(case, "skipped", message=shown(skip.reason[:500]))
+    for number, error in enumerate(errors, 1):
+        case = ET.SubElement(suite, "testcase", classname="run", name=f"error-{number}", time="0.000")
+        ET.SubElement(case, "error", message=shown(error[:500])).text = shown(error)
     document: bytes = ET.tostring(suite, encoding="utf-8", xml_declaration=True)
     return document
 
 
-def as_json(ledger: Ledger) -> dict[str, object]:
-    """The ledger for machines: the checks exercised, the violations and the errors."""
+def _properties(ledger: Ledger) -> dict[str, str]:
+    run = ledger.run
     return {
-        "exercised": sorted(ledger.exercised()),
-        "violations": [asdict(violation) for violation in ledger.violations],
-        "errors": ledger.errors,
+        "seed": str(run.seed),
+        "profile": run.profile,
+        "suite_version": run.suite_version,
+        "spec_version": run.spec_version,
+        "duration": f"{run.duration:.3f}",
+        "refused_credentials": str(run.refused_credentials),
+        **{f"target.{name}": url for name, url in run.targets.items()},
     }
 
 
+def as_json(ledger: Ledger) -> dict[str, object]:
+    """The ledger for machines: the run, the checks exercised and not, the violations and the errors."""
+    shown = Redactor(ledger.secrets)
+    run = asdict(ledger.run)
+    document = {
+        "run": run,
+        "exercised": sorted(ledger.exercised()),
+        "not_exercised": [asdict(skip) for skip in ledger.not_exercised],
+        "violations": [asdict(violation) for violation in ledger.violations],
+        "errors": ledger.errors,
+        "aborted": ledger.aborted,
+    }
+    cleaned: dict[str, object] = _redacted(document, shown)
+    return cleaned
+
+
+def _redacted(value: Any, shown: Redactor) -> Any:
+    """`value` with every string in it (keys too) redacted."""
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, dict):
+        return {shown(str(key)): _redacted(item, shown) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redacted(item, shown) for item in value]
+    return value
+
+
 def write(ledger: Ledger, options: Options) -> list[Path]:
-    """Write the JUnit file and the report directory, if asked for; the paths written."""
+    """Write the JUnit file and the report directory (all three files), if asked for; the paths written."""
     written = []
-    junit = options.junit_xml or (options.report_dir / "junit.xml" if options.report_dir else None)
-    if junit is not None:
+    document = junit_xml(ledger)
+    targets = [options.junit_xml] if options.junit_xml else []
+    if options.report_dir is not None:
+        targets.append(options.report_dir / "junit.xml")
+    for junit in targets:
         junit.parent.mkdir(parents=True, exist_ok=True)
-        junit.write_bytes(junit_xml(ledger))
+        junit.write_bytes(document)
         written.append(junit)
     if options.report_dir is not None:
         options.report_dir.mkdir(parents=True, exist_ok=True)

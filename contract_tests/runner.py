@@ -8,14 +8,18 @@ the target's state) and the Schemathesis phases; last, remove what was made.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable
+from functools import partial
 
-from contract_tests import conformance
+from contract_tests import SUITE_VERSION, conformance
+from contract_tests.conformance import ConformanceError
 from contract_tests.domain import PER_SURFACE, surfaces
 from contract_tests.domain.data import Context
-from contract_tests.domain.http import Session, Unreachable
-from contract_tests.findings import Ledger
+from contract_tests.domain.http import Abandoned, Session, Unreachable
+from contract_tests.findings import ALL_CHECKS, Ledger, RunInfo
 from contract_tests.identities import Identities
+from contract_tests.keyring import CredentialsLost
 from contract_tests.known import Known, discover, remove_made
 from contract_tests.options import Options, UsageError
 from contract_tests.spec import Spec
@@ -24,54 +28,112 @@ from contract_tests.target import Target, TargetError, build_target
 Progress = Callable[[str], None]
 
 
-def learn(spec: Spec, target: Target, identities: Identities, timeout: float) -> tuple[Known, Session]:
+def learn(spec: Spec, target: Target, identities: Identities) -> tuple[Known, Session]:
     """What the target serves (making what is missing, e.g. on an empty target), and the session that
     will remove what was made, on the backend (else the gateway)."""
     surface = target.surface("backend") or target.surfaces[0]
-    session = Session(surface, Ledger(), timeout)
+    session = Session(surface, Ledger(), target.limits, target.keyring)
     try:
         return discover(spec, session, identities), session
-    except Unreachable as exc:
+    except (Unreachable, Abandoned) as exc:
         session.close()
         raise TargetError(str(exc)) from exc
 
 
+def guarded(ledger: Ledger, surface: str, check: str, work: Callable[[], None]) -> bool:
+    """Run one check's work; what stops it becomes a verdict, a "not exercised" entry or an error, never a
+    crash. CredentialsLost goes on up: it ends the run. False when the surface stopped answering."""
+    try:
+        work()
+    except CredentialsLost:
+        raise
+    except Abandoned as exc:
+        ledger.skipped(surface, "-", check, f"not finished: {exc}")
+    except (Unreachable, TargetError) as exc:
+        ledger.skipped(surface, "-", check, f"the target stopped answering: {exc}")
+        ledger.errors.append(f"[{surface}] {check}: the target stopped answering: {exc}")
+        return False
+    except ConformanceError as exc:
+        ledger.skipped(surface, "-", check, str(exc))
+        ledger.errors.append(f"[{surface}] {check}: {exc}")
+    except Exception as exc:
+        reason = f"could not run: {type(exc).__name__}: {exc}"
+        ledger.skipped(surface, "-", check, reason)
+        ledger.errors.append(f"[{surface}] {check} {reason}")
+    return True
+
+
 def run_domain(ctx: Context, target: Target, options: Options, ledger: Ledger, progress: Progress) -> None:
-    sessions = {surface.name: Session(surface, ledger, options.request_timeout) for surface in target.surfaces}
+    sessions = {surface.name: Session(surface, ledger, target.limits, target.keyring) for surface in target.surfaces}
     try:
         for session in sessions.values():
             for name, test in PER_SURFACE.items():
+                if name in ALL_CHECKS and not options.selects(name):
+                    continue
                 progress(f"[{session.surface.name}] {name}")
-                test(ctx, session)
-        if "backend" in sessions and "gateway" in sessions:
+                if not guarded(ledger, session.surface.name, name, partial(test, ctx, session)):
+                    break
+        if "backend" in sessions and "gateway" in sessions and options.selects("surface_parity"):
             progress("[gateway] surface_parity")
-            surfaces.run(ctx, sessions["backend"], sessions["gateway"])
-    except Unreachable as exc:
-        ledger.errors.append(f"the target stopped answering: {exc}")
+            parity = partial(surfaces.run, ctx, sessions["backend"], sessions["gateway"])
+            guarded(ledger, "gateway", "surface_parity", parity)
     finally:
         for session in sessions.values():
             session.close()
 
 
+def _selected_only(ledger: Ledger, options: Options) -> None:
+    """Drop the verdicts of checks `--checks` / `--exclude-checks` leave out (a domain test judges several)."""
+    for key in [key for key in ledger.passes if not options.selects(key.check)]:
+        del ledger.passes[key]
+    ledger.violations[:] = [v for v in ledger.violations if options.selects(v.check)]
+
+
 def run(options: Options, progress: Progress) -> Ledger:
-    """Test the target the options describe; raises for what makes a run impossible."""
+    """Test the target the options describe; raises for what makes a run impossible.
+
+    Once testing started, nothing escapes: a check that fails to run is recorded in the ledger, lost
+    credentials or an internal error stop the run with `ledger.aborted` set, and the ledger is returned
+    so that the reports are written.
+    """
+    started = time.monotonic()
     spec = Spec.load(options.spec)
     unknown = set(options.include) - set(spec.operations)
     if unknown:
         raise UsageError(f"unknown operation(s) for --include: {', '.join(sorted(unknown))}")
     target = build_target(options, spec)
-    known, maker = learn(spec, target, Identities(), options.request_timeout)
-    ledger = Ledger()
+    ledger = Ledger(secrets=target.keyring.secrets())
+    ledger.run = RunInfo(
+        seed=options.seed_value,
+        targets={surface.name: surface.base_url for surface in target.surfaces},
+        profile=options.profile,
+        suite_version=SUITE_VERSION,
+        spec_version=str(spec.raw.get("info", {}).get("version", "")),
+    )
     progress(f"seed {options.seed_value}; surfaces: {', '.join(s.name + ' ' + s.base_url for s in target.surfaces)}")
+    known, maker = learn(spec, target, Identities())
     try:
-        if options.domain:
-            ctx = Context(spec, known, options.enabled_strict, frozenset(options.include))
-            run_domain(ctx, target, options, ledger, progress)
-        if options.conformance:
-            for surface in target.surfaces:
-                conformance.run(spec, options, surface, known, ledger, progress)
+        _test(spec, target, options, ledger, progress, known)
+    except CredentialsLost as exc:
+        ledger.aborted = str(exc)
+    except Exception as exc:  # the suite's own defect: still a report, and exit 2
+        ledger.aborted = f"internal error of the suite: {type(exc).__name__}: {exc}"
     finally:
-        with contextlib.suppress(Unreachable):  # the run already says the target stopped answering
+        with contextlib.suppress(Exception):  # best effort: the run already says why it stopped, if it did
             remove_made(maker, known)
         maker.close()
+    _selected_only(ledger, options)
+    ledger.run.duration = time.monotonic() - started
+    ledger.run.refused_credentials = target.keyring.refused
+    ledger.secrets = target.keyring.secrets()
     return ledger
+
+
+def _test(spec: Spec, target: Target, options: Options, ledger: Ledger, progress: Progress, known: Known) -> None:
+    if options.domain:
+        ctx = Context(spec, known, options.enabled_strict, frozenset(options.include))
+        run_domain(ctx, target, options, ledger, progress)
+    if options.conformance:
+        for surface in target.surfaces:
+            run_phases = partial(conformance.run, spec, options, surface, known, ledger, progress, target.keyring)
+            guarded(ledger, surface.name, "schemathesis", run_phases)

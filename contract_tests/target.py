@@ -7,17 +7,31 @@ cannot work stops before testing anything.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
+from typing import TypeVar
 
 import httpx
 
-from contract_tests.auth import Credentials, CredentialsError, fetch_token, forged_tokens, realm_public_key
+from contract_tests.auth import Credentials, TokenEndpointUnreachable, forged_tokens, realm_public_key
+from contract_tests.bounded import Limits, ResponseTooLarge, httpx_client, send_httpx
+from contract_tests.keyring import CredentialsLost, Keyring, Realm
 from contract_tests.options import Options, UsageError
 from contract_tests.spec import Operation, Spec
 
+T = TypeVar("T")
+WAIT_STEP = 0.5
+"""Seconds between two probes of a target that is still starting (`--wait`)."""
+
 
 class TargetError(Exception):
-    """The target cannot be tested: unreachable, or it refuses the given credentials."""
+    """The target cannot be tested: unreachable, not this API, or it refuses the given credentials."""
+
+
+class Unreached(TargetError):
+    """No answer yet: worth probing again while `--wait` lasts."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +57,10 @@ class Surface:
 class Target:
     surfaces: tuple[Surface, ...]
     credentials: Credentials
+    """The credentials as they were at the start (forged tokens are made from them)."""
+    keyring: Keyring
+    """The credentials as they are now: send `keyring.current(surface.headers)`."""
+    limits: Limits
 
     def surface(self, name: str) -> Surface | None:
         return next((surface for surface in self.surfaces if surface.name == name), None)
@@ -54,13 +72,25 @@ def _refused(credentials: Credentials, forged: dict[str, str]) -> dict[str, dict
     return refused
 
 
+def _keyring(options: Options) -> Keyring:
+    realm = None
+    if options.token_url and options.client_id and options.client_secret:
+        realm = Realm(options.token_url, options.client_id, options.client_secret)
+    try:
+        return Keyring(options.api_key, options.token, realm, options.request_timeout)
+    except CredentialsLost as exc:
+        if isinstance(exc.__cause__, TokenEndpointUnreachable):
+            raise Unreached(str(exc)) from exc
+        raise TargetError(str(exc)) from exc
+
+
 def build_target(options: Options, spec: Spec) -> Target:
     """Resolve credentials and surfaces, and check each surface answers and accepts them."""
-    token = options.token
+    give_up = time.monotonic() + options.wait
+    keyring = _waiting(give_up, partial(_keyring, options))
     try:
-        if options.token_url and options.client_id and options.client_secret:
-            token = fetch_token(options.token_url, options.client_id, options.client_secret, options.request_timeout)
-    except CredentialsError as exc:
+        token = keyring.token
+    except CredentialsLost as exc:
         raise TargetError(str(exc)) from exc
     credentials = Credentials(api_key=options.api_key, token=token)
     refused = _refused(credentials, forged_tokens(token, realm_public_key(token, options.token_url)))
@@ -87,9 +117,10 @@ def build_target(options: Options, spec: Spec) -> Target:
         surfaces.append(
             Surface("gateway", options.gateway_url, operations, bearer, {"bearer": bearer}, gateway_refused)
         )
+    limits = Limits(options.request_timeout, options.max_response_size)
     for surface in surfaces:
-        _probe(surface, spec, options.request_timeout)
-    return Target(tuple(surfaces), credentials)
+        _waiting(give_up, partial(_probe, surface, spec, limits, keyring))
+    return Target(tuple(surfaces), credentials, keyring, limits)
 
 
 def _probe_operation(surface: Surface, spec: Spec) -> Operation:
@@ -99,15 +130,28 @@ def _probe_operation(surface: Surface, spec: Spec) -> Operation:
     return on_surface[0]
 
 
-def _probe(surface: Surface, spec: Spec, timeout: float) -> None:
+def _waiting(give_up: float, attempt: Callable[[], T]) -> T:
+    """`attempt()`, again every WAIT_STEP seconds while it raises Unreached and `give_up` is ahead."""
+    while True:
+        try:
+            return attempt()
+        except Unreached:
+            if time.monotonic() + WAIT_STEP > give_up:
+                raise
+            time.sleep(WAIT_STEP)
+
+
+def _probe(surface: Surface, spec: Spec, limits: Limits, keyring: Keyring) -> None:
     op = _probe_operation(surface, spec)
     url = surface.url(op.path)
-    try:
-        response = httpx.get(url, headers=surface.headers, timeout=timeout)
-    except httpx.HTTPError as exc:
-        raise TargetError(
-            f"cannot reach the {surface.name} at {surface.base_url}: {exc or type(exc).__name__}"
-        ) from exc
+    with httpx_client(limits) as client:
+        request = client.build_request("GET", url, headers=keyring.current(surface.headers))
+        try:
+            response = send_httpx(client, request, limits)
+        except (httpx.HTTPError, ResponseTooLarge) as exc:
+            raise Unreached(
+                f"cannot reach the {surface.name} at {surface.base_url}: {exc or type(exc).__name__}"
+            ) from exc
     if response.status_code in (401, 403):
         kinds = " and ".join(surface.accepted)
         raise TargetError(
@@ -117,3 +161,22 @@ def _probe(surface: Surface, spec: Spec, timeout: float) -> None:
         raise TargetError(
             f"the {surface.name} has no {op.path} under {surface.base_url} (HTTP 404): wrong mount point?"
         )
+    if response.status_code in (502, 503, 504):
+        raise Unreached(f"the {surface.name} at {surface.base_url} is not ready (HTTP {response.status_code})")
+    if 200 <= response.status_code < 300 and not _is_this_api(spec, op, response):
+        kind = response.headers.get("content-type", "no content type").split(";")[0]
+        raise TargetError(
+            f"the {surface.name} at {surface.base_url} does not serve this API: GET {op.path} answered "
+            f"HTTP {response.status_code} {kind} that is not the contract's list (wrong URL?)"
+        )
+
+
+def _is_this_api(spec: Spec, op: Operation, response: httpx.Response) -> bool:
+    """A JSON object holding every property the contract's 200 answer requires."""
+    schema = op.definition.get("responses", {}).get("200", {}).get("content", {}).get("application/json", {})
+    required = schema.get("schema", {}).get("required", [])
+    try:
+        body = response.json()
+    except ValueError:
+        return False
+    return isinstance(body, dict) and all(name in body for name in required)

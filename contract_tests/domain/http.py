@@ -6,6 +6,7 @@ Every request goes through `Session.call`, so each verdict can show the exact re
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -14,8 +15,10 @@ from urllib.parse import quote
 import httpx
 from schemathesis.core import curl
 
+from contract_tests.bounded import Limits, ResponseTooLarge, httpx_client, send_httpx
 from contract_tests.conformance import describe_response
 from contract_tests.findings import Ledger, Violation
+from contract_tests.keyring import Keyring
 from contract_tests.spec import Operation
 from contract_tests.target import Surface
 
@@ -25,6 +28,10 @@ QUIET_HEADERS = ("accept", "accept-encoding", "connection", "user-agent", "conte
 
 class Unreachable(Exception):
     """The surface stopped answering in the middle of a domain test."""
+
+
+class Abandoned(Exception):
+    """A request got no answer to judge (too slow, too large); its violation is recorded, the test stops."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +55,7 @@ class Exchange:
             for name, value in self.request.headers.items()
             if name.lower() not in QUIET_HEADERS
         }
-        body = self.request.content.decode("utf-8", "replace") or None
+        body = _sent_body(self.request).decode("utf-8", "replace") or None
         generated = curl.generate(
             method=self.request.method,
             url=str(self.request.url),
@@ -64,13 +71,26 @@ class Exchange:
         return describe_response(self.status, headers, self.response.content)
 
 
-class Session:
-    """Calls on one surface, and the ledger its verdicts go to."""
+def _sent_body(request: httpx.Request) -> bytes:
+    """The body sent, also a streamed one (multipart): read again from its stream."""
+    try:
+        return request.content
+    except httpx.RequestNotRead:
+        return request.read()
 
-    def __init__(self, surface: Surface, ledger: Ledger, timeout: float) -> None:
+
+class Session:
+    """Calls on one surface, and the ledger its verdicts go to.
+
+    Every request is bounded (`contract_tests.bounded`) and carries the keyring's current credentials.
+    """
+
+    def __init__(self, surface: Surface, ledger: Ledger, limits: Limits, keyring: Keyring | None = None) -> None:
         self.surface = surface
         self.ledger = ledger
-        self.client = httpx.Client(timeout=timeout)
+        self.limits = limits
+        self.keyring = keyring
+        self.client = httpx_client(limits)
 
     def close(self) -> None:
         self.client.close()
@@ -91,20 +111,48 @@ class Session:
         url: str | None = None,
         **content: Any,
     ) -> Exchange:
-        """`op` at `path_params`; `headers` replace the surface's credentials; `content` goes to httpx."""
+        """`op` at `path_params`; `headers` replace the surface's credentials; `content` goes to httpx.
+
+        Raises Abandoned (after recording a `response_time` or `response_size` violation) when the
+        answer does not come whole within the deadline or the size limit, Unreachable when none comes.
+        """
+        sent = self.surface.headers if headers is None else headers
+        if self.keyring is not None:
+            sent = self.keyring.current(sent)
         request = self.client.build_request(
-            op.method.upper(),
-            url or self.url(op, path_params or {}),
-            params=query,
-            headers=self.surface.headers if headers is None else headers,
-            **content,
+            op.method.upper(), url or self.url(op, path_params or {}), params=query, headers=sent, **content
         )
         request.read()  # a multipart body streams; read it once so that the reproduction can show it
+        response = self._send(op, request)
+        own = self.surface.headers
+        if self.keyring is not None and self.keyring.answered(request.headers, response.status_code, own):
+            request.headers.update(self.keyring.current(own))
+            response = self._send(op, request)
+            self.keyring.answered(request.headers, response.status_code, own)
+        return Exchange(request, response)
+
+    def _send(self, op: Operation, request: httpx.Request) -> httpx.Response:
+        started = time.monotonic()
         try:
-            response = self.client.send(request)
+            return send_httpx(self.client, request, self.limits)
+        except httpx.TimeoutException as exc:
+            within = f"within {self.limits.deadline:g} s"
+            rule = f"an answer comes whole {within} (connect, headers and body; --request-timeout)"
+            self._abandon("response_time", op, request, rule)
+            raise Abandoned(f"{request.method} {request.url}: no whole answer {within}") from exc
+        except ResponseTooLarge as exc:
+            rule = f"an answer is at most {exc.limit} bytes, decompressed (--max-response-size)"
+            self._abandon("response_size", op, request, rule)
+            raise Abandoned(str(exc)) from exc
         except httpx.HTTPError as exc:
             raise Unreachable(f"{request.method} {request.url}: {exc or type(exc).__name__}") from exc
-        return Exchange(request, response)
+        finally:
+            self.ledger.run.spent(self.surface.name, op.id, time.monotonic() - started)
+
+    def _abandon(self, check: str, op: Operation, request: httpx.Request, rule: str) -> None:
+        exchange = Exchange(request, httpx.Response(0, request=request))
+        shown = "(no whole answer: reading stopped at the limit)"
+        self.ledger.violated(Violation(check, self.surface.name, op.id, rule, exchange.curl(), shown))
 
     def judge(
         self, check: str, op: Operation, exchange: Exchange, broken: str | None, setup: Sequence[Exchange] = ()

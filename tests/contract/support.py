@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -28,12 +29,15 @@ def credentials(origin: str) -> list[str]:
     ]  # fmt: skip
 
 
-def shop_contract(args: list[str], report_dir: Path | None = None, timeout: float = 300) -> Outcome:
-    """`python -m contract_tests ARGS`, with its exit code, output and (given a report dir) findings."""
+def shop_contract(
+    args: list[str], report_dir: Path | None = None, timeout: float = 300, env: dict[str, str] | None = None
+) -> Outcome:
+    """`python -m contract_tests ARGS`, with its exit code, output and (given a report dir) findings;
+    `env` is added to the environment."""
     extra = ["--report-dir", str(report_dir)] if report_dir is not None else []
     done = subprocess.run(
         [sys.executable, "-W", "ignore", "-m", "contract_tests", *args, *extra],
-        cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False,
+        cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False, env={**os.environ, **(env or {})},
     )  # fmt: skip
     findings_file = report_dir / "findings.json" if report_dir is not None else None
     findings = json.loads(findings_file.read_text()) if findings_file and findings_file.exists() else {}

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import threading
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from contract_tests import SUITE_VERSION, cli, runner
+from contract_tests.spec import Spec
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from tests.contract.support import TOKEN_PATH, credentials, shop_contract
@@ -93,6 +97,132 @@ def test_the_same_seed_gives_the_same_run(tmp_path: Path) -> None:
             args += ["--include", "list_products", "--include", "get_product", "--max-examples", "8"]
             outcome = shop_contract([*args, "--seed", "42", "--quiet"], tmp_path / run)
         assert outcome.code == 0, outcome.stdout[-3000:]
-        exercised.append((tmp_path / run / "summary.txt").read_text(encoding="utf-8"))
+        summary = (tmp_path / run / "summary.txt").read_text(encoding="utf-8")
+        exercised.append(summary.split("\n\n", 1)[1])  # after the run's header (duration, port)
     assert exercised[0] == exercised[1]
     assert "list_products" in exercised[0]
+
+
+# The CLI's messages --------------------------------------------------------------------------------------
+
+TARGET = ["--base-url", "http://127.0.0.1:1/shop/api/v1", "--api-key", "k"]
+
+
+def test_version_prints_the_suite_version() -> None:
+    outcome = shop_contract(["--version"])
+    assert outcome.code == 0 and outcome.stdout.strip() == f"shop-contract {SUITE_VERSION}" and not outcome.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        ([*TARGET, "--no-domain", "--no-conformance"], "nothing to test"),
+        (["--base-url", "http://127.0.0.1:1/x", "--token", ""], "--token is empty"),
+        (["--base", "http://127.0.0.1:1/x", "--api-key", "k"], "unrecognized arguments: --base"),
+        ([*TARGET, "--checks", "no_such_check"], "unknown check(s) for --checks: no_such_check"),
+        ([*TARGET, "--exclude-checks", "nope"], "unknown check(s) for --exclude-checks: nope"),
+        ([*TARGET, "--checks", "auth_matrix", "--exclude-checks", "auth_matrix"], "leave no check"),
+        ([*TARGET, "--request-timeout", "0"], "--request-timeout"),
+        ([*TARGET, "--max-response-size", "0"], "--max-response-size"),
+        ([*TARGET, "--wait", "-1"], "--wait"),
+    ],
+)
+def test_usage_errors_exit_2_in_one_line(args: list[str], words: str) -> None:
+    assert_cannot_run(args, words)
+
+
+def test_secrets_come_from_the_environment(origin: str, tmp_path: Path) -> None:
+    realm = ["--token-url", origin + TOKEN_PATH, "--client-id", "shop-dev"]
+    env = {"SHOP_CONTRACT_API_KEY": "dev-api-key", "SHOP_CONTRACT_CLIENT_SECRET": "shop-dev-secret"}
+    outcome = shop_contract(["--base-url", f"{origin}/shop/api/v1", *realm, *QUICK], tmp_path, env=env)
+    assert outcome.code == 0, outcome.stdout[-2000:] + outcome.stderr
+    written = "".join(path.read_text(encoding="utf-8") for path in tmp_path.iterdir())
+    assert "dev-api-key" not in outcome.stdout + written and "shop-dev-secret" not in outcome.stdout + written
+
+
+def test_an_empty_token_from_the_environment_is_a_usage_error() -> None:
+    outcome = shop_contract(["--base-url", "http://127.0.0.1:1/x"], env={"SHOP_CONTRACT_TOKEN": " "})
+    assert outcome.code == 2 and "--token is empty" in outcome.stderr and "cannot reach" not in outcome.stderr
+
+
+def test_a_flag_wins_over_the_environment(origin: str) -> None:
+    env = {"SHOP_CONTRACT_API_KEY": "wrong-key"}
+    outcome = shop_contract(["--base-url", f"{origin}/shop/api/v1", "--api-key", "dev-api-key", *QUICK], env=env)
+    assert outcome.code == 0, outcome.stderr
+
+
+def test_wait_waits_for_a_target_still_starting(tmp_path: Path) -> None:
+    port = free_port()
+    origin = f"http://127.0.0.1:{port}"
+    started, done = threading.Event(), threading.Event()
+
+    def start_late() -> None:
+        time.sleep(4)
+        with running(create_app(Settings()), port=port):
+            started.set()
+            done.wait(120)
+
+    late = threading.Thread(target=start_late, daemon=True)
+    late.start()
+    outcome = shop_contract(["--base-url", f"{origin}/shop/api/v1", *credentials(origin), *QUICK, "--wait", "60"])
+    done.set()
+    late.join(timeout=15)
+    assert started.is_set() and outcome.code == 0, outcome.stderr
+
+
+def test_wait_gives_up_after_its_seconds() -> None:
+    started = time.monotonic()
+    unreachable = ["--base-url", f"http://127.0.0.1:{free_port()}/x", "--api-key", "k"]
+    assert_cannot_run([*unreachable, "--wait", "2"], "cannot reach")
+    assert time.monotonic() - started >= 2
+
+
+def test_excluded_checks_are_not_judged(tmp_path: Path) -> None:
+    """The variant's defect is seen only by pagination_walk: excluding it leaves a clean run."""
+    variant = next(v for v in VARIANTS if v.name == "count_off_by_one")
+    with running(variant.build()) as served:
+        target = ["--base-url", f"{served}/shop/api/v1", *credentials(served), *QUICK]
+        excluded = shop_contract([*target, "--exclude-checks", "pagination_walk"], tmp_path / "excluded")
+        only = shop_contract([*target, "--checks", "pagination_walk"], tmp_path / "only")
+    assert excluded.code == 0 and "pagination_walk" not in excluded.findings["exercised"], excluded.stdout[-2000:]
+    assert only.code == 1 and set(only.findings["exercised"]) == {"pagination_walk"}
+
+
+def test_reports_say_which_run_it_was(origin: str, tmp_path: Path) -> None:
+    junit = tmp_path / "elsewhere" / "junit.xml"
+    args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), *QUICK, "--junit-xml", str(junit)]
+    outcome = shop_contract(args, tmp_path / "reports")
+    assert outcome.code == 0
+    assert {p.name for p in (tmp_path / "reports").iterdir()} == {"summary.txt", "findings.json", "junit.xml"}
+    run = outcome.findings["run"]
+    spec_version = Spec.load().raw["info"]["version"]
+    assert run["seed"] == 3 and run["profile"] == "default" and run["spec_version"] == spec_version
+    assert run["suite_version"] == SUITE_VERSION and run["targets"] == {"backend": f"{origin}/shop/api/v1"}
+    summary = (tmp_path / "reports" / "summary.txt").read_text(encoding="utf-8")
+    assert "seed 3, profile default" in summary and f"spec {spec_version}" in summary
+    suite = ET.parse(junit).getroot()
+    properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert properties["seed"] == "3" and properties["spec_version"] == spec_version
+    assert all(case.get("time") is not None for case in suite.iter("testcase"))
+
+
+def _boom(*args: object) -> None:
+    raise RuntimeError("the suite's own defect")
+
+
+@pytest.mark.parametrize("where", ["a check", "the run"])
+def test_an_internal_error_exits_2_with_the_reports_written(
+    where: str, origin: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In-process, to break the suite on purpose: a crashing check, or a crash between checks."""
+    if where == "a check":
+        monkeypatch.setitem(runner.PER_SURFACE, "auth_matrix", _boom)
+    else:
+        monkeypatch.setattr(runner, "run_domain", _boom)
+    args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), *QUICK, "--report-dir", str(tmp_path)]
+    code = cli.main(args)
+    out, err = capsys.readouterr()
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in out + err, err
+    assert {p.name for p in tmp_path.iterdir()} == {"summary.txt", "findings.json", "junit.xml"}
+    assert "the suite's own defect" in (tmp_path / "summary.txt").read_text(encoding="utf-8")
+    assert list(ET.parse(tmp_path / "junit.xml").getroot().iter("error"))

@@ -1,0 +1,40 @@
+"""What a target sends, made safe to show: secrets masked, control characters escaped.
+
+Answers reach the terminal, summary.txt, findings.json and the JUnit file. A target may put ANSI escape
+sequences in an error body (clearing the screen, faking a green result), characters XML 1.0 forbids
+(making the JUnit file unparsable), or echo the request's headers (the API key, the token). So every
+text the suite writes passes through a `Redactor`: each secret the suite sent becomes MASK, and every
+control character but newline and tab is shown as a Python-style escape (`\\x1b`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MASK = "[masked]"
+MIN_SECRET = 4
+"""Shorter values are not masked: masking "k" would garble every text and hide nothing worth hiding."""
+
+# C0 and C1 controls but \t and \n, DEL, lone surrogates, non-characters XML forbids, and bidi overrides.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u202a-\u202e\u2066-\u2069]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def escape(text: str) -> str:
+    """`text` with every character that could act on a terminal or break XML shown as an escape."""
+    return _UNSAFE.sub(_escaped, text)
+
+
+@dataclass(frozen=True)
+class Redactor:
+    secrets: tuple[str, ...] = ()
+
+    def __call__(self, text: str) -> str:
+        for secret in sorted({s for s in self.secrets if len(s) >= MIN_SECRET}, key=len, reverse=True):
+            text = text.replace(secret, MASK)
+        return escape(text)
