@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, Response
 from mock_server.errors import problem_body
 from mock_server.fixtures import FixtureError, checked_dataset
 from mock_server.middleware import JournalEntry
-from mock_server.store import Store
+from mock_server.store import COLLECTIONS, Store
 
 PREFIX = "/__mock__"
 Endpoint = Callable[[Request], Any]
@@ -44,7 +44,7 @@ class Admin:
         ]
 
     async def health(self, request: Request) -> Response:
-        counts = {name: self.store.count(name) for name in self.store.tables}
+        counts = {name: self.store.count(name) for name in COLLECTIONS}
         return JSONResponse({"status": "ok", "counts": counts})
 
     async def reset(self, request: Request) -> Response:

@@ -27,7 +27,6 @@ from mock_server.admin import Admin
 from mock_server.auth import CHALLENGE, ApiKeys, Realm
 from mock_server.errors import PROBLEM_JSON, MockError, problem_bytes
 from mock_server.fastpath import Credential, FastPath, api_key_credential, bearer_credential, fast_routes
-from mock_server.fixtures import read_fixtures, record_fields
 from mock_server.hotpath import (
     ApiKeyHandler,
     BearerHandler,
@@ -41,6 +40,7 @@ from mock_server.pagination import PageNotFound
 from mock_server.routing import handler_table, operation_table
 from mock_server.schemas import FieldError, Schema, load_spec, mount_points
 from mock_server.settings import Settings
+from mock_server.state import open_store
 from mock_server.validation import validator_map
 
 BACKEND_PREFIX, GATEWAY_PREFIX = mount_points(load_spec())
@@ -132,15 +132,14 @@ def render_error(request: ConnexionRequest, error: Exception) -> ConnexionRespon
 
 
 def create_app(settings: Settings | None = None, dataset: domain.Dataset | None = None) -> MockApp:
-    """A fresh mock: its own store (from `dataset`, else the settings' fixtures), realm and journal."""
+    """A fresh mock: its realm and journal, and the store the settings select (`state.open_store`),
+    seeded from `dataset`, else the settings' fixtures."""
     settings = settings or Settings()
-    if dataset is None:
-        dataset = read_fixtures(settings.fixtures) if settings.fixtures else {}
     spec = load_spec()
     quiet_content_type_note()
     app = MockApp(__name__, swagger_ui_options=SwaggerUIOptions(swagger_ui=True))
     app.settings = settings
-    app.store = domain.Store(record_fields(), dataset)
+    app.store = open_store(settings, dataset)
     app.realm = Realm(token_ttl=settings.token_ttl)
     app.journal = deque(maxlen=settings.journal_size)
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 DEFAULT_API_KEY = "dev-api-key"
+MEMORY = "memory"  # the state in the process; else the URL of the Redis database replicas share
 DEFAULT_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
@@ -22,3 +23,5 @@ class Settings:
     token_ttl: int = 300
     fast_path: bool = True  # valid requests answered by mock_server.fastpath; off only to compare with Connexion
     validate_responses: bool = False  # a self-test mode: costly, turns a non-conforming answer into a 500
+    state: str = MEMORY  # or redis://host:port/db (mock_server.state)
+    workers: int = 1  # uvicorn worker processes; more than one needs a shared state

@@ -10,7 +10,7 @@ import pytest
 from mock_server.fixtures import record_fields
 from mock_server.routing import handler_table, operation_table
 from mock_server.schemas import load_spec
-from mock_server.store import Store
+from mock_server.memory_store import MemoryStore
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mock_server"
 CORE = ["store.py", "pagination.py", "fixtures.py", "schemas.py", "generate.py", "auth.py"]
@@ -33,4 +33,4 @@ def test_the_handler_table_covers_exactly_the_spec_operations() -> None:
         for operation in item.values()
         if isinstance(operation, dict) and "operationId" in operation
     }
-    assert set(handler_table(*operation_table(Store(record_fields())))) == operation_ids
+    assert set(handler_table(*operation_table(MemoryStore(record_fields())))) == operation_ids

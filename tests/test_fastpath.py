@@ -26,7 +26,7 @@ from mock_server.fixtures import read_fixtures, record_fields
 from mock_server.routing import operation_table
 from mock_server.schemas import load_spec
 from mock_server.settings import DEFAULT_API_KEY, DEFAULT_FIXTURES, Settings
-from mock_server.store import Store
+from mock_server.memory_store import MemoryStore
 from tests.conftest import DEV_CLIENT, TOKEN_PATH
 from tests.test_store import product
 
@@ -199,7 +199,7 @@ class Served:
     def __init__(self) -> None:
         spec = load_spec()
         self.realm = Realm()
-        readers, writers = operation_table(Store(record_fields(), read_fixtures(DEFAULT_FIXTURES)))
+        readers, writers = operation_table(MemoryStore(record_fields(), read_fixtures(DEFAULT_FIXTURES)))
         keys = ApiKeys(frozenset({DEFAULT_API_KEY}))
         credentials = credential_checks(spec["components"]["securitySchemes"], keys, self.realm)
         routes = [

@@ -12,7 +12,7 @@ import pytest
 
 from mock_server.fixtures import FixtureError, read_fixtures, record_fields
 from mock_server.settings import DEFAULT_FIXTURES
-from mock_server.store import Store
+from mock_server.memory_store import MemoryStore
 
 Records = list[dict[str, Any]]
 
@@ -32,7 +32,7 @@ def edit(directory: Path, name: str, change: Callable[[Records], None]) -> None:
 
 
 def load(directory: Path) -> Store:
-    return Store(record_fields(), read_fixtures(directory))
+    return MemoryStore(record_fields(), read_fixtures(directory))
 
 
 def test_the_default_fixtures_load() -> None:
