@@ -1,4 +1,4 @@
-"""`python -m mock_server` / `shop-mock`: serve the mock with uvicorn, one worker (state is in memory)."""
+"""`python -m mock_server` / `shop-mock`: serve the mock with uvicorn (several workers on a shared state)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,10 @@ import uvicorn
 from mock_server.app import BACKEND_PREFIX, GATEWAY_PREFIX, create_app
 from mock_server.auth import DEV_CLIENT_ID, DEV_CLIENT_SECRET, DEV_PASSWORD, DEV_USERNAME, REALM_PATH
 from mock_server.fixtures import FixtureError
-from mock_server.settings import DEFAULT_API_KEY, DEFAULT_FIXTURES, Settings
+from mock_server.replicas import serve_workers
+from mock_server.settings import DEFAULT_API_KEY, DEFAULT_FIXTURES, MEMORY, Settings
+from mock_server.state import open_store
+from mock_server.store import StateError
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 
@@ -42,11 +45,20 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="info")
     parser.add_argument("--token-ttl", type=int, default=300, help="lifetime of issued tokens in seconds")
     parser.add_argument(
+        "--state",
+        default=MEMORY,
+        metavar="URL",
+        help=f"where the state lives: {MEMORY} (default, this process only) or redis://host:port/db, shared",
+    )
+    parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes (needs --state redis://)")
+    parser.add_argument(
         "--validate-responses", action="store_true", help="self-test: answer 500 if a response breaks the spec"
     )
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be 0-65535, not {args.port}")
+    if args.workers < 1:
+        parser.error(f"--workers must be at least 1, not {args.workers}")
     return Settings(
         host=args.host,
         port=args.port,
@@ -56,6 +68,8 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         log_level=args.log_level,
         token_ttl=args.token_ttl,
         validate_responses=args.validate_responses,
+        state=args.state,
+        workers=args.workers,
     )
 
 
@@ -81,15 +95,23 @@ def banner(settings: Settings) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     settings = parse_settings(argv)
+    if settings.workers > 1 and settings.state == MEMORY:
+        print("shop-mock: error: --workers needs --state redis://... (in memory, each process has its own)", file=sys.stderr)
+        return 2
     try:
-        app = create_app(settings)
-    except FixtureError as error:
+        app = create_app(settings) if settings.workers == 1 else None
+        if app is None:
+            open_store(settings)  # seeds the shared state once, before the workers join it
+    except (FixtureError, StateError) as error:
         print(f"shop-mock: error: {error}", file=sys.stderr)
         return 2
     gc.freeze()  # the data set lives as long as the process: keep the collector from walking it again
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("connexion").setLevel(logging.WARNING)
     print(banner(settings), flush=True)
+    if app is None:
+        serve_workers(settings)
+        return 0
     config = uvicorn.Config(
         app, host=settings.host, port=settings.port, log_level=settings.log_level, access_log=False, workers=1
     )
