@@ -96,7 +96,7 @@ def banner(settings: Settings) -> str:
 def main(argv: list[str] | None = None) -> int:
     settings = parse_settings(argv)
     if settings.workers > 1 and settings.state == MEMORY:
-        print("shop-mock: error: --workers needs --state redis://... (in memory, each process has its own)", file=sys.stderr)
+        print("shop-mock: error: --workers needs --state redis://... (each process has its own state)", file=sys.stderr)
         return 2
     try:
         app = create_app(settings) if settings.workers == 1 else None
