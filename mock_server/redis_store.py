@@ -220,33 +220,38 @@ class RedisStore:
 
     # --- consistency ----------------------------------------------------------------------------
     def inconsistencies(self) -> Iterator[str]:
-        """Every way the indexes disagree with the records, read from one snapshot of the state."""
+        """Every way the indexes disagree with the records, read in one transaction (MULTI/EXEC)."""
+        pipe = self.client.pipeline(transaction=True)
+        for name in COLLECTIONS:
+            pipe.hgetall(LIVE.rows(name))
+            pipe.zrange(LIVE.order(name), 0, -1)
+        for relation in RELATIONS:
+            pipe.zrange(LIVE.index(relation), 0, -1)
+        answers = iter(pipe.execute())
         problems = []
-        with self._snapshot() as state:
-            tokens: dict[str, set[bytes]] = {}
-            records: dict[str, list[Record]] = {}
-            for name in COLLECTIONS:
-                rows: dict[bytes, bytes] = self.client.hgetall(state.rows(name))  # type: ignore[assignment]
-                order: list[bytes] = self.client.zrange(state.order(name), 0, -1)  # type: ignore[assignment]
-                tokens[name] = set(rows)
-                records[name] = [self._record(name, row) for row in rows.values()]
-                keys = [self._record(name, rows[at])[KEY_FIELDS[name]] for at in order if at in rows]
-                if set(order) != set(rows) or keys != sorted(keys):
-                    problems.append(f"{name}: key order differs from the rows")
-                if any(token(self._record(name, row)[KEY_FIELDS[name]]) != at for at, row in rows.items()):
-                    problems.append(f"{name}: a row is filed under another key")
-            for relation in RELATIONS:
-                expected = set()
-                for record in records[relation.child]:
-                    owner = reference_token(record[relation.field])
-                    expected.add(owner_prefix(owner) + token(record[KEY_FIELDS[relation.child]]))
-                    if owner not in tokens[relation.parent]:
-                        key = record[KEY_FIELDS[relation.child]]
-                        problems.append(
-                            f"{relation.child} {key!r}: {relation.field} {record[relation.field]!r} does not exist"
-                        )
-                if set(self.client.zrange(state.index(relation), 0, -1)) != expected:
-                    problems.append(f"index {relation.child}.{relation.field} differs from the rows")
+        tokens: dict[str, set[bytes]] = {}
+        records: dict[str, list[Record]] = {}
+        for name in COLLECTIONS:
+            rows: dict[bytes, bytes] = next(answers)
+            order: list[bytes] = next(answers)
+            tokens[name] = set(rows)
+            records[name] = [self._record(name, row) for row in rows.values()]
+            keys = [self._record(name, rows[at])[KEY_FIELDS[name]] for at in order if at in rows]
+            if set(order) != set(rows) or keys != sorted(keys):
+                problems.append(f"{name}: key order differs from the rows")
+            if any(token(self._record(name, row)[KEY_FIELDS[name]]) != at for at, row in rows.items()):
+                problems.append(f"{name}: a row is filed under another key")
+        for relation in RELATIONS:
+            expected = set()
+            for record in records[relation.child]:
+                owner = reference_token(record[relation.field])
+                key = record[KEY_FIELDS[relation.child]]
+                expected.add(owner_prefix(owner) + token(key))
+                if owner not in tokens[relation.parent]:
+                    owner_key = record[relation.field]
+                    problems.append(f"{relation.child} {key!r}: {relation.field} {owner_key!r} does not exist")
+            if set(next(answers)) != expected:
+                problems.append(f"index {relation.child}.{relation.field} differs from the rows")
         return iter(problems)
 
     # --- internals ------------------------------------------------------------------------------

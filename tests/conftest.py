@@ -15,6 +15,7 @@ from starlette.testclient import TestClient
 from mock_server.app import MockApp, create_app
 from mock_server.settings import DEFAULT_API_KEY, Settings
 from tests.live import running
+from tests.redis_server import redis_server
 
 API_KEY_HEADERS = {"X-API-Key": DEFAULT_API_KEY}
 BACKEND = "/shop/api/v1"
@@ -63,3 +64,19 @@ def fetch_token(api: httpx.Client, **form: str) -> str:
     assert response.status_code == 200, response.text
     token: str = response.json()["access_token"]
     return token
+
+
+@pytest.fixture(scope="session")
+def redis_server_url() -> Iterator[str]:
+    """One real redis-server for the session (tests/redis_server.py: skipped where it is missing)."""
+    with redis_server() as url:
+        yield url
+
+
+@pytest.fixture
+def redis_url(redis_server_url: str) -> str:
+    """The session's redis-server, emptied for this test."""
+    import redis
+
+    redis.Redis.from_url(redis_server_url).flushdb()
+    return redis_server_url

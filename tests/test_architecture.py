@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from mock_server.fixtures import record_fields
+from mock_server.memory_store import MemoryStore
 from mock_server.routing import handler_table, operation_table
 from mock_server.schemas import load_spec
-from mock_server.memory_store import MemoryStore
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mock_server"
 CORE = ["store.py", "pagination.py", "fixtures.py", "schemas.py", "generate.py", "auth.py"]

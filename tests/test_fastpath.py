@@ -23,10 +23,10 @@ from mock_server.app import BACKEND_PREFIX, GATEWAY_PREFIX, create_app, credenti
 from mock_server.auth import ApiKeys, Realm
 from mock_server.fastpath import FastPath, fast_routes
 from mock_server.fixtures import read_fixtures, record_fields
+from mock_server.memory_store import MemoryStore
 from mock_server.routing import operation_table
 from mock_server.schemas import load_spec
 from mock_server.settings import DEFAULT_API_KEY, DEFAULT_FIXTURES, Settings
-from mock_server.memory_store import MemoryStore
 from tests.conftest import DEV_CLIENT, TOKEN_PATH
 from tests.test_store import product
 
