@@ -13,7 +13,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from mock_server.app import MockApp, create_app
-from mock_server.settings import DEFAULT_API_KEY, Settings
+from mock_server.settings import DEFAULT_API_KEY, MEMORY, Settings
 from tests.live import running
 from tests.redis_server import redis_server
 
@@ -24,9 +24,22 @@ TOKEN_PATH = "/realms/shop/protocol/openid-connect/token"
 DEV_CLIENT = {"grant_type": "client_credentials", "client_id": "shop-dev", "client_secret": "shop-dev-secret"}
 
 
+ON_REDIS = "in-process, state in Redis"  # an `api` parameter a module may add: the same tests on the Redis store
+
+
 @pytest.fixture
-def app() -> MockApp:
-    return create_app(Settings())
+def state(request: pytest.FixtureRequest) -> str:
+    """Where the app's state lives: in memory, or in the session's redis-server for `api` ON_REDIS."""
+    callspec = getattr(request.node, "callspec", None)
+    if callspec is not None and callspec.params.get("api") == ON_REDIS:
+        url: str = request.getfixturevalue("redis_url")
+        return url
+    return MEMORY
+
+
+@pytest.fixture
+def app(state: str) -> MockApp:
+    return create_app(Settings(state=state))
 
 
 @pytest.fixture
@@ -53,7 +66,12 @@ def http(live_origin: str) -> Iterator[httpx.Client]:
 @pytest.fixture(params=["in-process", "http"])
 def api(request: pytest.FixtureRequest) -> httpx.Client:
     """The mock through each transport, authenticated with the default API key."""
-    fixture = "client" if request.param == "in-process" else "http"
+    return transport(request)
+
+
+def transport(request: pytest.FixtureRequest) -> httpx.Client:
+    """The client an `api` parameter names (ON_REDIS: in process)."""
+    fixture = "http" if request.param == "http" else "client"
     transport_client: httpx.Client = request.getfixturevalue(fixture)
     return transport_client
 
