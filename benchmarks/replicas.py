@@ -135,7 +135,9 @@ def report(servers: dict[str, Any], ratio: dict[str, dict[str, float]], big: dic
     header = ["server", *(f"{e} req/s" for e in throughput.ENDPOINTS), "get_one p50 c1 ms", "post p50 c1 ms"]
     parts = [
         record.table(header, rows),
-        record.table(["ratio (same run)", *throughput.ENDPOINTS], [[n, *map(str, r.values())] for n, r in ratio.items()]),
+        record.table(
+            ["ratio (same run)", *throughput.ENDPOINTS], [[k, *map(str, v.values())] for k, v in ratio.items()]
+        ),
     ]
     if big is not None:
         parts.append(
