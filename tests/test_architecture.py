@@ -13,7 +13,18 @@ from mock_server.routing import handler_table, operation_table
 from mock_server.schemas import load_spec
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mock_server"
-CORE = ["store.py", "pagination.py", "fixtures.py", "schemas.py", "generate.py", "auth.py"]
+CORE = [
+    "store.py",
+    "memory_store.py",
+    "redis_store.py",
+    "redis_layout.py",
+    "redis_scripts.py",
+    "pagination.py",
+    "fixtures.py",
+    "schemas.py",
+    "generate.py",
+    "auth.py",
+]
 WEB = ("connexion", "starlette", "uvicorn", "httpx")
 
 
