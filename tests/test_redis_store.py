@@ -24,11 +24,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mock_server.cli import main
+from mock_server.cli import main, parse_settings
 from mock_server.fixtures import read_fixtures, record_fields
 from mock_server.memory_store import MemoryStore
 from mock_server.redis_layout import END, owner_prefix, token
-from mock_server.settings import DEFAULT_FIXTURES
+from mock_server.settings import DEFAULT_FIXTURES, MEMORY
 from mock_server.store import Dataset, StateError
 from tests.conftest import API_KEY_HEADERS, BACKEND
 from tests.live import free_port
@@ -98,6 +98,15 @@ def test_a_state_written_with_another_layout_is_refused(redis_url: str) -> None:
     other = {**FIELDS, "productlines": (*FIELDS["productlines"], "colour")}
     with pytest.raises(StateError, match="another record layout"):
         RedisStore.open(redis_url, other, dict)
+
+
+def test_options_select_the_state_and_the_workers() -> None:
+    settings = parse_settings(["--state", "redis://10.0.0.1:6380/2", "--workers", "3"])
+    assert (settings.state, settings.workers) == ("redis://10.0.0.1:6380/2", 3)
+    assert (parse_settings([]).state, parse_settings([]).workers) == (MEMORY, 1)
+    with pytest.raises(SystemExit) as exit_info:
+        parse_settings(["--workers", "0"])
+    assert exit_info.value.code == 2
 
 
 @pytest.mark.parametrize(
