@@ -6,7 +6,7 @@ With `--products N` (0 leaves it out): the memory of Redis and of each worker at
 seeding time, and the start-up of a replica that joins the already seeded state (spawn until
 /__mock__/health answers). A redis-server of our own runs on a free loopback port throughout.
 
-    python -m benchmarks replicas [--seconds 10] [--workers 1 2 4] [--products 1000000]
+    python -m benchmarks replicas [--seconds 10] [--workers 1 2 4] [--products 1000000 [--scale-only]]
 """
 
 from __future__ import annotations
@@ -155,14 +155,15 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--single", type=float, default=5, help="one-connection run per request (default 5)")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4], help="worker counts (default 1 2 4)")
     parser.add_argument("--products", type=int, default=0, help="also measure memory and joining at N products")
+    parser.add_argument("--scale-only", action="store_true", help="with --products: leave throughput out")
     args = parser.parse_args(argv)
     wrk.require_wrk()
     machine = record.machine()
     print(f"replicas: wrk -t2 -c50 -d{args.seconds:g}s and -t1 -c1 -d{args.single:g}s, one server at a time")
     with redis_server() as url:
-        servers = throughputs(url, args.workers, args.seconds, args.warmup, args.single)
+        servers = {} if args.scale_only else throughputs(url, args.workers, args.seconds, args.warmup, args.single)
         big = at_scale(url, args.products) if args.products else None
-    ratio = ratios(servers)
+    ratio = ratios(servers) if servers else {}
     two = f"redis, 2 workers / {MEMORY}"
     checks = {}
     if two in ratio:
