@@ -147,6 +147,11 @@ class MemoryStore:
         with self._lock:
             return self.tables[collection].page(offset, limit)
 
+    def counted_page(self, collection: str, offset: int, limit: int) -> tuple[int, list[Record]]:
+        with self._lock:
+            table = self.tables[collection]
+            return len(table), table.page(offset, limit)
+
     def get(self, collection: str, key: Key) -> Record:
         with self._lock:
             return self._record(collection, key)

@@ -69,11 +69,12 @@ redis.call('HDEL', KEYS[1], ARGV[1])
 return {'ok'}
 """
 
-# KEYS: order, rows; ARGV: first rank, last rank -> the rows, in order
+# KEYS: order, rows; ARGV: first rank, last rank -> {count, the rows in order}
 PAGE = """
+local count = redis.call('ZCARD', KEYS[1])
 local tokens = redis.call('ZRANGE', KEYS[1], ARGV[1], ARGV[2])
-if #tokens == 0 then return {} end
-return redis.call('HMGET', KEYS[2], unpack(tokens))
+if #tokens == 0 then return {count, {}} end
+return {count, redis.call('HMGET', KEYS[2], unpack(tokens))}
 """
 
 # KEYS: parent rows, index, child rows; ARGV: owner token, owner prefix, offset, limit

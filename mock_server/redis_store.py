@@ -129,10 +129,15 @@ class RedisStore:
         return int(self.client.zcard(LIVE.order(collection)))
 
     def page(self, collection: str, offset: int, limit: int) -> list[Record]:
+        return self.counted_page(collection, offset, limit)[1]
+
+    def counted_page(self, collection: str, offset: int, limit: int) -> tuple[int, list[Record]]:
+        """One script: the count and the page of one moment, in one round trip."""
         if limit <= 0:
-            return []
-        rows = self._page(keys=[LIVE.order(collection), LIVE.rows(collection)], args=[offset, offset + limit - 1])
-        return [self._record(collection, row) for row in rows]
+            return self.count(collection), []
+        keys = [LIVE.order(collection), LIVE.rows(collection)]
+        count, rows = self._page(keys=keys, args=[offset, offset + limit - 1])
+        return int(count), [self._record(collection, row) for row in rows]
 
     def get(self, collection: str, key: Key) -> Record:
         row = self._row(collection, key)

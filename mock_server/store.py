@@ -120,6 +120,10 @@ class Store(Protocol):
 
     def page(self, collection: str, offset: int, limit: int) -> list[Record]: ...
 
+    def counted_page(self, collection: str, offset: int, limit: int) -> tuple[int, list[Record]]:
+        """(count, page), read together: a list's count always describes the page it came with."""
+        ...
+
     def get(self, collection: str, key: Key) -> Record:
         """The record, or NotFound."""
         ...

@@ -131,6 +131,7 @@ class StoreAgainstModel(RuleBasedStateMachine):
     def pages_agree(self, offset: int, limit: int, owner: str) -> None:
         expected = [self.products[c] for c in sorted(self.products)][offset : offset + limit]
         assert self.store.page("products", offset, limit) == expected
+        assert self.store.counted_page("products", offset, limit) == (len(self.products), expected)
         if owner in self.lines:
             owned = sorted(c for c, p in self.products.items() if p["productline"] == owner)
             count, page = self.store.owned("products", "productline", owner, offset, limit)
