@@ -63,8 +63,11 @@ WAIT_S = 0.05
 class RedisStore:
     """`Store` over one Redis database; open it with `RedisStore.open`."""
 
-    def __init__(self, client: redis.Redis, fields: Mapping[str, Sequence[str]]) -> None:
-        self.client = client
+    def __init__(self, url: str, fields: Mapping[str, Sequence[str]]) -> None:
+        # requests: redis-py's timeouts (5 s); bulk work (seed, import, reset, export) may take
+        # minutes at 10^6 records, with Redis busy running one script: no read timeout
+        self.client = client = redis.Redis.from_url(url)
+        self.bulk = bulk = redis.Redis.from_url(url, socket_timeout=None)
         self.fields = {name: tuple(fields[name]) for name in COLLECTIONS}
         self._key_at = {name: self.fields[name].index(KEY_FIELDS[name]) for name in COLLECTIONS}
         self._references = {name: [r for r in RELATIONS if r.child == name] for name in COLLECTIONS}
@@ -74,8 +77,8 @@ class RedisStore:
         self._delete = client.register_script(lua.DELETE)
         self._page = client.register_script(lua.PAGE)
         self._owned = client.register_script(lua.OWNED)
-        self._seed = client.register_script(lua.SEED)
-        self._replace = client.register_script(lua.REPLACE)
+        self._seed = bulk.register_script(lua.SEED)
+        self._replace = bulk.register_script(lua.REPLACE)
 
     @classmethod
     def open(cls, url: str, fields: Mapping[str, Sequence[str]], seed: Callable[[], Dataset]) -> RedisStore:
@@ -85,12 +88,15 @@ class RedisStore:
         winner sets. A lock left by a seeder that died expires, and the next replica seeds.
         """
         try:
-            client = redis.Redis.from_url(url)
-            client.ping()
+            store = cls(url, fields)
+            store._join(url, seed)
         except (ValueError, redis.RedisError) as error:
             raise StateError(f"--state {url}: {error}") from None
-        store = cls(client, fields)
-        layout = orjson.dumps(store.fields, option=orjson.OPT_SORT_KEYS)
+        return store
+
+    def _join(self, url: str, seed: Callable[[], Dataset]) -> None:
+        client = self.bulk
+        layout = orjson.dumps(self.fields, option=orjson.OPT_SORT_KEYS)
         me = uuid.uuid4().hex
         while True:
             seeded = client.get(SEEDED)
@@ -100,11 +106,11 @@ class RedisStore:
                         f"--state {url}: this database holds a state with another record layout "
                         "(written by another version of the mock); use another database, or empty it"
                     )
-                return store
+                return
             if client.set(SEEDING, me, nx=True, px=LOCK_TTL_MS):
                 try:
-                    target = store._write(seed(), staging(me), renew=True)
-                    store._seed(keys=[SEEDED, *target.every_key(), *SEED.every_key(), *LIVE.every_key()], args=[layout])
+                    target = self._write(seed(), staging(me), renew=True)
+                    self._seed(keys=[SEEDED, *target.every_key(), *SEED.every_key(), *LIVE.every_key()], args=[layout])
                 finally:
                     if client.get(SEEDING) == me.encode():
                         client.delete(SEEDING)
@@ -226,7 +232,7 @@ class RedisStore:
     # --- consistency ----------------------------------------------------------------------------
     def inconsistencies(self) -> Iterator[str]:
         """Every way the indexes disagree with the records, read in one transaction (MULTI/EXEC)."""
-        pipe = self.client.pipeline(transaction=True)
+        pipe = self.bulk.pipeline(transaction=True)
         for name in COLLECTIONS:
             pipe.hgetall(LIVE.rows(name))
             pipe.zrange(LIVE.order(name), 0, -1)
@@ -289,7 +295,7 @@ class RedisStore:
 
         `renew`: keep the seeding lock alive, batch by batch, while a large seed is written.
         """
-        self.client.delete(*state.every_key())
+        self.bulk.delete(*state.every_key())
         for name in LOAD_ORDER:
             fields, at = self.fields[name], self._key_at[name]
             references = [(state.index(r), fields.index(r.field)) for r in self._references[name]]
@@ -303,7 +309,7 @@ class RedisStore:
                     rows[key_token] = orjson.dumps(row)
                     for index, field_at in references:
                         indexes[index][owner_prefix(reference_token(row[field_at])) + key_token] = 0
-                pipe = self.client.pipeline(transaction=False)
+                pipe = self.bulk.pipeline(transaction=False)
                 pipe.hset(state.rows(name), mapping=rows)  # type: ignore[arg-type]
                 pipe.zadd(state.order(name), dict.fromkeys(rows, 0))
                 for index, members in indexes.items():
@@ -323,10 +329,10 @@ class RedisStore:
         try:
             yield state
         finally:
-            self.client.delete(*state.every_key())
+            self.bulk.delete(*state.every_key())
 
     def _records(self, state: State, collection: str) -> Iterable[Record]:
-        for start in range(0, int(self.client.zcard(state.order(collection))), BATCH):
-            tokens: list[bytes] = self.client.zrange(state.order(collection), start, start + BATCH - 1)  # type: ignore[assignment]
-            rows: list[bytes] = self.client.hmget(state.rows(collection), tokens) if tokens else []  # type: ignore[assignment]
+        for start in range(0, int(self.bulk.zcard(state.order(collection))), BATCH):
+            tokens: list[bytes] = self.bulk.zrange(state.order(collection), start, start + BATCH - 1)  # type: ignore[assignment]
+            rows: list[bytes] = self.bulk.hmget(state.rows(collection), tokens) if tokens else []  # type: ignore[assignment]
             yield from (self._record(collection, row) for row in rows)
