@@ -122,6 +122,8 @@ def render_error(request: ConnexionRequest, error: Exception) -> ConnexionRespon
             return problem_response(404, str(error))
         case domain.Conflict():
             return problem_response(409, str(error))
+        case domain.StateUnavailable():
+            return problem_response(503, str(error))
         case domain.InvalidReference():
             return problem_response(400, str(error), [FieldError(error.field, str(error))])
         case ProblemException():  # Connexion's own: security, parameters, media type

@@ -14,11 +14,12 @@ for, as the in-memory store's calls are plain function calls.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import orjson
 import redis
@@ -48,6 +49,7 @@ from mock_server.store import (
     Record,
     Relation,
     StateError,
+    StateUnavailable,
     duplicate,
     has_dependants,
     identifier_change,
@@ -58,6 +60,23 @@ BATCH = 10_000  # records per round trip of a bulk load or an export
 STAGING_TTL_MS = 3_600_000  # a bulk load or snapshot left by a replica that died disappears after an hour
 LOCK_TTL_MS = 30_000  # the seeding lock outlives a dead seeder by this much; a live one renews it
 WAIT_S = 0.05
+
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def answering(method: Callable[P, T]) -> Callable[P, T]:
+    """A Redis failure during a request as a domain error (503), not a traceback."""
+
+    @functools.wraps(method)
+    def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return method(*args, **kwargs)
+        except redis.RedisError as error:
+            raise StateUnavailable(f"The shared state did not answer ({error}).") from None
+
+    return call
 
 
 class RedisStore:
@@ -118,25 +137,31 @@ class RedisStore:
                 time.sleep(WAIT_S)
 
     # --- bulk -----------------------------------------------------------------------------------
+    @answering
     def replace_all(self, dataset: Dataset) -> None:
         """Write the data set to staging keys, then swap them in with one script: all or nothing."""
         target = self._write(dataset, staging(uuid.uuid4().hex))
         self._replace(keys=[*target.every_key(), *LIVE.every_key()], args=["move", 0])
 
+    @answering
     def reset(self) -> None:
         self._replace(keys=[*SEED.every_key(), *LIVE.every_key()], args=["copy", 0])
 
+    @answering
     def export(self) -> dict[str, list[Record]]:
         with self._snapshot() as state:
             return {name: list(self._records(state, name)) for name in COLLECTIONS}
 
     # --- reads ----------------------------------------------------------------------------------
+    @answering
     def count(self, collection: str) -> int:
         return int(self.client.zcard(LIVE.order(collection)))
 
+    @answering
     def page(self, collection: str, offset: int, limit: int) -> list[Record]:
         return self.counted_page(collection, offset, limit)[1]
 
+    @answering
     def counted_page(self, collection: str, offset: int, limit: int) -> tuple[int, list[Record]]:
         """One script: the count and the page of one moment, in one round trip."""
         if limit <= 0:
@@ -145,12 +170,14 @@ class RedisStore:
         count, rows = self._page(keys=keys, args=[offset, offset + limit - 1])
         return int(count), [self._record(collection, row) for row in rows]
 
+    @answering
     def get(self, collection: str, key: Key) -> Record:
         row = self._row(collection, key)
         if row is None:
             raise NotFound(collection, key)
         return self._record(collection, row)
 
+    @answering
     def owned(self, collection: str, field: str, owner: Key, offset: int, limit: int) -> tuple[int, list[Record]]:
         relation = relation_of(collection, field)
         owner_token = reference_token(owner)
@@ -164,6 +191,7 @@ class RedisStore:
         return int(count), [self._record(collection, row) for row in rows]
 
     # --- writes ---------------------------------------------------------------------------------
+    @answering
     def create(self, collection: str, record: Record) -> Record:
         row = self._new_row(collection, record)
         key = row[self._key_at[collection]]
@@ -182,6 +210,7 @@ class RedisStore:
         self._check(answer, collection, key, references, stored)
         return stored
 
+    @answering
     def update(self, collection: str, key: Key, changes: Record) -> Record:
         key_field = KEY_FIELDS[collection]
         references = self._references[collection]
@@ -206,6 +235,7 @@ class RedisStore:
                 self._check(answer, collection, key, references, updated)
                 return updated
 
+    @answering
     def delete(self, collection: str, key: Key) -> None:
         references, dependants = self._references[collection], self._dependants[collection]
         key_token = token(key)

@@ -93,6 +93,10 @@ class InvalidReference(StoreError):
         self.field = field
 
 
+class StateUnavailable(StoreError):
+    """A shared state's server did not answer: nothing is known to have changed (503)."""
+
+
 class StateError(Exception):
     """The state cannot be opened: its server unreachable, or written with another record layout."""
 

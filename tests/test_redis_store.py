@@ -23,15 +23,18 @@ import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from starlette.testclient import TestClient
 
+from mock_server.app import create_app
 from mock_server.cli import main, parse_settings
 from mock_server.fixtures import read_fixtures, record_fields
 from mock_server.memory_store import MemoryStore
 from mock_server.redis_layout import END, owner_prefix, token
-from mock_server.settings import DEFAULT_FIXTURES, MEMORY
+from mock_server.settings import DEFAULT_FIXTURES, MEMORY, Settings
 from mock_server.store import Dataset, StateError
 from tests.conftest import API_KEY_HEADERS, BACKEND
 from tests.live import free_port
+from tests.redis_server import redis_server
 from tests.test_api import PRODUCT
 from tests.test_store import line
 
@@ -289,3 +292,18 @@ def test_a_replica_killed_mid_write_leaves_no_half_applied_change(redis_url: str
     assert_sound(redis_url)
     with replicas(redis_url, 1) as (survivor,):
         assert survivor.http.get(PRODUCTS).status_code == 200
+
+
+def test_a_request_while_redis_is_down_is_a_503_problem() -> None:
+    with redis_server() as url:
+        app = create_app(Settings(state=url))
+    with TestClient(app, headers=API_KEY_HEADERS, raise_server_exceptions=False) as client:
+        for response in (
+            client.get(PRODUCTS),
+            client.get(f"{PRODUCTS}S10_1678/"),
+            client.post(LINES, json=line("Hovercraft")),
+            client.delete(f"{LINES}Motorcycles/"),
+        ):
+            assert response.status_code == 503
+            assert response.headers["content-type"] == "application/problem+json"
+            assert "The shared state did not answer" in response.json()["detail"]
