@@ -323,33 +323,41 @@ class RedisStore:
     def _write(self, dataset: Dataset, state: State, renew: bool = False) -> State:
         """Write `dataset` to the keys of `state` (expiring), a batch of records per round trip.
 
-        `renew`: keep the seeding lock alive, batch by batch, while a large seed is written.
+        `renew`: keep the seeding lock alive, batch by batch, while a large seed is written. A data
+        set that fails part way (a fixture error) leaves no keys behind.
         """
         self.bulk.delete(*state.every_key())
-        for name in LOAD_ORDER:
-            fields, at = self.fields[name], self._key_at[name]
-            references = [(state.index(r), fields.index(r.field)) for r in self._references[name]]
-            records = iter(dataset.get(name, ()))
-            while batch := list(itertools.islice(records, BATCH)):
-                rows: dict[bytes, bytes] = {}
-                indexes: dict[str, dict[bytes, int]] = {index: {} for index, _ in references}
-                for record in batch:
-                    row: list[Any] = [record.get(field) for field in fields]
-                    key_token = token(row[at])
-                    rows[key_token] = orjson.dumps(row)
-                    for index, field_at in references:
-                        indexes[index][owner_prefix(reference_token(row[field_at])) + key_token] = 0
-                pipe = self.bulk.pipeline(transaction=False)
-                pipe.hset(state.rows(name), mapping=rows)  # type: ignore[arg-type]
-                pipe.zadd(state.order(name), dict.fromkeys(rows, 0))
-                for index, members in indexes.items():
-                    pipe.zadd(index, members)
-                for key in state.every_key():
-                    pipe.pexpire(key, STAGING_TTL_MS)
-                if renew:
-                    pipe.pexpire(SEEDING, LOCK_TTL_MS)
-                pipe.execute()
+        try:
+            for name in LOAD_ORDER:
+                self._write_collection(name, dataset.get(name, ()), state, renew)
+        except BaseException:
+            self.bulk.delete(*state.every_key())
+            raise
         return state
+
+    def _write_collection(self, name: str, records: Iterable[Record], state: State, renew: bool) -> None:
+        fields, at = self.fields[name], self._key_at[name]
+        references = [(state.index(r), fields.index(r.field)) for r in self._references[name]]
+        remaining = iter(records)
+        while batch := list(itertools.islice(remaining, BATCH)):
+            rows: dict[bytes, bytes] = {}
+            indexes: dict[str, dict[bytes, int]] = {index: {} for index, _ in references}
+            for record in batch:
+                row: list[Any] = [record.get(field) for field in fields]
+                key_token = token(row[at])
+                rows[key_token] = orjson.dumps(row)
+                for index, field_at in references:
+                    indexes[index][owner_prefix(reference_token(row[field_at])) + key_token] = 0
+            pipe = self.bulk.pipeline(transaction=False)
+            pipe.hset(state.rows(name), mapping=rows)  # type: ignore[arg-type]
+            pipe.zadd(state.order(name), dict.fromkeys(rows, 0))
+            for index, members in indexes.items():
+                pipe.zadd(index, members)
+            for key in state.every_key():
+                pipe.pexpire(key, STAGING_TTL_MS)
+            if renew:
+                pipe.pexpire(SEEDING, LOCK_TTL_MS)
+            pipe.execute()
 
     @contextlib.contextmanager
     def _snapshot(self) -> Iterator[State]:

@@ -94,6 +94,21 @@ def test_replicas_starting_together_seed_once(redis_url: str) -> None:
     assert list(stores[0].inconsistencies()) == []
 
 
+def test_a_failed_import_leaves_no_keys_behind(redis_url: str) -> None:
+    import redis
+
+    store = open_redis_store(redis_url, lambda: {"productlines": [line("Cars")]})
+    keys = set(redis.Redis.from_url(redis_url).keys())
+
+    def failing() -> Iterator[dict[str, Any]]:
+        yield line("Boats")
+        raise ValueError("unreadable")
+
+    with pytest.raises(ValueError, match="unreadable"):
+        store.replace_all({"productlines": failing()})
+    assert set(redis.Redis.from_url(redis_url).keys()) == keys
+
+
 def test_a_state_written_with_another_layout_is_refused(redis_url: str) -> None:
     from mock_server.redis_store import RedisStore
 

@@ -208,6 +208,7 @@ def test_a_bulk_load_that_fails_part_way_changes_nothing(open_store: OpenStore) 
     with pytest.raises(ValueError, match="unreadable"):
         store.replace_all({"productlines": failing()})
     assert [r["productline"] for r in store.page("productlines", 0, 10)] == ["Cars"]
+    assert list(store.inconsistencies()) == []
 
 
 def test_a_record_keeps_the_fields_of_its_collection_only(open_store: OpenStore) -> None:
