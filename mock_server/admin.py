@@ -20,7 +20,7 @@ from mock_server.inputs import decode_strictly, load_json
 from mock_server.journal import Journal
 from mock_server.proxy import Violations
 from mock_server.schemas import Schema
-from mock_server.store import Store
+from mock_server.store import COLLECTIONS, Store
 
 PREFIX = "/__mock__"
 Endpoint = Callable[[Request], Any]
@@ -58,7 +58,7 @@ class Admin:
         ]
 
     async def health(self, request: Request) -> Response:
-        counts = {name: self.store.count(name) for name in self.store.tables}
+        counts = {name: self.store.count(name) for name in COLLECTIONS}
         return JSONResponse({"status": "ok", "counts": counts})
 
     async def reset(self, request: Request) -> Response:

@@ -34,7 +34,7 @@ from mock_server.auth import CHALLENGE, ApiKeys
 from mock_server.errors import PROBLEM_JSON, MockError, problem_bytes
 from mock_server.fastpath import Credential, FastPath, api_key_credential, bearer_credential, fast_routes
 from mock_server.faults import CONNECTION, FaultRules, Faults
-from mock_server.fixtures import read_fixtures, record_fields
+from mock_server.fixtures import record_fields
 from mock_server.hotpath import (
     ApiKeyHandler,
     BearerHandler,
@@ -44,6 +44,7 @@ from mock_server.hotpath import (
 from mock_server.identity import Identity
 from mock_server.journal import Journal, RequestJournal
 from mock_server.landing import Landing
+from mock_server.memory_store import MemoryStore
 from mock_server.middleware import INTERNAL_ERROR, AllowHeader, BodyLimit, LastResort, log_unexpected
 from mock_server.operations import OperationIndex
 from mock_server.pagination import PageNotFound
@@ -52,6 +53,7 @@ from mock_server.realm import Realm, open_realm
 from mock_server.routing import handler_table, operation_table
 from mock_server.schemas import FieldError, Schema, load_spec, mount_points
 from mock_server.settings import Settings
+from mock_server.state import open_store
 from mock_server.steering import Steering
 from mock_server.validation import validator_map
 from shop_contract.document import SpecError
@@ -167,6 +169,8 @@ def render_error(request: ConnexionRequest, error: Exception) -> ConnexionRespon
             return problem_response(404, str(error))
         case domain.Conflict():
             return problem_response(409, str(error))
+        case domain.StateUnavailable():
+            return problem_response(503, str(error))
         case domain.InvalidReference():
             return problem_response(400, str(error), [FieldError(error.field, str(error))])
         case ProblemException():  # Connexion's own: security, media type
@@ -181,7 +185,8 @@ def render_error(request: ConnexionRequest, error: Exception) -> ConnexionRespon
 
 
 def create_app(settings: Settings | None = None, dataset: domain.Dataset | None = None) -> MockApp:
-    """A fresh mock: its own store (from `dataset`, else the settings' fixtures), realm and journal.
+    """A fresh mock: its realm and journal, and the store the settings select (`state.open_store`),
+    seeded from `dataset`, else the settings' fixtures.
 
     Raises SpecError (one line) when the settings' spec lacks what the mock serves."""
     settings = settings or Settings()
@@ -194,14 +199,11 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
 
 def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> MockApp:
     backend_prefix, gateway_prefix = mount_points(spec)
-    fields = record_fields(spec)
-    if dataset is None:
-        dataset = read_fixtures(settings.fixtures, spec) if settings.fixtures else {}
     quiet_content_type_note()
     app = MockApp(__name__, swagger_ui_options=swagger_ui.options())
     app.settings = settings
     app.backend_prefix, app.gateway_prefix = backend_prefix, gateway_prefix
-    app.store = domain.Store(fields, dataset)
+    app.store = open_store(settings, spec, dataset)
     app.realm = open_realm(settings)
 
     readers, writers = operation_table(app.store, spec)
@@ -243,7 +245,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
 
     def dry_run() -> FastPath:
         """A fast path over a scratch copy of the state: a steered write's success, computed aside."""
-        scratch_readers, scratch_writers = operation_table(domain.Store(app.store.fields, app.store.export()), spec)
+        scratch_readers, scratch_writers = operation_table(MemoryStore(record_fields(spec), app.store.export()), spec)
         scratch_routes = [
             *fast_routes(spec, backend_prefix, scratch_readers, scratch_writers, credentials),
             *fast_routes(gateway, gateway_prefix, scratch_readers, scratch_writers, credentials),

@@ -1,4 +1,5 @@
-"""`python -m mock_server` / `shop-mock`: serve the mock with uvicorn, one worker (state is in memory).
+"""`python -m mock_server` / `shop-mock`: serve the mock with uvicorn: one worker, or several on a
+shared state (`--state redis://... --workers N`).
 
 The port is bound before anything is announced: the banner (and `--port-file`) give the real port,
 also for `--port 0`, and a busy port is one line and exit 2. Without the `mock` extra installed,
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import gc
 import importlib.util
 import logging
@@ -26,6 +28,7 @@ from mock_server.settings import (
     DEFAULT_API_KEY,
     DEFAULT_FIXTURES,
     DEFAULT_REALM_FILE,
+    MEMORY,
     Settings,
     is_loopback,
     new_admin_token,
@@ -100,6 +103,13 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         "--rotate-realm-key", action="store_true", help="sign with a new key; the previous two still verify"
     )
     parser.add_argument(
+        "--state",
+        default=MEMORY,
+        metavar="URL",
+        help=f"where the state lives: {MEMORY} (default, this process only) or redis://host:port/db, shared",
+    )
+    parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes (needs --state redis://)")
+    parser.add_argument(
         "--validate-responses", action="store_true", help="self-test: answer 500 if a response breaks the spec"
     )
     parser.add_argument(
@@ -134,6 +144,8 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         parser.error(f"--proxy must be an http:// or https:// URL, not {args.proxy!r}")
     if args.proxy_fallback and args.proxy is None:
         parser.error("--proxy-fallback needs --proxy URL")
+    if args.workers < 1:
+        parser.error(f"--workers must be at least 1, not {args.workers}")
     return Settings(
         host=args.host,
         port=args.port,
@@ -154,6 +166,8 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         admin_token=token,
         proxy=args.proxy,
         proxy_fallback=args.proxy_fallback,
+        state=args.state,
+        workers=args.workers,
     )
 
 
@@ -174,6 +188,7 @@ def banner(settings: Settings, port: int, backend: str, gateway: str) -> str:
             f"  dev user         {DEV_USERNAME} / {DEV_PASSWORD} (password grant)",
             f"  spec             {settings.spec or 'bundled'}",
             f"  data             {settings.fixtures or 'empty'}",
+            f"  state            {settings.state}, {settings.workers} worker(s)",
             "Serving until Ctrl-C.",
         ]
     )
@@ -215,26 +230,47 @@ def main(argv: list[str] | None = None) -> int:
     missing = missing_mock_modules()
     if missing:
         return fail(f'the mock needs its extra ({", ".join(missing)} missing): pip install "{DISTRIBUTION}[mock]"')
+    if settings.workers > 1 and settings.state == MEMORY:
+        return fail("--workers needs --state redis://... (each process has its own state)")
 
     from mock_server.app import create_app  # the mock's stack: only now that it is known to be there
     from mock_server.fixtures import FixtureError
+    from mock_server.replicas import serve_workers
+    from mock_server.schemas import load_spec, mount_points
+    from mock_server.state import open_store
+    from mock_server.store import StateError
     from shop_contract.document import SpecError
 
     try:  # first, so that a busy port fails at once, not after loading a large data set
         sock = bind(settings.host, settings.port)
     except OSError as error:
         return fail(f"cannot listen on {settings.host}:{settings.port}: {error.strerror or error}")
+    settings = dataclasses.replace(settings, port=sock.getsockname()[1])  # `--port 0`: the realm's issuer names it
     try:
-        app = create_app(settings)
-    except (FixtureError, SpecError, RealmFileError, KeyFileError) as error:
+        if settings.workers == 1:
+            app = create_app(settings)
+        else:
+            open_store(settings, load_spec(settings.spec))  # seeds the shared state once, before the workers join
+    except (FixtureError, SpecError, StateError, RealmFileError, KeyFileError) as error:
         sock.close()
         return fail(str(error))
     gc.freeze()  # the data set lives as long as the process: keep the collector from walking it again
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("connexion").setLevel(max(logging.WARNING, logging.getLogger().level))
     with sock, contextlib.suppress(KeyboardInterrupt):  # uvicorn handles SIGINT itself; belt and braces
-        serve(app, settings, sock)
+        if settings.workers == 1:
+            serve(app, settings, sock)
+        else:
+            announce(settings, sock.getsockname()[1], *mount_points(load_spec(settings.spec)))
+            serve_workers(settings, sock)
     return 0
+
+
+def announce(settings: Settings, port: int, backend: str, gateway: str) -> None:
+    """The banner, and the port file: once connections to `port` are accepted (or queued, for workers)."""
+    print(banner(settings, port, backend, gateway), flush=True)
+    if settings.port_file is not None:
+        settings.port_file.write_text(f"{port}\n", encoding="utf-8")
 
 
 def serve(app: MockApp, settings: Settings, sock: socket.socket) -> None:
@@ -249,9 +285,7 @@ def serve(app: MockApp, settings: Settings, sock: socket.socket) -> None:
             await super().startup(sockets=sockets)
             if self.should_exit:
                 return
-            print(banner(settings, port, app.backend_prefix, app.gateway_prefix), flush=True)
-            if settings.port_file is not None:
-                settings.port_file.write_text(f"{port}\n", encoding="utf-8")
+            announce(settings, port, app.backend_prefix, app.gateway_prefix)
 
     from mock_server.limits import Limits, uvicorn_options
 

@@ -2,7 +2,8 @@
 
 Errors come from four places, and `app.render_error` renders them all:
 - `MockError` / `BadRequest` (400, naming the offending fields in `errors`): our body validators;
-- the store's domain errors: `NotFound` (404), `Conflict` (409), `InvalidReference` (400);
+- the store's domain errors: `NotFound` (404), `Conflict` (409), `InvalidReference` (400),
+  `StateUnavailable` (503: Redis did not answer);
 - `pagination.PageNotFound` (404);
 - Connexion's and Starlette's own (401 with WWW-Authenticate, 404, 405, 415).
 The middleware in front of Connexion (413) writes the same shape with `problem_bytes`.

@@ -82,8 +82,8 @@ class Collection:
 
     def list(self, url: str, page: int | None = None, page_size: int | None = None, **_: Any) -> bytes:
         asked = self.pages.request(page, page_size)
-        results = self.store.page(self.collection, asked.offset, asked.size)
-        return encode(paginate(asked, self.store.count(self.collection), results, url))
+        count, results = self.store.counted_page(self.collection, asked.offset, asked.size)
+        return encode(paginate(asked, count, results, url))
 
     def get(self, url: str, **params: Any) -> bytes:
         return encode(self.store.get(self.collection, self._key(params)))

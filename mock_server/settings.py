@@ -10,6 +10,7 @@ from pathlib import Path
 from shop_contract.document import bundled_fixtures, installed_folder
 
 DEFAULT_API_KEY = "dev-api-key"
+MEMORY = "memory"  # the state in the process; else the URL of the Redis database replicas share
 DEFAULT_FIXTURES = bundled_fixtures()
 DEFAULT_REALM_FILE = installed_folder("mock_server") / "realm" / "shop-realm.json"
 
@@ -38,6 +39,8 @@ class Settings:
     proxy: str | None = None  # a real backend's origin: the API's traffic goes there, checked (mock_server.proxy)
     proxy_fallback: bool = False  # with proxy: what the backend does not serve (404, 501, refused) is the mock's
     validate_responses: bool = False  # a self-test mode: costly, turns a non-conforming answer into a 500
+    state: str = MEMORY  # or redis://host:port/db (mock_server.state)
+    workers: int = 1  # uvicorn worker processes; more than one needs a shared state
 
     def issuer_for(self, realm_path: str) -> str:
         """The identity realm's issuer: fixed for the life of the server, never taken from a request."""

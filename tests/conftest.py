@@ -13,8 +13,9 @@ import pytest
 from starlette.testclient import TestClient
 
 from mock_server.app import MockApp, create_app
-from mock_server.settings import DEFAULT_API_KEY, Settings
+from mock_server.settings import DEFAULT_API_KEY, MEMORY, Settings
 from tests.live import running
+from tests.redis_server import redis_server
 
 API_KEY_HEADERS = {"X-API-Key": DEFAULT_API_KEY}
 BACKEND = "/shop/api/v1"
@@ -23,9 +24,22 @@ TOKEN_PATH = "/realms/shop/protocol/openid-connect/token"
 DEV_CLIENT = {"grant_type": "client_credentials", "client_id": "shop-dev", "client_secret": "shop-dev-secret"}
 
 
+ON_REDIS = "in-process, state in Redis"  # an `api` parameter a module may add: the same tests on the Redis store
+
+
 @pytest.fixture
-def app() -> MockApp:
-    return create_app(Settings())
+def state(request: pytest.FixtureRequest) -> str:
+    """Where the app's state lives: in memory, or in the session's redis-server for `api` ON_REDIS."""
+    callspec = getattr(request.node, "callspec", None)
+    if callspec is not None and callspec.params.get("api") == ON_REDIS:
+        url: str = request.getfixturevalue("redis_url")
+        return url
+    return MEMORY
+
+
+@pytest.fixture
+def app(state: str) -> MockApp:
+    return create_app(Settings(state=state))
 
 
 @pytest.fixture
@@ -52,7 +66,12 @@ def http(live_origin: str) -> Iterator[httpx.Client]:
 @pytest.fixture(params=["in-process", "http"])
 def api(request: pytest.FixtureRequest) -> httpx.Client:
     """The mock through each transport, authenticated with the default API key."""
-    fixture = "client" if request.param == "in-process" else "http"
+    return transport(request)
+
+
+def transport(request: pytest.FixtureRequest) -> httpx.Client:
+    """The client an `api` parameter names (ON_REDIS: in process)."""
+    fixture = "http" if request.param == "http" else "client"
     transport_client: httpx.Client = request.getfixturevalue(fixture)
     return transport_client
 
@@ -63,3 +82,19 @@ def fetch_token(api: httpx.Client, **form: str) -> str:
     assert response.status_code == 200, response.text
     token: str = response.json()["access_token"]
     return token
+
+
+@pytest.fixture(scope="session")
+def redis_server_url() -> Iterator[str]:
+    """One real redis-server for the session (tests/redis_server.py: skipped where it is missing)."""
+    with redis_server() as url:
+        yield url
+
+
+@pytest.fixture
+def redis_url(redis_server_url: str) -> str:
+    """The session's redis-server, emptied for this test."""
+    import redis
+
+    redis.Redis.from_url(redis_server_url).flushdb()
+    return redis_server_url

@@ -5,9 +5,17 @@ from __future__ import annotations
 import json
 
 import httpx
+import pytest
 
 from mock_server.settings import DEFAULT_FIXTURES
-from tests.conftest import BACKEND
+from tests.conftest import BACKEND, ON_REDIS, transport
+
+
+@pytest.fixture(params=["in-process", "http", ON_REDIS])
+def api(request: pytest.FixtureRequest) -> httpx.Client:
+    """Both transports, and the same tests on the Redis store (in process)."""
+    return transport(request)
+
 
 COLLECTIONS = ("productlines", "products", "orderdetails", "customers", "orders", "payments")
 

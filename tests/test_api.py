@@ -10,7 +10,14 @@ import httpx
 import pytest
 
 from mock_server.app import MockApp
-from tests.conftest import BACKEND, GATEWAY, fetch_token
+from tests.conftest import BACKEND, GATEWAY, ON_REDIS, fetch_token, transport
+
+
+@pytest.fixture(params=["in-process", "http", ON_REDIS])
+def api(request: pytest.FixtureRequest) -> httpx.Client:
+    """Both transports, and the same tests on the Redis store (in process)."""
+    return transport(request)
+
 
 PRODUCT = {
     "productcode": "S99_0001",

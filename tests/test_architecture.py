@@ -8,13 +8,17 @@ from pathlib import Path
 import pytest
 
 from mock_server.fixtures import record_fields
+from mock_server.memory_store import MemoryStore
 from mock_server.routing import handler_table, operation_table
 from mock_server.schemas import load_spec
-from mock_server.store import Store
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mock_server"
 CORE = [
     "store.py",
+    "memory_store.py",
+    "redis_store.py",
+    "redis_layout.py",
+    "redis_scripts.py",
     "pagination.py",
     "fixtures.py",
     "schemas.py",
@@ -42,4 +46,4 @@ def test_the_handler_table_covers_exactly_the_spec_operations() -> None:
         for operation in item.values()
         if isinstance(operation, dict) and "operationId" in operation
     }
-    assert set(handler_table(*operation_table(Store(record_fields())))) == operation_ids
+    assert set(handler_table(*operation_table(MemoryStore(record_fields())))) == operation_ids

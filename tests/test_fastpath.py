@@ -23,11 +23,11 @@ from mock_server.app import BACKEND_PREFIX, GATEWAY_PREFIX, create_app, credenti
 from mock_server.auth import ApiKeys
 from mock_server.fastpath import FastPath, fast_routes
 from mock_server.fixtures import read_fixtures, record_fields
+from mock_server.memory_store import MemoryStore
 from mock_server.realm import open_realm
 from mock_server.routing import operation_table
 from mock_server.schemas import load_spec
 from mock_server.settings import DEFAULT_API_KEY, DEFAULT_FIXTURES, Settings
-from mock_server.store import Store
 from tests.conftest import DEV_CLIENT, TOKEN_PATH
 from tests.test_store import product
 
@@ -200,7 +200,7 @@ class Served:
     def __init__(self) -> None:
         spec = load_spec()
         self.realm = open_realm(Settings())
-        readers, writers = operation_table(Store(record_fields(), read_fixtures(DEFAULT_FIXTURES)))
+        readers, writers = operation_table(MemoryStore(record_fields(), read_fixtures(DEFAULT_FIXTURES)))
         keys = ApiKeys(frozenset({DEFAULT_API_KEY}))
         credentials = credential_checks(spec["components"]["securitySchemes"], keys, self.realm)
         routes = [

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from mock_server.fixtures import FixtureError, read_fixtures, record_fields
+from mock_server.memory_store import MemoryStore
 from mock_server.settings import DEFAULT_FIXTURES
-from mock_server.store import Store
 
 Records = list[dict[str, Any]]
 
@@ -31,8 +31,8 @@ def edit(directory: Path, name: str, change: Callable[[Records], None]) -> None:
     path.write_text(json.dumps(records), encoding="utf-8")
 
 
-def load(directory: Path) -> Store:
-    return Store(record_fields(), read_fixtures(directory))
+def load(directory: Path) -> MemoryStore:
+    return MemoryStore(record_fields(), read_fixtures(directory))
 
 
 def test_the_default_fixtures_load() -> None:

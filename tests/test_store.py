@@ -1,17 +1,22 @@
-"""The store against a plain-dict model (a Hypothesis state machine), and its domain rules."""
+"""Both stores against a plain-dict model (a Hypothesis state machine), and their domain rules.
+
+Every test here runs on the in-memory store and on the Redis store (a real redis-server, emptied
+for each store the test opens: tests/redis_server.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 from mock_server.fixtures import read_fixtures, record_fields
+from mock_server.memory_store import MemoryStore
 from mock_server.settings import DEFAULT_FIXTURES
-from mock_server.store import KEY_FIELDS, RELATIONS, Conflict, InvalidReference, NotFound, Store
+from mock_server.store import KEY_FIELDS, RELATIONS, Conflict, Dataset, InvalidReference, NotFound, Store
 
 LINES = ["Boats", "Cars", "Planes"]
 CODES = [f"S{i:02d}" for i in range(8)]
@@ -29,12 +34,32 @@ def product(code: str, line_name: str, stock: int = 0) -> dict[str, Any]:
     return unset | {"productcode": code, "productline": line_name, "quantityinstock": stock}
 
 
+OpenStore = Callable[..., Store]  # open_store(dataset=None) -> a store holding only `dataset`
+
+
+@pytest.fixture(params=["memory", "redis"])
+def open_store(request: pytest.FixtureRequest) -> OpenStore:
+    if request.param == "memory":
+        return lambda dataset=None: MemoryStore(FIELDS, dataset)
+    import redis
+
+    from mock_server.redis_store import RedisStore
+
+    url: str = request.getfixturevalue("redis_url")
+
+    def open_redis_store(dataset: Dataset | None = None) -> Store:
+        redis.Redis.from_url(url).flushdb()
+        return RedisStore.open(url, FIELDS, lambda: dataset or {})
+
+    return open_redis_store
+
+
 class StoreAgainstModel(RuleBasedStateMachine):
     """Random creates, updates, patches and deletes of product lines and products."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: Store) -> None:
         super().__init__()
-        self.store = Store(FIELDS)
+        self.store = store
         self.lines: dict[str, dict[str, Any]] = {}
         self.products: dict[str, dict[str, Any]] = {}
 
@@ -106,6 +131,7 @@ class StoreAgainstModel(RuleBasedStateMachine):
     def pages_agree(self, offset: int, limit: int, owner: str) -> None:
         expected = [self.products[c] for c in sorted(self.products)][offset : offset + limit]
         assert self.store.page("products", offset, limit) == expected
+        assert self.store.counted_page("products", offset, limit) == (len(self.products), expected)
         if owner in self.lines:
             owned = sorted(c for c, p in self.products.items() if p["productline"] == owner)
             count, page = self.store.owned("products", "productline", owner, offset, limit)
@@ -119,28 +145,48 @@ class StoreAgainstModel(RuleBasedStateMachine):
         assert list(self.store.inconsistencies()) == []
 
 
-TestStoreAgainstModel = StoreAgainstModel.TestCase
-TestStoreAgainstModel.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
+def test_the_store_agrees_with_a_model(open_store: OpenStore, request: pytest.FixtureRequest) -> None:
+    # a round trip per operation: fewer examples on Redis keep this test within seconds
+    examples = {"memory": 60, "redis": 20}[request.node.callspec.params["open_store"]]
+    run_state_machine_as_test(
+        lambda: StoreAgainstModel(open_store()),
+        settings=settings(max_examples=examples, stateful_step_count=30, deadline=None),
+    )
 
 
-def test_records_handed_out_are_copies() -> None:
-    store = Store(FIELDS, {"productlines": [line("Cars")]})
+def test_records_handed_out_are_copies(open_store: OpenStore) -> None:
+    store = open_store({"productlines": [line("Cars")]})
     store.get("productlines", "Cars")["textdescription"] = "changed"
     store.page("productlines", 0, 1)[0]["textdescription"] = "changed"
     assert store.get("productlines", "Cars")["textdescription"] is None
 
 
-def test_the_fixture_state_is_consistent_and_every_relation_is_indexed() -> None:
-    store = Store(FIELDS, read_fixtures(DEFAULT_FIXTURES))
+def test_the_fixture_state_is_consistent(open_store: OpenStore) -> None:
+    store = open_store(read_fixtures(DEFAULT_FIXTURES))
     assert list(store.inconsistencies()) == []
-    assert {(r.child, r.field) for r in RELATIONS} == set(store.indexes)
-    assert set(KEY_FIELDS) == set(store.tables)
     count, page = store.owned("orders", "customernumber", 103, 0, 100)
     assert count == len(page) > 0
 
 
-def test_reset_goes_back_to_the_seed_after_any_writes() -> None:
-    store = Store(FIELDS, read_fixtures(DEFAULT_FIXTURES))
+def test_every_relation_is_indexed_in_memory() -> None:
+    store = MemoryStore(FIELDS, read_fixtures(DEFAULT_FIXTURES))
+    assert {(r.child, r.field) for r in RELATIONS} == set(store.indexes)
+    assert set(KEY_FIELDS) == set(store.tables)
+
+
+def test_both_stores_hold_the_same_fixture_state(open_store: OpenStore) -> None:
+    memory = MemoryStore(FIELDS, read_fixtures(DEFAULT_FIXTURES))
+    store = open_store(read_fixtures(DEFAULT_FIXTURES))
+    assert store.export() == memory.export()
+    for relation in RELATIONS:
+        owner = memory.page(relation.child, 0, 1)[0][relation.field]
+        assert store.owned(relation.child, relation.field, owner, 1, 3) == memory.owned(
+            relation.child, relation.field, owner, 1, 3
+        )
+
+
+def test_reset_goes_back_to_the_seed_after_any_writes(open_store: OpenStore) -> None:
+    store = open_store(read_fixtures(DEFAULT_FIXTURES))
     seed = store.export()
     code = seed["products"][0]["productcode"]
     store.update("products", code, {"quantityinstock": 1})
@@ -152,8 +198,8 @@ def test_reset_goes_back_to_the_seed_after_any_writes() -> None:
     assert list(store.inconsistencies()) == []
 
 
-def test_a_bulk_load_that_fails_part_way_changes_nothing() -> None:
-    store = Store(FIELDS, {"productlines": [line("Cars")]})
+def test_a_bulk_load_that_fails_part_way_changes_nothing(open_store: OpenStore) -> None:
+    store = open_store({"productlines": [line("Cars")]})
 
     def failing() -> Any:
         yield line("Boats")
@@ -162,11 +208,11 @@ def test_a_bulk_load_that_fails_part_way_changes_nothing() -> None:
     with pytest.raises(ValueError, match="unreadable"):
         store.replace_all({"productlines": failing()})
     assert [r["productline"] for r in store.page("productlines", 0, 10)] == ["Cars"]
+    assert list(store.inconsistencies()) == []
 
 
-def test_a_record_keeps_the_fields_of_its_collection_only() -> None:
-    store = Store(
-        FIELDS,
+def test_a_record_keeps_the_fields_of_its_collection_only(open_store: OpenStore) -> None:
+    store = open_store(
         {"productlines": [{**line("Cars"), "extra": 1}], "products": [{"productcode": "S1", "productline": "Cars"}]},
     )
     assert store.get("productlines", "Cars") == line("Cars")

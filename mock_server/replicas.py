@@ -1,0 +1,50 @@
+"""`--workers N`: N uvicorn worker processes serving one shared state.
+
+uvicorn starts each worker from an import string, so a worker cannot be handed an app: it builds its
+own with `worker_app`, from the settings the parent leaves in an environment variable (pickled: the
+parent writes it for its own children only). The parent opens the state first, so the seed is in
+place, or the error reported, before any worker starts; the workers then join it.
+"""
+
+from __future__ import annotations
+
+import base64
+import gc
+import logging
+import os
+import pickle
+import socket
+
+import uvicorn
+from uvicorn.supervisors import Multiprocess
+
+from mock_server.app import MockApp, create_app
+from mock_server.limits import Limits, uvicorn_options
+from mock_server.settings import Settings
+
+ENVIRONMENT = "SHOP_MOCK_WORKER_SETTINGS"
+
+
+def serve_workers(settings: Settings, sock: socket.socket) -> None:
+    """Serve `settings.workers` workers on `sock` (bound by the CLI) until interrupted."""
+    os.environ[ENVIRONMENT] = base64.b64encode(pickle.dumps(settings)).decode("ascii")
+    config = uvicorn.Config(
+        f"{__name__}:worker_app",
+        factory=True,
+        workers=settings.workers,
+        log_level=settings.log_level,
+        access_log=settings.access_log,
+        lifespan="off",
+        **uvicorn_options(Limits()),
+    )
+    sock.set_inheritable(True)
+    Multiprocess(config, sockets=[sock]).run()
+
+
+def worker_app() -> MockApp:
+    """The app of one worker (uvicorn's factory)."""
+    settings: Settings = pickle.loads(base64.b64decode(os.environ[ENVIRONMENT]))
+    app = create_app(settings)
+    gc.freeze()
+    logging.getLogger("connexion").setLevel(logging.WARNING)
+    return app
