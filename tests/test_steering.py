@@ -23,7 +23,7 @@ from tests.live import running
 
 SPEC = load_spec()
 OPERATIONS = [operation for _, operation in operation_index(SPEC, *mount_points(SPEC)).operations]
-PROBLEM = to_json_schema(component_schema("Error"))
+PROBLEM = to_json_schema(component_schema("Problem"))
 
 
 @pytest.fixture(params=[True, False], ids=["fast-path", "connexion-only"])
