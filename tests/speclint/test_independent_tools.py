@@ -20,13 +20,15 @@ import pytest
 import yaml
 
 from mock_server.app import create_app
-from mock_server.schemas import SPEC_PATH, load_spec
+from mock_server.schemas import load_spec
+from shop_contract.document import bundled_spec
 from tests.conftest import API_KEY_HEADERS, BACKEND, GATEWAY
 from tests.live import running
 
 pytestmark = pytest.mark.speclint
 
 HERE = Path(__file__).resolve().parent
+SPEC_PATH = bundled_spec()
 TRAILING_SLASH_RULES = {"spectral": "path-keys-no-trailing-slash", "redocly": "no-path-trailing-slash"}
 
 # Requests that make the mock answer each kind of error, with the operation whose response types it.
