@@ -36,7 +36,7 @@ def _single_int(query: dict[str, list[str]], name: str) -> int | bool | None:
     values = query.get(name)
     if values is None:
         return None
-    if len(values) != 1 or not values[0].isdigit() or int(values[0]) < 1:
+    if len(values) != 1 or not values[0].isdecimal() or int(values[0]) < 1:
         return False
     return int(values[0])
 
@@ -72,7 +72,7 @@ def _check_link(link: Any, request_url: str, page: int, size: int | None, shown:
         return
     kept = query.get("page_size", [""])[-1]
     floor = shown if which == "next" else 1
-    if not kept.isdigit() or not floor <= int(kept) <= size:
+    if not kept.isdecimal() or not floor <= int(kept) <= size:
         raise AssertionError(f"`{which}` does not keep page_size={size}: {link}")
 
 

@@ -197,7 +197,7 @@ class Faults:
         wait = 0.0
         if preferences is not None and "delay" in preferences:
             asked = preferences["delay"]
-            if not asked.isdigit() or int(asked) > MAX_DELAY_MS:
+            if not asked.isdecimal() or int(asked) > MAX_DELAY_MS:
                 await send_problem(send, 400, f"Prefer: delay must be whole milliseconds from 0 to {MAX_DELAY_MS}.")
                 return
             wait = int(asked) / 1000

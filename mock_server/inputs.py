@@ -106,7 +106,7 @@ def integer_fits(value: str | int, schema: Schema) -> bool:
     if isinstance(value, str):
         body = value.strip()
         digits = body[1:] if body[:1] in ("+", "-") else body
-        if not digits.isdigit():
+        if not digits.isdecimal():  # what int() reads (isdigit() also admits "¹", which int() refuses)
             return True
         if len(digits) > digit_limit(schema):
             return False

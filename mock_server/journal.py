@@ -120,7 +120,7 @@ class Journal:
         found = [entry for entry in self.entries if all(test(entry) for test in tests)]
         if "limit" in params:
             limit = params["limit"]
-            if not limit.isdigit():
+            if not limit.isdecimal():
                 raise ValueError(f"limit must be a whole number, not {limit!r}")
             found = found[-int(limit) :] if int(limit) else []
         return found
@@ -169,7 +169,7 @@ def body_json(body: bytes, path: str) -> dict[str, Any]:
 
 
 def _status_test(text: str) -> Callable[[Entry], bool]:
-    if text.isdigit():
+    if text.isdecimal():
         return lambda e: e.status == int(text)
     if len(text) == 3 and text[0] in "12345" and text[1:].lower() == "xx":
         return lambda e: e.status is not None and e.status // 100 == int(text[0])

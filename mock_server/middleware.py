@@ -102,7 +102,7 @@ class BodyLimit:
             await send_problem(send, 415, NO_CONTENT_TYPE)
             return
         if length is not None:
-            if length.isdigit() and int(length) > self.max_bytes:
+            if length.isdecimal() and int(length) > self.max_bytes:
                 await self._refuse(send)
             else:
                 await self.app(scope, receive, send)

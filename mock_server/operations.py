@@ -29,7 +29,7 @@ class Operation:
 
     def declared(self) -> list[int]:
         """The declared statuses, ascending (a `default` or `4XX` range is not a status to steer to)."""
-        return sorted(int(code) for code in self.responses if code.isdigit())
+        return sorted(int(code) for code in self.responses if code.isdecimal())
 
 
 class OperationIndex:

@@ -48,7 +48,7 @@ class Steering:
             await self.app(scope, receive, send)
             return
         code = preferences.get("code")
-        if code is not None and (not code.isdigit() or int(code) not in operation.declared()):
+        if code is not None and (not code.isdecimal() or int(code) not in operation.declared()):
             declared = describe(operation.declared())
             detail = f"Prefer: code={code} is not a status {operation.operation_id} declares ({declared})."
             await send_problem(send, 400, detail)
@@ -65,7 +65,7 @@ class Steering:
     async def example(self, operation: Operation, name: str, code: str | None, send: Send) -> None:
         named: dict[str, tuple[int, str, Any]] = {}
         for status, response in operation.responses.items():
-            if status.isdigit() and (code is None or status == code):
+            if status.isdecimal() and (code is None or status == code):
                 for media, content in response.get("content", {}).items():
                     for example, value in content.get("examples", {}).items():
                         named.setdefault(example, (int(status), media, value.get("value")))

@@ -457,7 +457,7 @@ def test_a_request_that_never_finishes_is_408_and_closed(mock: tuple[MockApp, ht
 
 
 @pytest.mark.parametrize("fast_path", [True, False], ids=["fast-path", "connexion"])
-@pytest.mark.parametrize("method", ["page", "get", "create", "update", "export"])
+@pytest.mark.parametrize("method", ["counted_page", "get", "create", "update", "export"])
 def test_an_unexpected_exception_is_a_problem_500_logged_once(
     fast_path: bool, method: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -467,7 +467,7 @@ def test_an_unexpected_exception_is_a_problem_500_logged_once(
         raise RuntimeError("planted failure")
 
     request = {
-        "page": ("GET", f"{BACKEND}/products/", None),
+        "counted_page": ("GET", f"{BACKEND}/products/", None),
         "get": ("GET", f"{BACKEND}/products/S10_1678/", None),
         "create": ("POST", f"{BACKEND}/productlines/", PRODUCTLINE),
         "update": ("PATCH", f"{BACKEND}/products/S10_1678/", {"productname": "x"}),
@@ -490,3 +490,19 @@ def test_an_unexpected_exception_is_a_problem_500_logged_once(
         assert len(logged) == 1 and "planted failure" in str(logged[0].exc_info[1]), caplog.text
         assert "coroutine" not in caplog.text
         assert readable_state(client) == before
+
+
+@pytest.mark.parametrize("text", ["¹", "²3", "٣", "1½"])
+@pytest.mark.parametrize("where", ["page", "page_size", "path"])
+def test_digits_int_cannot_read_are_refused_not_a_500(
+    mock: tuple[MockApp, httpx.Client], text: str, where: str
+) -> None:
+    """`str.isdigit` admits superscripts that `int()` refuses (found by the suite against the mock)."""
+    client = mock[1]
+    before = readable_state(client)
+    url = f"{BACKEND}/customers/{text}/payments/" if where == "path" else f"{BACKEND}/products/?{where}={text}"
+    response = client.get(url)
+    assert response.status_code < 500, response.text
+    if text != "٣":  # an Arabic-Indic digit is a number to int(), as to Connexion's coercion
+        assert_refused(response)
+    assert readable_state(client) == before

@@ -115,7 +115,7 @@ def page_size(count: int, maximum: int | None) -> int:
 def link_page(link: Any) -> int | None:
     """The page a link leads to (a link without `page` leads to page 1); None when unreadable."""
     values = parse_qs(urlsplit(str(link)).query).get("page", ["1"])
-    return int(values[-1]) if len(values) == 1 and values[-1].isdigit() else None
+    return int(values[-1]) if len(values) == 1 and values[-1].isdecimal() else None
 
 
 def items_of(exchange: Exchange) -> list[str]:
