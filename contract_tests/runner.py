@@ -28,14 +28,18 @@ from contract_tests.target import Target, TargetError, build_target
 Progress = Callable[[str], None]
 
 
-def learn(spec: Spec, target: Target, identities: Identities) -> tuple[Known, Session]:
+def learn(spec: Spec, target: Target, identities: Identities, ledger: Ledger) -> tuple[Known, Session]:
     """What the target serves (making what is missing, e.g. on an empty target), and the session that
-    will remove what was made, on the backend (else the gateway)."""
+    will remove what was made, on the backend (else the gateway). An answer too slow or too large is
+    recorded as its violation, and the run goes on knowing nothing."""
     surface = target.surface("backend") or target.surfaces[0]
-    session = Session(surface, Ledger(), target.limits, target.keyring)
+    session = Session(surface, ledger, target.limits, target.keyring)
     try:
         return discover(spec, session, identities), session
-    except (Unreachable, Abandoned) as exc:
+    except Abandoned as exc:
+        ledger.skipped(surface.name, "-", "discovery", f"not finished: {exc}")
+        return Known(identities), session
+    except Unreachable as exc:
         session.close()
         raise TargetError(str(exc)) from exc
 
@@ -111,7 +115,7 @@ def run(options: Options, progress: Progress) -> Ledger:
         spec_version=str(spec.raw.get("info", {}).get("version", "")),
     )
     progress(f"seed {options.seed_value}; surfaces: {', '.join(s.name + ' ' + s.base_url for s in target.surfaces)}")
-    known, maker = learn(spec, target, Identities())
+    known, maker = learn(spec, target, Identities(), ledger)
     try:
         _test(spec, target, options, ledger, progress, known)
     except CredentialsLost as exc:

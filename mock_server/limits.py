@@ -150,3 +150,12 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
 def uvicorn_options(limits: Limits) -> dict[str, Any]:
     """The `uvicorn.Config` options that apply `limits`."""
     return {"http": bounded_protocol(limits), "timeout_keep_alive": limits.keep_alive_seconds}
+
+
+DefaultProtocol = bounded_protocol(Limits())
+"""The CLI's protocol, by name: worker processes get their config pickled, and a class made in a
+function cannot be pickled, so `--workers` names this one (`WORKER_OPTIONS`)."""
+WORKER_OPTIONS: dict[str, Any] = {
+    "http": f"{__name__}:DefaultProtocol",
+    "timeout_keep_alive": Limits().keep_alive_seconds,
+}

@@ -19,7 +19,7 @@ import uvicorn
 from uvicorn.supervisors import Multiprocess
 
 from mock_server.app import MockApp, create_app
-from mock_server.limits import Limits, uvicorn_options
+from mock_server.limits import WORKER_OPTIONS
 from mock_server.settings import Settings
 
 ENVIRONMENT = "SHOP_MOCK_WORKER_SETTINGS"
@@ -35,7 +35,7 @@ def serve_workers(settings: Settings, sock: socket.socket) -> None:
         log_level=settings.log_level,
         access_log=settings.access_log,
         lifespan="off",
-        **uvicorn_options(Limits()),
+        **WORKER_OPTIONS,
     )
     sock.set_inheritable(True)
     Multiprocess(config, sockets=[sock]).run()
