@@ -48,10 +48,22 @@ class KeyDelta:
         self.removed: list[Key] = []
 
     def add(self, key: Key, in_base: bool) -> None:
-        _toggle(self.removed, key, False) if in_base else _toggle(self.added, key, True)
+        if in_base:
+            _toggle(self.removed, key, present=False)
+        else:
+            _toggle(self.added, key, present=True)
 
     def discard(self, key: Key, in_base: bool) -> None:
-        _toggle(self.removed, key, True) if in_base else _toggle(self.added, key, False)
+        if in_base:
+            _toggle(self.removed, key, present=True)
+        else:
+            _toggle(self.added, key, present=False)
+
+    def move(self, key: Key, in_base: bool, present: bool) -> None:
+        if present:
+            self.add(key, in_base)
+        else:
+            self.discard(key, in_base)
 
     def count(self, base: Sequence[Key]) -> int:
         return len(base) - len(self.removed) + len(self.added)
@@ -128,7 +140,8 @@ class OverlayStore:
 
     def page(self, collection: str, offset: int, limit: int) -> list[Record]:
         with self._lock:
-            return self._records(collection, self.orders[collection].page(self.base.tables[collection].order, offset, limit))
+            keys = self.orders[collection].page(self.base.tables[collection].order, offset, limit)
+            return self._records(collection, keys)
 
     def counted_page(self, collection: str, offset: int, limit: int) -> tuple[int, list[Record]]:
         with self._lock:
@@ -232,8 +245,7 @@ class OverlayStore:
         else:
             self.rows[collection][key] = new
         if (old is None) != (new is None):
-            order = self.orders[collection]
-            order.add(key, base_row is not None) if new is not None else order.discard(key, base_row is not None)
+            self.orders[collection].move(key, base_row is not None, present=new is not None)
         for relation in RELATIONS:
             if relation.child != collection:
                 continue
@@ -251,7 +263,7 @@ class OverlayStore:
     @staticmethod
     def _move(deltas: dict[Key, KeyDelta], owner: Any, key: Key, in_base: bool, present: bool) -> None:
         delta = deltas.setdefault(owner, KeyDelta())
-        delta.add(key, in_base) if present else delta.discard(key, in_base)
+        delta.move(key, in_base, present)
         if not delta:
             del deltas[owner]
 

@@ -101,4 +101,3 @@ class SessionScope:
             await self.app(scope, receive, send)
         finally:
             CURRENT.reset(token)
-
