@@ -1,10 +1,10 @@
 """create_app(settings) -> the mock: the only module that wires Connexion.
 
-Request path, outermost first: LastResort (an unexpected error is a problem+json 500) -> Faults
-(latency and faults) -> RequestJournal -> AdminGuard (/__mock__/) -> CORS -> SessionScope (the
-request's X-Mock-Session state) -> RawPath (routing on the path as sent) -> [Proxy, with --proxy: the
-API's traffic to a real backend, checked] -> Steering (`Prefer: code / example`) -> FastPath (a valid request answered by its handler) -> UISpec (the
-Swagger UI pages' copies of the spec, swagger_ui.py) -> BodyLimit -> AllowHeader -> Connexion
+Request path, outermost first: LastResort (an unexpected error is a problem+json 500) -> Faults (latency and
+faults) -> RequestJournal -> AdminGuard (/__mock__/) -> CORS -> SessionScope (the request's X-Mock-Session
+state) -> RawPath (routing on the path as sent) -> [Proxy, with --proxy: the API's traffic to a real backend,
+checked] -> Steering (`Prefer: code / example`) -> FastPath (a valid request answered by its handler) ->
+UISpec (the Swagger UI pages' copies of the spec, swagger_ui.py) -> BodyLimit -> AllowHeader -> Connexion
 (routing, security from the spec's schemes, validation from the spec's schemas) -> a handler of
 `routing.handler_table` -> the store.
 /__mock__ and /realms/shop are plain routes beside the API.
