@@ -281,3 +281,13 @@ def test_the_session_flags_build_the_settings() -> None:
         with pytest.raises(SystemExit) as exit_info:
             parse_settings(bad)
         assert exit_info.value.code == 2
+
+
+def test_a_steered_write_is_computed_on_the_sessions_state_and_changes_nothing(http: httpx.Client) -> None:
+    line = {**state(http)["productlines"][0], "productline": "Steered"}
+    steer = {**in_session("steer"), "Prefer": "code=201"}
+    assert http.post(LINES, json=line, headers=in_session("steer")).status_code == 201
+    assert http.post(LINES, json=line, headers=steer).status_code == 400  # it would conflict in the session
+    assert http.post(LINES, json=line, headers={"Prefer": "code=201"}).status_code == 201  # not in the default
+    assert http.get(f"{LINES}Steered/").status_code == 404
+    assert sessions(http)["steer"]["size"] == 1
