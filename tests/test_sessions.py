@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mock_server.app import create_app
+from mock_server.app import MockApp, create_app
 from mock_server.cli import parse_settings
 from mock_server.fixtures import record_fields
 from mock_server.memory_store import MemoryStore
@@ -30,8 +30,13 @@ def serve(**settings: Any) -> Any:
 
 
 @pytest.fixture
-def origin() -> Iterator[str]:
-    with serve() as served:
+def app() -> MockApp:
+    return create_app(Settings())
+
+
+@pytest.fixture
+def origin(app: MockApp) -> Iterator[str]:
+    with running(app) as served:
         yield served
 
 
@@ -61,7 +66,7 @@ def by_key(records: list[dict[str, Any]], key: str) -> dict[Any, dict[str, Any]]
     return {record[key]: record for record in records}
 
 
-def test_sessions_are_isolated_under_concurrent_writers(origin: str, http: httpx.Client) -> None:
+def test_sessions_are_isolated_under_concurrent_writers(app: MockApp, origin: str, http: httpx.Client) -> None:
     """Four sessions write at once (creates, patches, deletes; fast path and Connexion), while the
     default state is read: each session ends with the seed plus its own writes, nothing else."""
     seed = state(http)
@@ -110,6 +115,9 @@ def test_sessions_are_isolated_under_concurrent_writers(origin: str, http: httpx
         assert {k: v for k, v in got.items() if k != "products"} == {k: v for k, v in seed.items() if k != "products"}
         listed = http.get(PRODUCTS, headers=in_session(name), params={"page_size": 1}).json()
         assert listed["count"] == len(expected[name]["products"])
+        assert app.sessions is not None
+        session = app.sessions.find(name)
+        assert session is not None and list(session.store.inconsistencies()) == []
     assert state(http) == seed
     assert set(sessions(http)) == set(names)
 
