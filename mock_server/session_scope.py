@@ -19,7 +19,6 @@ from mock_server.sessions import HEADER, SessionError, SessionRegistry, session_
 from mock_server.store import Dataset, Key, Record, Store
 
 CURRENT: ContextVar[Store | None] = ContextVar("mock_session_store", default=None)
-SESSION = "mock.session"  # the scope key of the request's session name
 UNSCOPED = "/__mock__/sessions"  # the sessions' own admin routes name sessions in their paths
 
 
@@ -95,7 +94,6 @@ class SessionScope:
         except SessionError as error:
             await send_problem(send, error.status, error.detail)
             return
-        scope[SESSION] = name
         token = CURRENT.set(store)
         try:
             await self.app(scope, receive, send)
