@@ -1,5 +1,8 @@
 """The mock's own API under /__mock__/, outside the contract: health, reset, state, request journal, faults,
-violations (proxy mode).
+violations (proxy mode), sessions.
+
+`store` is the scoped store (session_scope): health, reset and state are those of the session the
+request names (X-Mock-Session), else the default state's.
 
 No authentication: the mock binds to loopback by default. Kept apart from mocked traffic, as
 WireMock keeps /__admin, in one explicit table of routes.
@@ -20,10 +23,12 @@ from mock_server.inputs import decode_strictly, load_json
 from mock_server.journal import Journal
 from mock_server.proxy import Violations
 from mock_server.schemas import Schema
+from mock_server.sessions import SessionRegistry
 from mock_server.store import COLLECTIONS, Store
 
 PREFIX = "/__mock__"
 Endpoint = Callable[[Request], Any]
+NO_SESSIONS = "Sessions need the in-memory state (--state memory): a shared state has none."
 
 
 def problem(status: int, detail: str) -> JSONResponse:
@@ -32,9 +37,16 @@ def problem(status: int, detail: str) -> JSONResponse:
 
 class Admin:
     def __init__(
-        self, store: Store, journal: Journal, faults: FaultRules, violations: Violations, spec: Schema | None = None
+        self,
+        store: Store,
+        journal: Journal,
+        faults: FaultRules,
+        violations: Violations,
+        spec: Schema | None = None,
+        sessions: SessionRegistry | None = None,
     ) -> None:
         self.store = store
+        self.sessions = sessions  # None: a shared state, without sessions
         self.journal = journal
         self.faults = faults
         self.violations = violations
@@ -55,6 +67,9 @@ class Admin:
             ("DELETE", f"{PREFIX}/faults", self.clear_faults),
             ("GET", f"{PREFIX}/violations", self.get_violations),
             ("DELETE", f"{PREFIX}/violations", self.clear_violations),
+            ("GET", f"{PREFIX}/sessions", self.list_sessions),
+            ("DELETE", f"{PREFIX}/sessions/{{name}}", self.delete_session),
+            ("POST", f"{PREFIX}/sessions/{{name}}/reset", self.reset_session),
         ]
 
     async def health(self, request: Request) -> Response:
@@ -123,4 +138,29 @@ class Admin:
 
     async def clear_violations(self, request: Request) -> Response:
         self.violations.clear()
+        return Response(status_code=204)
+
+    async def list_sessions(self, request: Request) -> Response:
+        """The live sessions: name, created, last used, size (the items the session holds itself)."""
+        if self.sessions is None:
+            return problem(501, NO_SESSIONS)
+        return JSONResponse([session.as_json() for session in self.sessions.sessions()])
+
+    async def delete_session(self, request: Request) -> Response:
+        if self.sessions is None:
+            return problem(501, NO_SESSIONS)
+        name = request.path_params["name"]
+        if not self.sessions.remove(name):
+            return problem(404, f"No session {name!r}.")
+        return Response(status_code=204)
+
+    async def reset_session(self, request: Request) -> Response:
+        """Back to the seed; the session stays (unlike DELETE, which a next request would recreate)."""
+        if self.sessions is None:
+            return problem(501, NO_SESSIONS)
+        name = request.path_params["name"]
+        session = self.sessions.find(name)
+        if session is None:
+            return problem(404, f"No session {name!r}.")
+        session.store.reset()
         return Response(status_code=204)

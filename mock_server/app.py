@@ -1,10 +1,10 @@
 """create_app(settings) -> the mock: the only module that wires Connexion.
 
-Request path, outermost first: LastResort (an unexpected error is a problem+json 500) -> Faults
-(latency and faults) -> RequestJournal -> AdminGuard (/__mock__/) -> CORS -> RawPath (routing on the
-path as sent) -> [Proxy, with --proxy: the API's traffic to a real backend, checked] -> Steering
-(`Prefer: code / example`) -> FastPath (a valid request answered by its handler) -> UISpec (the
-Swagger UI pages' copies of the spec, swagger_ui.py) -> BodyLimit -> AllowHeader -> Connexion
+Request path, outermost first: LastResort (an unexpected error is a problem+json 500) -> Faults (latency and
+faults) -> RequestJournal -> AdminGuard (/__mock__/) -> CORS -> SessionScope (the request's X-Mock-Session
+state) -> RawPath (routing on the path as sent) -> [Proxy, with --proxy: the API's traffic to a real backend,
+checked] -> Steering (`Prefer: code / example`) -> FastPath (a valid request answered by its handler) ->
+UISpec (the Swagger UI pages' copies of the spec, swagger_ui.py) -> BodyLimit -> AllowHeader -> Connexion
 (routing, security from the spec's schemes, validation from the spec's schemas) -> a handler of
 `routing.handler_table` -> the store.
 /__mock__ and /realms/shop are plain routes beside the API.
@@ -52,6 +52,9 @@ from mock_server.proxy import Proxy, Violations
 from mock_server.realm import Realm, open_realm
 from mock_server.routing import handler_table, operation_table
 from mock_server.schemas import FieldError, Schema, load_spec, mount_points
+from mock_server.session_scope import ScopedStore, SessionScope
+from mock_server.sessions import HEADER as SESSION_HEADER
+from mock_server.sessions import SessionRegistry
 from mock_server.settings import Settings
 from mock_server.state import open_store
 from mock_server.steering import Steering
@@ -67,6 +70,7 @@ class MockApp(AsyncApp):  # type: ignore[misc]
     """The Connexion app, with the parts tests and the admin API reach into."""
 
     store: domain.Store
+    sessions: SessionRegistry | None  # None: a shared state (Redis), which sessions do not split
     realm: Realm
     journal: Journal
     faults: FaultRules
@@ -203,10 +207,15 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     app = MockApp(__name__, swagger_ui_options=swagger_ui.options())
     app.settings = settings
     app.backend_prefix, app.gateway_prefix = backend_prefix, gateway_prefix
-    app.store = open_store(settings, spec, dataset)
+    app.store = open_store(settings, spec, dataset)  # the default state
+    # what the parts below hold: the state of the request's session (session_scope), else the default
+    store = ScopedStore(app.store)
+    app.sessions = None
+    if isinstance(app.store, MemoryStore):
+        app.sessions = SessionRegistry(app.store.seed_store, settings.session_ttl, settings.max_sessions)
     app.realm = open_realm(settings)
 
-    readers, writers = operation_table(app.store, spec)
+    readers, writers = operation_table(store, spec)
     handlers = handler_table(readers, writers)
     missing = sorted(
         operation["operationId"]
@@ -245,7 +254,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
 
     def dry_run() -> FastPath:
         """A fast path over a scratch copy of the state: a steered write's success, computed aside."""
-        scratch_readers, scratch_writers = operation_table(MemoryStore(record_fields(spec), app.store.export()), spec)
+        scratch_readers, scratch_writers = operation_table(MemoryStore(record_fields(spec), store.export()), spec)
         scratch_routes = [
             *fast_routes(spec, backend_prefix, scratch_readers, scratch_writers, credentials),
             *fast_routes(gateway, gateway_prefix, scratch_readers, scratch_writers, credentials),
@@ -268,9 +277,11 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
         position=before_exception,
         allow_origins=list(settings.cors_origins),
         allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
-        allow_headers=["Authorization", "Content-Type", "X-API-Key"],
+        allow_headers=["Authorization", "Content-Type", "X-API-Key", SESSION_HEADER],
         expose_headers=["WWW-Authenticate", "Allow"],
     )
+    # inside CORS (its headers on a refusal), outside everything that reads or writes the state
+    app.add_middleware(SessionScope, position=before_exception, registry=app.sessions)
     app.add_middleware(RawPath, position=before_exception, templates=templates(spec, mounts))
     if settings.proxy:  # the API's traffic to a real backend, checked; what it does not serve goes on (fallback)
         app.add_middleware(
@@ -308,7 +319,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     landing = Landing(backend_prefix, gateway_prefix, settings.api_keys)
     parts: list[Admin | Identity | Landing] = [Identity(app.realm), landing]
     if settings.admin:
-        parts.append(Admin(app.store, app.journal, app.faults, app.violations, spec))
+        parts.append(Admin(store, app.journal, app.faults, app.violations, spec, app.sessions))
     for part in parts:
         for method, path, endpoint in part.routes():
             app.add_url_rule(path, endpoint=endpoint.__name__, view_func=endpoint, methods=[method])

@@ -14,6 +14,7 @@ import dataclasses
 import gc
 import importlib.util
 import logging
+import math
 import socket
 import sys
 from importlib import metadata
@@ -120,6 +121,20 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         action="store_true",
         help="with --proxy: the mock answers what the backend does not serve",
     )
+    parser.add_argument(
+        "--session-ttl",
+        type=float,
+        default=Settings.session_ttl,
+        metavar="SECONDS",
+        help=f"an idle X-Mock-Session is dropped after this long (default: {Settings.session_ttl:g})",
+    )
+    parser.add_argument(
+        "--max-sessions",
+        type=int,
+        default=Settings.max_sessions,
+        metavar="N",
+        help=f"sessions alive at once; one more is refused with 429 (default: {Settings.max_sessions})",
+    )
     admin = parser.add_mutually_exclusive_group()
     admin.add_argument(
         "--admin-token",
@@ -146,6 +161,10 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         parser.error("--proxy-fallback needs --proxy URL")
     if args.workers < 1:
         parser.error(f"--workers must be at least 1, not {args.workers}")
+    if not (args.session_ttl > 0 and math.isfinite(args.session_ttl)):
+        parser.error(f"--session-ttl must be a positive number of seconds, not {args.session_ttl}")
+    if args.max_sessions < 0:
+        parser.error(f"--max-sessions must be 0 (no sessions) or more, not {args.max_sessions}")
     return Settings(
         host=args.host,
         port=args.port,
@@ -168,6 +187,8 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         proxy_fallback=args.proxy_fallback,
         state=args.state,
         workers=args.workers,
+        session_ttl=args.session_ttl,
+        max_sessions=args.max_sessions,
     )
 
 

@@ -1,7 +1,8 @@
 """Latency and faults, as WireMock injects them: `Prefer: delay=MS`, and rules at /__mock__/faults.
 
 A rule matches requests of the API (never the admin API or the realm) by any of `method`, `path`
-(a spec path template), `operationId` and `surface` ("backend" or "gateway"), and applies one `fault`:
+(a spec path template), `operationId`, `surface` ("backend" or "gateway") and `session` (the
+request's X-Mock-Session or mock_session cookie, mock_server.sessions), and applies one `fault`:
 
 - `delay`: wait `delay_ms`, or a lognormal time of median `median_ms` and shape `sigma`, then serve;
 - `status`: answer `status` (an error status) with its problem body, without serving;
@@ -35,6 +36,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mock_server.journal import FAULT, Journal
 from mock_server.middleware import send_problem
 from mock_server.operations import METHODS, OperationIndex, describe, prefer
+from mock_server.sessions import NAME, NAME_RULE, requested
 
 CONNECTION = "mock.connection"  # the scope key of the server's per-request object (uvicorn: has `transport`)
 MAX_DELAY_MS = 60_000  # for `Prefer: delay` and every rule's delay, drawn or fixed
@@ -44,6 +46,7 @@ FIELDS = {
     "path",
     "operationId",
     "surface",
+    "session",
     "fault",
     "delay_ms",
     "median_ms",
@@ -65,6 +68,7 @@ class Rule:
     path: str | None = None
     operationId: str | None = None  # the name the admin API and the spec use
     surface: str | None = None
+    session: str | None = None
     delay_ms: float | None = None
     median_ms: float | None = None
     sigma: float | None = None
@@ -108,6 +112,8 @@ def _parse_rule(item: Any, where: str, index: OperationIndex) -> Rule:
     for name, allowed in choices.items():
         if name in item and item[name] not in allowed:
             raise RuleError(f"{where}: {name} {item[name]!r} is not one of {describe(sorted(allowed))}")
+    if "session" in item and not (isinstance(item["session"], str) and NAME.fullmatch(item["session"])):
+        raise RuleError(f"{where}: session {item['session']!r} is not a session name ({NAME_RULE})")
     for name, low, high in (
         ("delay_ms", 0, MAX_DELAY_MS),
         ("median_ms", 0, MAX_DELAY_MS),
@@ -160,12 +166,14 @@ class FaultRules:
         operation = self.index.find(scope["method"], scope["path"])
         if operation is None:
             return None
+        session = next(iter(requested(scope["headers"])), None) if any(r.session for r in self.rules) else None
         for rule in self.rules:
             if rule.count == 0 or not (
                 rule.method in (None, operation.method)
                 and rule.path in (None, operation.template)
                 and rule.operationId in (None, operation.operation_id)
                 and rule.surface in (None, operation.surface)
+                and rule.session in (None, session)
             ):
                 continue
             if rule.probability < 1 and self.rng.random() >= rule.probability:

@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mock_server.auth import REALM_PATH
 from mock_server.operations import OperationIndex
+from mock_server.sessions import requested
 
 BODY_LIMIT = 4096  # bytes of each request and response body kept in an entry
 MASKED = frozenset({b"authorization", b"proxy-authorization", b"x-api-key", b"cookie", b"set-cookie"})
@@ -92,9 +93,10 @@ class Journal:
         """Entries matching every filter given, oldest first; ValueError names a filter that is wrong.
 
         Filters: method, path (exact, without the query), operationId, status (`404` or a class `4xx`),
-        since / until (epoch seconds or ISO 8601), limit (the last N of the matches).
+        session (the X-Mock-Session or mock_session cookie it named; empty: none), since / until (epoch
+        seconds or ISO 8601), limit (the last N of the matches).
         """
-        unknown = set(params) - {"method", "path", "operationId", "status", "since", "until", "limit"}
+        unknown = set(params) - {"method", "path", "operationId", "status", "session", "since", "until", "limit"}
         if unknown:
             raise ValueError(f"unknown filter(s): {', '.join(sorted(unknown))}")
         tests: list[Callable[[Entry], bool]] = []
@@ -111,6 +113,9 @@ class Journal:
             tests.append(lambda e: self.operation_id(e) == operation_id)
         if "status" in params:
             tests.append(_status_test(params["status"]))
+        if "session" in params:
+            session = params["session"] or None
+            tests.append(lambda e: session_of(e) == session)
         if "since" in params:
             since = _moment("since", params["since"])
             tests.append(lambda e: e.at - e.duration >= since)
@@ -135,6 +140,7 @@ class Journal:
             "id": entry.id,
             "time": datetime.datetime.fromtimestamp(arrived, datetime.UTC).isoformat(timespec="milliseconds"),
             "at": arrived,
+            "session": session_of(entry),
             "method": entry.method,
             "path": entry.path,
             "query": entry.query.decode("latin-1"),
@@ -146,6 +152,11 @@ class Journal:
             "fault": entry.fault,
             "violations": entry.violations or [],
         }
+
+
+def session_of(entry: Entry) -> str | None:
+    """The session the request named, read from its headers only now: recording costs nothing more."""
+    return next(iter(requested(entry.request_headers)), None)
 
 
 def masked(headers: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:

@@ -135,6 +135,13 @@ class MemoryStore:
         """Back to the data set the store was created with."""
         self._install(self._seed)
 
+    def seed_store(self) -> MemoryStore:
+        """A store of the seed alone, sharing its rows: the frozen base of sessions (overlay_store)."""
+        store = MemoryStore(self.fields)
+        store._install(self._seed)
+        store._seed = self._seed
+        return store
+
     def export(self) -> dict[str, list[Record]]:
         with self._lock:
             return {name: table.page(0, len(table)) for name, table in self.tables.items()}

@@ -41,6 +41,8 @@ class Settings:
     validate_responses: bool = False  # a self-test mode: costly, turns a non-conforming answer into a 500
     state: str = MEMORY  # or redis://host:port/db (mock_server.state)
     workers: int = 1  # uvicorn worker processes; more than one needs a shared state
+    session_ttl: float = 1800.0  # seconds a session (X-Mock-Session) may stay idle before it is gone
+    max_sessions: int = 100  # sessions alive at once; one more is a 429 (mock_server.sessions)
 
     def issuer_for(self, realm_path: str) -> str:
         """The identity realm's issuer: fixed for the life of the server, never taken from a request."""

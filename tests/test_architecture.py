@@ -16,6 +16,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mock_server"
 CORE = [
     "store.py",
     "memory_store.py",
+    "overlay_store.py",
+    "sessions.py",
     "redis_store.py",
     "redis_layout.py",
     "redis_scripts.py",

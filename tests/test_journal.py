@@ -45,7 +45,7 @@ def test_an_entry_has_the_whole_exchange_with_credentials_masked(http: httpx.Cli
     token = fetch_token(http)
     secrets = (token, DEFAULT_API_KEY, "session-secret")
     body = {"productline": "Rockets", "textdescription": "Up."}
-    headers = {"Authorization": f"Bearer {token}", "Cookie": "mock_session=session-secret"}
+    headers = {"Authorization": f"Bearer {token}", "Cookie": "sid=session-secret"}  # mock_session names a session
     created = http.post(f"{BACKEND}/productlines/", json=body, params={"trace": "1"}, headers=headers)
     entry = journal(http, operationId="create_product_line")[-1]
     assert (entry["method"], entry["path"], entry["query"], entry["status"]) == (
