@@ -213,7 +213,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     app.sessions = None
     if isinstance(app.store, MemoryStore):
         app.sessions = SessionRegistry(app.store.seed_store, settings.session_ttl, settings.max_sessions)
-    app.realm = open_realm(settings)
+    app.realm = open_realm(settings, shared=getattr(app.store, "shared", None))  # Redis: replicas share keys
 
     readers, writers = operation_table(store, spec)
     handlers = handler_table(readers, writers)

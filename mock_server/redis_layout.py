@@ -30,6 +30,7 @@ from mock_server.store import COLLECTIONS, RELATIONS, Key, Relation
 HASH_TAG = "{shop}"
 SEEDED = f"{HASH_TAG}:seeded"  # set once the seed is in place; holds the record layout it was written with
 SEEDING = f"{HASH_TAG}:seeding"  # the lock of the replica that seeds
+SHARED = f"{HASH_TAG}:shared:"  # values every replica agrees on, outside the state (the realm's keys)
 SEPARATOR = b"\x00"
 END = b"\xff"  # a byte no token contains: prefix + END bounds a prefix's range
 

@@ -30,6 +30,7 @@ from mock_server.redis_layout import (
     SEED,
     SEEDED,
     SEEDING,
+    SHARED,
     State,
     owner_prefix,
     reference_token,
@@ -112,6 +113,16 @@ class RedisStore:
         except (ValueError, redis.RedisError) as error:
             raise StateError(f"--state {url}: {error}") from None
         return store
+
+    def shared(self, name: str, value: bytes, replace: bool = False) -> bytes:
+        """The value every replica of this state uses under `name`: the first one set (`value` if none
+        was, or with `replace`). Outside the state: reset and import leave it alone."""
+        try:
+            self.bulk.set(SHARED + name, value, nx=not replace)
+            stored = self.bulk.get(SHARED + name)
+        except redis.RedisError as error:
+            raise StateError(f"cannot share {name} through Redis: {error}") from None
+        return stored if isinstance(stored, bytes) else value
 
     def _join(self, url: str, seed: Callable[[], Dataset]) -> None:
         client = self.bulk

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -32,7 +33,7 @@ from mock_server.memory_store import MemoryStore
 from mock_server.redis_layout import END, owner_prefix, token
 from mock_server.settings import DEFAULT_FIXTURES, MEMORY, Settings
 from mock_server.store import Dataset, StateError
-from tests.conftest import API_KEY_HEADERS, BACKEND
+from tests.conftest import API_KEY_HEADERS, BACKEND, DEV_CLIENT, GATEWAY, TOKEN_PATH
 from tests.live import free_port
 from tests.redis_server import redis_server
 from tests.test_api import PRODUCT
@@ -322,3 +323,31 @@ def test_a_request_while_redis_is_down_is_a_503_problem() -> None:
             assert response.status_code == 503
             assert response.headers["content-type"] == "application/problem+json"
             assert "The shared state did not answer" in response.json()["detail"]
+
+
+def bearer(replica: Replica) -> dict[str, str]:
+    response = replica.http.post(TOKEN_PATH, data=DEV_CLIENT)
+    assert response.status_code == 200, response.text
+    return {"Authorization": f"Bearer {response.json()['access_token']}"}
+
+
+def answers_to(replica: Replica, headers: dict[str, str]) -> int:
+    return replica.http.get(f"{GATEWAY}/customers/", headers={**headers, "X-API-Key": ""}).status_code
+
+
+def test_a_token_issued_by_one_replica_verifies_on_every_other(redis_url: str, tmp_path: Path) -> None:
+    """Each replica has a key file of its own; the realm's keys are shared through the state's Redis."""
+    keys = [["--realm-key", str(tmp_path / f"keys-{n}.pem")] for n in range(3)]
+    with replicas(redis_url, 1, *keys[0]) as (first,), replicas(redis_url, 1, *keys[1]) as (second,):
+        token = bearer(first)
+        assert answers_to(first, token) == answers_to(second, token) == 200
+        assert answers_to(second, bearer(second)) == answers_to(first, bearer(second)) == 200
+        assert (
+            first.http.get("/realms/shop/protocol/openid-connect/certs").json()
+            == second.http.get("/realms/shop/protocol/openid-connect/certs").json()
+        )
+    with replicas(redis_url, 1, *keys[2], "--rotate-realm-key") as (rotated,):
+        fresh = bearer(rotated)
+        assert answers_to(rotated, token) == answers_to(rotated, fresh) == 200  # the previous key still verifies
+        kids = [key["kid"] for key in rotated.http.get("/realms/shop/protocol/openid-connect/certs").json()["keys"]]
+        assert len(kids) == 2

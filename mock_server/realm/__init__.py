@@ -8,17 +8,26 @@ grants and the browser flows), login_page (HTML); the HTTP endpoints are mock_se
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from mock_server.realm.flows import Realm
 from mock_server.realm.keys import KeyFileError, KeyRing
 from mock_server.realm.realm_file import RealmFileError, read_realm_file
 from mock_server.settings import Settings
 
-__all__ = ["KeyFileError", "Realm", "RealmFileError", "open_realm"]
+__all__ = ["KeyFileError", "Realm", "RealmFileError", "SharedValue", "open_realm"]
+
+SharedValue = Callable[[str, bytes, bool], bytes]
+"""(name, this replica's value, replace) -> the value all replicas of a shared state use."""
+SHARED_KEYS = "realm-keys"
 
 
-def open_realm(settings: Settings) -> Realm:
-    """The realm the settings describe: its file, its keys (a file, or one in memory), its issuer."""
+def open_realm(settings: Settings, shared: SharedValue | None = None) -> Realm:
+    """The realm the settings describe: its file, its keys (a file, or one in memory), its issuer.
+
+    With `shared` (replicas on one Redis state), every replica signs and verifies with the same keys:
+    the first replica's, or a rotating replica's (`--rotate-realm-key`), so a token issued by one
+    verifies on every other."""
     config = read_realm_file(settings.realm_file)
     if settings.token_ttl is not None:
         config = dataclasses.replace(config, access_token_lifespan=settings.token_ttl)
@@ -26,4 +35,6 @@ def open_realm(settings: Settings) -> Realm:
         keys = KeyRing.generated()
     else:
         keys = KeyRing.from_file(settings.realm_key, rotate=settings.rotate_realm_key)
+    if shared is not None:
+        keys = KeyRing.from_pem(shared(SHARED_KEYS, keys.pem(), settings.rotate_realm_key), "the shared realm keys")
     return Realm(config, keys, settings.issuer_for(f"/realms/{config.name}"))

@@ -78,6 +78,19 @@ class KeyRing:
             raise KeyFileError(f"realm key file {path}: {error.strerror or error}") from error
         return cls(keys)
 
+    @classmethod
+    def from_pem(cls, pem: bytes, source: str) -> KeyRing:
+        return cls(parse_keys(pem, source))
+
+    def pem(self) -> bytes:
+        """The keys as PEM (PKCS#8), newest first: what a key file holds."""
+        return b"".join(
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+            for key in self.keys
+        )
+
     @property
     def signing(self) -> rsa.RSAPrivateKey:
         return self.keys[0]
@@ -99,26 +112,27 @@ class KeyRing:
 
 
 def read_keys(path: Path) -> tuple[rsa.RSAPrivateKey, ...]:
+    return parse_keys(path.read_bytes(), f"realm key file {path}")
+
+
+def parse_keys(pem: bytes, source: str) -> tuple[rsa.RSAPrivateKey, ...]:
     keys = []
-    for block in PEM_KEY.findall(path.read_bytes()):
+    for block in PEM_KEY.findall(pem):
         try:
             key = serialization.load_pem_private_key(block, password=None)
         except (ValueError, TypeError) as error:
-            raise KeyFileError(f"realm key file {path}: a key cannot be read ({error})") from error
+            raise KeyFileError(f"{source}: a key cannot be read ({error})") from error
         if not isinstance(key, rsa.RSAPrivateKey):
-            raise KeyFileError(f"realm key file {path}: only RSA keys can sign RS256 tokens")
+            raise KeyFileError(f"{source}: only RSA keys can sign RS256 tokens")
         keys.append(key)
     if not keys:
-        raise KeyFileError(f"realm key file {path}: no PEM private key in it")
+        raise KeyFileError(f"{source}: no PEM private key in it")
     return tuple(keys)
 
 
 def write_keys(path: Path, keys: tuple[rsa.RSAPrivateKey, ...]) -> None:
     """Atomically, readable by the owner only: the file holds private keys."""
-    pem = b"".join(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-        for key in keys
-    )
+    pem = KeyRing(keys).pem()
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}")
     descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
