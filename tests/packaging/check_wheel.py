@@ -3,7 +3,7 @@
 1. Build the wheel; check it carries the spec and the fixtures, byte for byte the repository's.
 2. A fresh venv with the `mock` extra: from an empty directory, `shop-mock --port 0 --port-file F`,
    then `shop-contract --profile fast` against its backend and gateway (README credentials): exit 0.
-3. A fresh venv without the extra: `shop-contract --help` works, pytest lists the plugin's options,
+3. A fresh venv without the extra: `shop-contract --version` and `--help` work, pytest lists the plugin's options,
    and `shop-mock` says in one line what to install and exits 2.
 
 Standard library only: it runs before anything is installed. Each failure stops with one line.
@@ -96,10 +96,12 @@ def check_with_mock(bin_dir: Path, work: Path) -> None:
 
 
 def check_without_mock(bin_dir: Path, work: Path) -> None:
-    # TODO(lead): switch to `shop-contract --version` once the suitecli branch (which adds it) is merged.
+    version = run(bin_dir / "shop-contract", "--version", cwd=work).stdout.strip()
+    if not version.startswith("shop-contract ") or "unknown" in version:
+        fail(f"shop-contract --version printed {version!r}")
     if "--base-url" not in run(bin_dir / "shop-contract", "--help", cwd=work).stdout:
         fail("shop-contract --help does not list --base-url")
-    step("shop-contract --help works without the mock extra")
+    step(f"{version} and its --help work without the mock extra")
     if "--shop-base-url" not in run(bin_dir / "python", "-m", "pytest", "--help", cwd=work).stdout:
         fail("pytest --help does not list --shop-base-url: the plugin did not load")
     step("the pytest plugin loads (pytest --help lists --shop-base-url)")
