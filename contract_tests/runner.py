@@ -109,7 +109,10 @@ def run(options: Options, progress: Progress) -> Ledger:
         profile=options.profile,
         suite_version=SUITE_VERSION,
         spec_version=str(spec.raw.get("info", {}).get("version", "")),
+        shard=None if options.shard.whole else str(options.shard),
     )
+    if not options.shard.whole:
+        progress(f"shard {options.shard}")
     progress(f"seed {options.seed_value}; surfaces: {', '.join(s.name + ' ' + s.base_url for s in target.surfaces)}")
     known, maker = learn(spec, target, Identities())
     try:
@@ -132,6 +135,9 @@ def run(options: Options, progress: Progress) -> Ledger:
 def _test(spec: Spec, target: Target, options: Options, ledger: Ledger, progress: Progress, known: Known) -> None:
     if options.domain:
         ctx = Context(spec, known, options.enabled_strict, frozenset(options.include))
+        if not options.shard.whole:
+            ctx.shard_operations = options.shard.operations(spec)
+            ctx.shard_collections = options.shard.collections(spec)
         run_domain(ctx, target, options, ledger, progress)
     if options.conformance:
         for surface in target.surfaces:
