@@ -20,7 +20,7 @@ from pathlib import Path
 from contract_tests.findings import STRICT_CHECKS, Ledger
 from contract_tests.options import DEFAULT_DEADLINE, DEFAULT_MAX_RESPONSE_SIZE, PROFILES, Options, UsageError
 from contract_tests.redact import Redactor, escape
-from contract_tests.sharding import WHOLE, parse_shard
+from contract_tests.sharding import parse_shard
 from shop_contract.document import SpecError
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_CANNOT_RUN = 0, 1, 2
@@ -148,7 +148,7 @@ def options_from(argv: Sequence[str], environ: Mapping[str, str] | None = None) 
         checks=tuple(args.checks),
         exclude_checks=tuple(args.exclude_checks),
         quiet=args.quiet,
-        shard=args.shard or WHOLE,
+        shard=args.shard,
     )
 
 

@@ -240,7 +240,7 @@ def run(
 ) -> None:
     """Run every Schemathesis phase against `surface` (on a shard: its part, see sharding.py)."""
     operations = {op for op in surface.operations if not options.include or op in options.include}
-    if options.shard.whole:
+    if options.part.whole:
         if operations:
             execute(
                 spec,
@@ -251,13 +251,13 @@ def run(
                 load_schema(spec, options, surface, operations, known, keyring),
             )
         return
-    mine = operations & options.shard.operations(spec)
+    mine = operations & options.part.operations(spec)
     if mine:
         schema = load_schema(spec, options, surface, mine, known, keyring, stateful=False)
         execute(spec, options, surface, ledger, progress, schema)
     for collection in spec.collections:
         linked = operations & collection_operations(collection)
-        if collection_name(collection) in options.shard.collections(spec) and has_links(spec, linked):
+        if collection_name(collection) in options.part.collections(spec) and has_links(spec, linked):
             schema = load_schema(spec, options, surface, linked, known, keyring, stateless=False)
             execute(spec, options, surface, ledger, progress, schema)
 
