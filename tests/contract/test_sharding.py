@@ -27,8 +27,7 @@ from tests.live import running
 
 COUNTS = (1, 2, 4)
 REPRESENTATIVE = {
-    "stock_as_string",  # a Schemathesis phase
-    "customer_with_another_number",  # Schemathesis, two operations of one collection (the stateful phase)
+    "customer_with_another_number",  # Schemathesis phases on two operations of one collection (stateful too)
     "any_api_key_accepted",  # a per-operation domain check
     "gateway_reroutes_customer",  # surface_parity, two surfaces
     "missing_product_line_accepted",  # a per-collection domain check
