@@ -5,13 +5,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
-from benchmarks import replicas, scale, suite_speed, throughput, wrk
+from benchmarks import replicas, scale, sharding, suite_speed, throughput, wrk
 
 BENCHMARKS: dict[str, Callable[[Sequence[str]], int]] = {
     "throughput": throughput.main,
     "scale": scale.main,
     "suite_speed": suite_speed.main,
     "replicas": replicas.main,
+    "sharding": sharding.main,
 }
 
 
