@@ -214,3 +214,13 @@ def test_shards_of_another_run_or_no_report_are_exit_2(tmp_path: Path, capsys: p
     assert code == 2 and "seed 8, not 7" in err, err
     code, err = merge([first, tmp_path / "nothing"], tmp_path / "out", capsys)
     assert code == 2 and "cannot read" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_report_without_passes_is_exit_2_saying_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """findings.json from before `merge` lacks the passes per check: merging it would lose verdicts."""
+    parts = [shard_report(tmp_path / str(k), f"{k}/2") for k in (1, 2)]
+    document = findings(parts[1])
+    del document["passes"]
+    (parts[1] / "findings.json").write_text(json.dumps(document), encoding="utf-8")
+    code, err = merge(parts, tmp_path / "out", capsys)
+    assert code == 2 and "older than `merge`" in err and len(err.strip().splitlines()) == 1, err
