@@ -1,10 +1,10 @@
 """Wall time of the contract suite sharded 1, 2 and 4 ways (`--shard K/N`, then `shop-contract merge`).
 
 For each target (the mock, and the DRF test backend of tests/backends/drf with a mock as its realm)
-and each N: the N shards one after another (what N jobs on one runner would cost) and side by side
-(N CI runners; here N processes on this machine's cores, against one server), then the merge, whose
-verdict must be the unsharded run's. Each target gets a fresh server per N; fast profile, fixed seed,
-backend and gateway.
+and each N: the N shards one after another against one server (what N jobs on one runner would
+cost) and side by side, each against its own server (N CI runners, each with its own instance of the
+service; here all of them share this machine's cores), then the merge, whose verdict must be the
+unsharded run's. Fresh servers for each N; fast profile, fixed seed, backend and gateway.
 
     python -m benchmarks sharding [--counts 1,2,4] [--targets mock,drf] [--profile fast] [--seed 1]
 """
@@ -62,15 +62,25 @@ def one_after_another(commands: list[list[str]]) -> tuple[float, list[float], li
     return time.perf_counter() - started, walls, codes
 
 
-def side_by_side(commands: list[list[str]]) -> tuple[float, list[int]]:
-    started = time.perf_counter()
-    processes = [subprocess.Popen(c, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for c in commands]
-    codes = [process.wait() for process in processes]
-    return time.perf_counter() - started, codes
+def side_by_side(name: str, count: int, profile: str, seed: int, reports: Path) -> tuple[float, list[int]]:
+    """The N shards at once, each against its own instance (shards sharing one instance see each other's
+    writes: a list read on both surfaces may change between the two reads)."""
+    with contextlib.ExitStack() as stack:
+        targets = [stack.enter_context(target(name)) for _ in range(count)]
+        commands = [
+            shard_commands(suite(origin, realm, profile, seed), count, reports)[k]
+            for k, (origin, realm) in enumerate(targets)
+        ]
+        started = time.perf_counter()
+        processes = [
+            subprocess.Popen(c, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for c in commands
+        ]
+        codes = [process.wait() for process in processes]
+        return time.perf_counter() - started, codes
 
 
 def merged(reports: Path, count: int) -> int:
-    directories = [str(reports / str(k)) for k in range(1, count + 1)]
+    directories = [str(reports / str(k)) for k in range(1, count + 1)]  # as shard_commands names them
     command = [sys.executable, "-m", "contract_tests", "merge", *directories, "--report-dir", str(reports / "merged")]
     return subprocess.run(command, cwd=ROOT, capture_output=True, check=False).returncode
 
@@ -82,8 +92,9 @@ def measure(name: str, count: int, profile: str, seed: int) -> dict[str, Any]:
         unsharded = subprocess.run(command, cwd=ROOT, capture_output=True, check=False).returncode
         unsharded_s = time.perf_counter() - began
         serial_s, shard_s, serial_codes = one_after_another(shard_commands(command, count, Path(workdir) / "serial"))
-        parallel_s, parallel_codes = side_by_side(shard_commands(command, count, Path(workdir) / "parallel"))
-        merge_code = merged(Path(workdir) / "parallel", count)
+    with tempfile.TemporaryDirectory(prefix="sharding-") as workdir:
+        parallel_s, parallel_codes = side_by_side(name, count, profile, seed, Path(workdir))
+        merge_code = merged(Path(workdir), count)
     row = {
         "target": name,
         "shards": count,
