@@ -242,14 +242,8 @@ def run(
     operations = {op for op in surface.operations if not options.include or op in options.include}
     if options.part.whole:
         if operations:
-            execute(
-                spec,
-                options,
-                surface,
-                ledger,
-                progress,
-                load_schema(spec, options, surface, operations, known, keyring),
-            )
+            schema = load_schema(spec, options, surface, operations, known, keyring)
+            execute(spec, options, surface, ledger, progress, schema)
         return
     mine = operations & options.part.operations(spec)
     if mine:
