@@ -17,9 +17,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from contract_tests.findings import STRICT_CHECKS
+from contract_tests.findings import STRICT_CHECKS, Ledger
 from contract_tests.options import DEFAULT_DEADLINE, DEFAULT_MAX_RESPONSE_SIZE, PROFILES, Options, UsageError
 from contract_tests.redact import Redactor, escape
+from contract_tests.sharding import parse_shard
 from shop_contract.document import SpecError
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_CANNOT_RUN = 0, 1, 2
@@ -89,10 +90,28 @@ def parser() -> argparse.ArgumentParser:
         help=f"largest response body, decompressed; larger is a violation (default {DEFAULT_MAX_RESPONSE_SIZE})",
     )
     run.add_argument("--wait", type=float, default=0.0, metavar="SECONDS", help="wait for a target still starting")
+    run.add_argument(
+        "--shard",
+        type=parse_shard,
+        metavar="K/N",
+        help="run the K-th of N parts of the work (CI runners in parallel; combine with `shop-contract merge`)",
+    )
     run.add_argument("--quiet", action="store_true", help="no progress lines")
     out = p.add_argument_group("output")
     out.add_argument("--junit-xml", type=Path, metavar="FILE", help="JUnit XML, a test case per operation and check")
     out.add_argument("--report-dir", type=Path, metavar="DIR", help="summary.txt and junit.xml")
+    return p
+
+
+def merge_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="shop-contract merge",
+        description="Combine the reports of a run's shards (--shard K/N --report-dir DIR) into one.",
+        allow_abbrev=False,
+    )
+    p.add_argument("directories", nargs="+", type=Path, metavar="DIR", help="each shard's --report-dir")
+    p.add_argument("--junit-xml", type=Path, metavar="FILE", help="the merged JUnit XML")
+    p.add_argument("--report-dir", type=Path, metavar="DIR", help="the merged summary.txt, junit.xml, findings.json")
     return p
 
 
@@ -129,6 +148,7 @@ def options_from(argv: Sequence[str], environ: Mapping[str, str] | None = None) 
         checks=tuple(args.checks),
         exclude_checks=tuple(args.exclude_checks),
         quiet=args.quiet,
+        shard=args.shard,
     )
 
 
@@ -141,14 +161,43 @@ def _fail(message: str) -> int:
     return EXIT_CANNOT_RUN
 
 
+def verdict(ledger: Ledger) -> int:
+    """The exit code of a finished (or stopped) run, with its one line on stderr when it is 2."""
+    if ledger.aborted:
+        return _fail(Redactor(ledger.secrets)(ledger.aborted))
+    if ledger.violations:
+        return EXIT_VIOLATIONS
+    if ledger.errors:
+        return _fail(f"{len(ledger.errors)} part(s) of the run could not complete (see Errors above)")
+    return EXIT_OK
+
+
+def merge(argv: Sequence[str]) -> int:
+    """`shop-contract merge DIR... [--report-dir OUT] [--junit-xml FILE]`: the shards' reports as one."""
+    from contract_tests import merge, report
+
+    try:
+        args = merge_parser().parse_args(argv)
+        ledger = merge.combine([(directory, merge.read(directory)) for directory in args.directories])
+    except (UsageError, merge.MergeError) as exc:
+        return _fail(str(exc))
+    print(report.summary(ledger))
+    for path in report.write_files(ledger, args.junit_xml, args.report_dir):
+        print(f"wrote {escape(str(path))}")
+    return verdict(ledger)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "merge":
+        return merge(argv[1:])
     from contract_tests import SUITE_VERSION, report, runner
     from contract_tests.conformance import ConformanceError
     from contract_tests.keyring import CredentialsLost
     from contract_tests.target import TargetError
 
     try:
-        options = options_from(sys.argv[1:] if argv is None else argv)
+        options = options_from(argv)
     except _Version:
         print(f"shop-contract {SUITE_VERSION}")
         return EXIT_OK
@@ -167,10 +216,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(report.summary(ledger))
     for path in report.write(ledger, options):
         print(f"wrote {escape(str(path))}")
-    if ledger.aborted:
-        return _fail(Redactor(ledger.secrets)(ledger.aborted))
-    if ledger.violations:
-        return EXIT_VIOLATIONS
-    if ledger.errors:
-        return _fail(f"{len(ledger.errors)} part(s) of the run could not complete (see Errors above)")
-    return EXIT_OK
+    return verdict(ledger)

@@ -23,6 +23,7 @@ from contract_tests.bounded import Limits, ResponseTooLarge, bounded_session
 from contract_tests.findings import ALL_CHECKS, STRICT_CHECKS, Ledger, Violation
 from contract_tests.keyring import CredentialsLost, Keyring
 from contract_tests.options import Options
+from contract_tests.sharding import collection_name, collection_operations
 from contract_tests.spec import Spec
 from contract_tests.target import Surface
 
@@ -37,8 +38,9 @@ class ConformanceError(Exception):
     """Schemathesis could not run at all (e.g. the schema could not be processed)."""
 
 
-def schemathesis_config(options: Options, surface: Surface, stateful: bool) -> dict[str, Any]:
-    """The run's configuration, as a `schemathesis.toml` would hold it."""
+def schemathesis_config(options: Options, surface: Surface, stateful: bool, stateless: bool = True) -> dict[str, Any]:
+    """The run's configuration, as a `schemathesis.toml` would hold it; `stateless`: the examples,
+    coverage and fuzzing phases, `stateful`: the stateful phase."""
     strict = options.enabled_strict
     return {
         "seed": options.seed_value,
@@ -60,7 +62,9 @@ def schemathesis_config(options: Options, surface: Surface, stateful: bool) -> d
             **{name: {"enabled": name in strict} for name in STRICT_CHECKS},
         },
         "phases": {
-            "coverage": {"enabled": options.coverage_phase},
+            "examples": {"enabled": stateless},
+            "fuzzing": {"enabled": stateless},
+            "coverage": {"enabled": stateless and options.coverage_phase},
             "stateful": {"enabled": stateful, "max-steps": options.stateful_steps},
         },
     }
@@ -126,8 +130,12 @@ def load_schema(
     operations: set[str],
     known: Known,
     keyring: Keyring | None = None,
+    *,
+    stateful: bool = True,
+    stateless: bool = True,
 ) -> Any:
-    config = schemathesis.Config.from_dict(schemathesis_config(options, surface, has_links(spec, operations)))
+    linked = stateful and has_links(spec, operations)
+    config = schemathesis.Config.from_dict(schemathesis_config(options, surface, linked, stateless))
     schema = schemathesis.openapi.from_dict(spec.raw, config=config).include(operation_id=sorted(operations))
     schema.config.__class__ = UntargetedProject  # same slots; only the settings method differs
     limits = Limits(options.request_timeout, options.max_response_size)
@@ -230,11 +238,26 @@ def run(
     progress: Progress,
     keyring: Keyring | None = None,
 ) -> None:
-    """Run every Schemathesis phase against `surface`."""
+    """Run every Schemathesis phase against `surface` (on a shard: its part, see sharding.py)."""
     operations = {op for op in surface.operations if not options.include or op in options.include}
-    if not operations:
+    if options.part.whole:
+        if operations:
+            schema = load_schema(spec, options, surface, operations, known, keyring)
+            execute(spec, options, surface, ledger, progress, schema)
         return
-    schema = load_schema(spec, options, surface, operations, known, keyring)
+    mine = operations & options.part.operations(spec)
+    if mine:
+        schema = load_schema(spec, options, surface, mine, known, keyring, stateful=False)
+        execute(spec, options, surface, ledger, progress, schema)
+    for collection in spec.collections:
+        linked = operations & collection_operations(collection)
+        if collection_name(collection) in options.part.collections(spec) and has_links(spec, linked):
+            schema = load_schema(spec, options, surface, linked, known, keyring, stateless=False)
+            execute(spec, options, surface, ledger, progress, schema)
+
+
+def execute(spec: Spec, options: Options, surface: Surface, ledger: Ledger, progress: Progress, schema: Any) -> None:
+    """Run the phases `schema` is configured for, its events into the ledger."""
     for event in from_schema(schema).execute():
         if isinstance(event, events.PhaseStarted):
             progress(f"[{surface.name}] {event.phase.name.value} phase")

@@ -100,6 +100,10 @@ class RunInfo:
     """Requests refused (401) although they carried the suite's current credentials."""
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds spent on each operation, by "surface.operation"."""
+    shard: str | None = None
+    """`K/N` for one shard of a run (`--shard`), None for a whole run."""
+    shards: int | None = None
+    """For a merged run (`shop-contract merge`): how many shards it combines."""
 
     def spent(self, surface: str, operation: str, seconds: float) -> None:
         key = f"{surface}.{operation}"

@@ -12,6 +12,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from contract_tests.findings import ALL_CHECKS, STRICT_CHECKS
+from contract_tests.sharding import WHOLE, Shard
 
 DEFAULT_DEADLINE = 10.0  # seconds for one whole request: connect, headers and body
 DEFAULT_MAX_RESPONSE_SIZE = 10 * 1024 * 1024  # bytes of one response body, decompressed
@@ -64,6 +65,8 @@ class Options:
     """Only these checks (empty: all)."""
     exclude_checks: tuple[str, ...] = ()
     quiet: bool = False
+    shard: Shard | None = None
+    """The part of the run's work this run does (`--shard K/N`, contract_tests/sharding.py); None: all."""
     seed_value: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -107,6 +110,8 @@ class Options:
                 raise UsageError(f"unknown check(s) for {flag}: {', '.join(sorted(unknown))}; known: {known}")
         if self.checks and not set(self.checks) - set(self.exclude_checks):
             raise UsageError("--checks and --exclude-checks together leave no check to run")
+        if self.shard is not None and not 1 <= self.shard.index <= self.shard.count:
+            raise UsageError(f"--shard needs K/N with 1 <= K <= N, got {self.shard}")
 
     @property
     def examples(self) -> int:
@@ -124,6 +129,11 @@ class Options:
     def enabled_strict(self) -> frozenset[str]:
         strict = frozenset(STRICT_CHECKS) if self.strict else frozenset(self.strict_checks)
         return frozenset(name for name in strict if self.selects(name))
+
+    @property
+    def part(self) -> Shard:
+        """The shard this run is (the whole run: 1/1)."""
+        return self.shard or WHOLE
 
     def selects(self, check: str) -> bool:
         """Whether `check` is judged in this run (`--checks`, `--exclude-checks`)."""

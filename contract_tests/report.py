@@ -25,8 +25,9 @@ RULE = "-" * 100
 def _run_lines(ledger: Ledger) -> list[str]:
     run = ledger.run
     targets = ", ".join(f"{name} {url}" for name, url in run.targets.items()) or "(none)"
+    part = f", shard {run.shard}" if run.shard else (f", {run.shards} shards merged" if run.shards else "")
     return [
-        f"Run: seed {run.seed}, profile {run.profile}, {run.duration:.1f} s; "
+        f"Run: seed {run.seed}, profile {run.profile}{part}, {run.duration:.1f} s; "
         f"shop-contract {run.suite_version}, spec {run.spec_version}",
         f"Targets: {targets}",
         f"Requests refused for the suite's own credentials (HTTP 401): {run.refused_credentials}",
@@ -146,6 +147,8 @@ def _properties(ledger: Ledger) -> dict[str, str]:
         "spec_version": run.spec_version,
         "duration": f"{run.duration:.3f}",
         "refused_credentials": str(run.refused_credentials),
+        **({"shard": run.shard} if run.shard else {}),
+        **({"shards": str(run.shards)} if run.shards else {}),
         **{f"target.{name}": url for name, url in run.targets.items()},
     }
 
@@ -157,6 +160,7 @@ def as_json(ledger: Ledger) -> dict[str, object]:
     document = {
         "run": run,
         "exercised": sorted(ledger.exercised()),
+        "passes": [{**asdict(key), "times": times} for key, times in sorted(ledger.passes.items(), key=_order)],
         "not_exercised": [asdict(skip) for skip in ledger.not_exercised],
         "violations": [asdict(violation) for violation in ledger.violations],
         "errors": ledger.errors,
@@ -164,6 +168,11 @@ def as_json(ledger: Ledger) -> dict[str, object]:
     }
     cleaned: dict[str, object] = _redacted(document, shown)
     return cleaned
+
+
+def _order(item: tuple[Key, int]) -> tuple[str, str, str]:
+    key = item[0]
+    return key.surface, key.operation, key.check
 
 
 def _redacted(value: Any, shown: Redactor) -> Any:
@@ -179,20 +188,25 @@ def _redacted(value: Any, shown: Redactor) -> Any:
 
 def write(ledger: Ledger, options: Options) -> list[Path]:
     """Write the JUnit file and the report directory (all three files), if asked for; the paths written."""
+    return write_files(ledger, options.junit_xml, options.report_dir)
+
+
+def write_files(ledger: Ledger, junit_file: Path | None, report_dir: Path | None) -> list[Path]:
+    """Write `junit_file` and `report_dir` (summary.txt, junit.xml, findings.json), those given."""
     written = []
     document = junit_xml(ledger)
-    targets = [options.junit_xml] if options.junit_xml else []
-    if options.report_dir is not None:
-        targets.append(options.report_dir / "junit.xml")
+    targets = [junit_file] if junit_file else []
+    if report_dir is not None:
+        targets.append(report_dir / "junit.xml")
     for junit in targets:
         junit.parent.mkdir(parents=True, exist_ok=True)
         junit.write_bytes(document)
         written.append(junit)
-    if options.report_dir is not None:
-        options.report_dir.mkdir(parents=True, exist_ok=True)
-        text = options.report_dir / "summary.txt"
+    if report_dir is not None:
+        report_dir.mkdir(parents=True, exist_ok=True)
+        text = report_dir / "summary.txt"
         text.write_text(summary(ledger) + "\n", encoding="utf-8")
-        findings = options.report_dir / "findings.json"
+        findings = report_dir / "findings.json"
         findings.write_text(json.dumps(as_json(ledger), indent=2), encoding="utf-8")
         written += [text, findings]
     return written

@@ -113,7 +113,10 @@ def run(options: Options, progress: Progress) -> Ledger:
         profile=options.profile,
         suite_version=SUITE_VERSION,
         spec_version=str(spec.raw.get("info", {}).get("version", "")),
+        shard=None if options.shard is None else str(options.shard),
     )
+    if options.shard is not None:
+        progress(f"shard {options.shard}")
     progress(f"seed {options.seed_value}; surfaces: {', '.join(s.name + ' ' + s.base_url for s in target.surfaces)}")
     known, maker = learn(spec, target, Identities(), ledger)
     try:
@@ -136,6 +139,9 @@ def run(options: Options, progress: Progress) -> Ledger:
 def _test(spec: Spec, target: Target, options: Options, ledger: Ledger, progress: Progress, known: Known) -> None:
     if options.domain:
         ctx = Context(spec, known, options.enabled_strict, frozenset(options.include))
+        if not options.part.whole:
+            ctx.shard_operations = options.part.operations(spec)
+            ctx.shard_collections = options.part.collections(spec)
         run_domain(ctx, target, options, ledger, progress)
     if options.conformance:
         for surface in target.surfaces:

@@ -18,8 +18,8 @@ def steps(workflow: Path) -> list[dict[str, Any]]:
     return [step for job in document["jobs"].values() for step in job["steps"]]
 
 
-def test_there_is_a_backend_gate_and_a_frontend_recipe() -> None:
-    assert {path.name for path in WORKFLOWS} == {"contract.yml", "frontend-e2e.yml"}
+def test_there_is_a_backend_gate_a_sharded_one_and_a_frontend_recipe() -> None:
+    assert {path.name for path in WORKFLOWS} == {"contract.yml", "contract-sharded.yml", "frontend-e2e.yml"}
 
 
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda path: path.name)
@@ -38,4 +38,19 @@ def test_the_backend_gate_waits_checks_both_surfaces_and_publishes_junit() -> No
         assert option in run
     assert "--api-key" not in run and "--client-secret" not in run  # secrets come from the environment
     junit = [s for s in steps(EXAMPLES / "contract.yml") if s.get("uses", "").startswith("mikepenz/action-junit")]
+    assert junit and junit[0]["with"]["report_paths"] == "contract-report/junit.xml"
+
+
+def test_the_sharded_gate_splits_one_run_over_a_matrix_and_publishes_the_merged_junit() -> None:
+    document = yaml.safe_load((EXAMPLES / "contract-sharded.yml").read_text(encoding="utf-8"))
+    contract, merge = document["jobs"]["contract"], document["jobs"]["merge"]
+    shards = contract["strategy"]["matrix"]["shard"]
+    assert shards == list(range(1, len(shards) + 1)) and contract["strategy"]["fail-fast"] is False
+    run = " ".join(step.get("run", "") for step in contract["steps"])
+    assert f"--shard ${{{{ matrix.shard }}}}/{len(shards)}" in run and "--seed" in run and "--report-dir" in run
+    assert "--api-key" not in run and "--client-secret" not in run
+    assert merge["needs"] == "contract" and "cancelled()" in merge["if"]
+    merging = " ".join(step.get("run", "") for step in merge["steps"])
+    assert "shop-contract merge" in merging and "--report-dir contract-report" in merging
+    junit = [s for s in merge["steps"] if s.get("uses", "").startswith("mikepenz/action-junit")]
     assert junit and junit[0]["with"]["report_paths"] == "contract-report/junit.xml"

@@ -34,7 +34,7 @@ def run(ctx: Context, session: Session) -> None:
     surface = session.surface
     for op_id in surface.operations:
         op = ctx.spec.operations[op_id]
-        if not ctx.selected(op):
+        if not ctx.selected(op) or not ctx.operation_is_mine(op):
             continue
         params, content = harmless_call(ctx, op)
         for name, headers in surface.refused.items():

@@ -11,6 +11,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from contract_tests.checks import same_value
+from contract_tests.sharding import collection_name
 from contract_tests.spec import JSON, Collection, Operation, Spec
 
 if TYPE_CHECKING:  # known.py calls the domain tests' HTTP session
@@ -25,9 +26,21 @@ class Context:
     known: Known
     strict: frozenset[str] = frozenset()
     include: frozenset[str] = frozenset()
+    shard_operations: frozenset[str] | None = None
+    """Operations whose per-operation checks are this shard's (None: all; contract_tests/sharding.py)."""
+    shard_collections: frozenset[str] | None = None
+    """Collections whose per-collection checks are this shard's, by name (None: all)."""
 
     def selected(self, *ops: Operation) -> bool:
         return not self.include or any(op.id in self.include for op in ops)
+
+    def operation_is_mine(self, op: Operation) -> bool:
+        """Whether this shard checks `op` (a check that judges one operation at a time)."""
+        return self.shard_operations is None or op.id in self.shard_operations
+
+    def collection_is_mine(self, collection: Collection) -> bool:
+        """Whether this shard checks `collection` (a check that works on a collection's items)."""
+        return self.shard_collections is None or collection_name(collection) in self.shard_collections
 
     def fresh_identifier(self, collection: Collection) -> Any:
         """An identifier no fixture, no earlier run and no other part of this run uses."""

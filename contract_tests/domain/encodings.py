@@ -31,7 +31,11 @@ def encoded(body: dict[str, Any], media_type: str) -> dict[str, Any]:
 def run(ctx: Context, session: Session) -> None:
     for collection in ctx.spec.collections:
         ops = (collection.create, collection.item_ops["get"], collection.item_ops["delete"])
-        if all(op.id in session.surface.operations for op in ops) and ctx.selected(collection.create):
+        if (
+            all(op.id in session.surface.operations for op in ops)
+            and ctx.selected(collection.create)
+            and ctx.collection_is_mine(collection)
+        ):
             compare(ctx, session, collection)
 
 

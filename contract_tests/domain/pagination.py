@@ -29,7 +29,7 @@ FULL_WALK_PAGES = 10  # longer lists are sampled, so a list of any length costs 
 
 def run(ctx: Context, session: Session) -> None:
     for op in ctx.spec.lists:
-        if op.id in session.surface.operations and ctx.selected(op):
+        if op.id in session.surface.operations and ctx.selected(op) and ctx.operation_is_mine(op):
             params, made = owner(ctx, session, op)
             if params is None:
                 reason = "no owner to list the items of, and none could be created"

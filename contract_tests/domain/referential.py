@@ -26,12 +26,20 @@ def run(ctx: Context, session: Session) -> None:
     for child in ctx.spec.collections:
         for name, parent in ctx.spec.references(child.create).items():
             ops = (child.create, child.item_ops["get"], child.item_ops["delete"])
-            if all(op.id in session.surface.operations for op in ops) and ctx.selected(child.create):
+            if (
+                all(op.id in session.surface.operations for op in ops)
+                and ctx.selected(child.create)
+                and ctx.collection_is_mine(child)
+            ):
                 missing_parent(ctx, session, child, parent, name)
     for owner in ctx.spec.collections:
         delete = owner.item_ops["delete"]
         needed = (owner.create, delete, owner.item_ops["get"], owner.list_op)
-        if not all(op.id in session.surface.operations for op in needed) or not ctx.selected(delete):
+        if (
+            not all(op.id in session.surface.operations for op in needed)
+            or not ctx.selected(delete)
+            or not ctx.collection_is_mine(owner)
+        ):
             continue
         for sub_list in owner.sub_lists:
             if sub_list.id not in session.surface.operations:

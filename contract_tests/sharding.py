@@ -1,0 +1,75 @@
+"""`--shard K/N`: which part of a run's work is this run's, so that N CI runners split one run.
+
+Two kinds of unit, each sorted and dealt round-robin (unit n, from 0, goes to shard n mod N + 1):
+
+- operations, by operationId: an operation's Schemathesis phases (examples, coverage, fuzzing) and
+  the domain checks that judge one operation at a time (`auth_matrix`, `pagination_walk` and
+  `list_scoping`, `surface_parity`);
+- collections, named by their create operation's operationId: the stateful phase on the
+  collection's operations (so that it keeps the spec's links: create -> read -> update -> delete)
+  and the domain checks that work on a collection's items (lifecycle, encodings, references, bounds,
+  identifiers, PATCH locality).
+
+The assignment depends only on the spec and N, so every shard of a run computes the same one, and
+each unit lands in exactly one shard. 1/1 is the whole run, run as without `--shard`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the CLI's parser imports this module: keep it cheap
+    from contract_tests.spec import Collection, Spec
+
+
+@dataclass(frozen=True)
+class Shard:
+    index: int
+    """K, from 1."""
+    count: int
+    """N."""
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    @property
+    def whole(self) -> bool:
+        return self.count == 1
+
+    def deal(self, units: list[str]) -> frozenset[str]:
+        """This shard's share of `units`: sorted, dealt round-robin."""
+        return frozenset(unit for n, unit in enumerate(sorted(set(units))) if n % self.count == self.index - 1)
+
+    def operations(self, spec: Spec) -> frozenset[str]:
+        """The operationIds whose per-operation work is this shard's."""
+        return self.deal(list(spec.operations))
+
+    def collections(self, spec: Spec) -> frozenset[str]:
+        """The collections (by create operationId) whose per-collection work is this shard's."""
+        return self.deal([collection_name(collection) for collection in spec.collections])
+
+
+WHOLE = Shard(1, 1)
+
+
+def collection_name(collection: Collection) -> str:
+    return collection.create.id
+
+
+def collection_operations(collection: Collection) -> set[str]:
+    """What the stateful phase of a collection runs on: its operations and the sub-lists it owns."""
+    ops = (collection.create, collection.list_op, *collection.item_ops.values(), *collection.sub_lists)
+    return {op.id for op in ops}
+
+
+def parse_shard(text: str) -> Shard:
+    """`K/N` with 1 <= K <= N; argparse's type, so a bad value is a usage error naming it."""
+    index, slash, count = text.partition("/")
+    if not (slash and index.isdigit() and count.isdigit()):
+        raise argparse.ArgumentTypeError(f"expected K/N (e.g. 2/4), got {text!r}")
+    shard = Shard(int(index), int(count))
+    if not 1 <= shard.index <= shard.count:
+        raise argparse.ArgumentTypeError(f"K/N needs 1 <= K <= N, got {text!r}")
+    return shard
