@@ -3,8 +3,8 @@
 create -> read -> duplicate create -> replace -> read -> change one field -> read -> delete -> read.
 Checks `round_trip` (what was written is what is read back, decimals by value; a PATCH changes only
 the fields it sends; a read after a write never shows the old state), `duplicate_rejected` (400 or
-409; strict `duplicate_is_conflict`: 409) and `deleted_stays_deleted` (a read after DELETE is 404). An item named in a violation is kept, for its
-reproduction, and the delete is then listed as not exercised.
+409; strict `duplicate_is_conflict`: 409) and `deleted_stays_deleted` (a read after DELETE is 404).
+An item named in a violation is kept, for its reproduction, and the delete is listed as not exercised.
 """
 
 from __future__ import annotations
