@@ -336,8 +336,10 @@ def answers_to(replica: Replica, headers: dict[str, str]) -> int:
 
 
 def test_a_token_issued_by_one_replica_verifies_on_every_other(redis_url: str, tmp_path: Path) -> None:
-    """Each replica has a key file of its own; the realm's keys are shared through the state's Redis."""
-    keys = [["--realm-key", str(tmp_path / f"keys-{n}.pem")] for n in range(3)]
+    """Each replica has a key file of its own; the realm's keys are shared through the state's Redis.
+    Replicas behind one address share its issuer (`--issuer`), as they would behind a load balancer."""
+    issuer = ["--issuer", "http://shop.example.test/realms/shop"]
+    keys = [[*issuer, "--realm-key", str(tmp_path / f"keys-{n}.pem")] for n in range(3)]
     with replicas(redis_url, 1, *keys[0]) as (first,), replicas(redis_url, 1, *keys[1]) as (second,):
         token = bearer(first)
         assert answers_to(first, token) == answers_to(second, token) == 200

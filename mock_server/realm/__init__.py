@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Callable
 
 from mock_server.realm.flows import Realm
-from mock_server.realm.keys import KeyFileError, KeyRing
+from mock_server.realm.keys import KEEP_KEYS, KeyFileError, KeyRing
 from mock_server.realm.realm_file import RealmFileError, read_realm_file
 from mock_server.settings import Settings
 
@@ -36,5 +36,15 @@ def open_realm(settings: Settings, shared: SharedValue | None = None) -> Realm:
     else:
         keys = KeyRing.from_file(settings.realm_key, rotate=settings.rotate_realm_key)
     if shared is not None:
-        keys = KeyRing.from_pem(shared(SHARED_KEYS, keys.pem(), settings.rotate_realm_key), "the shared realm keys")
+        keys = shared_keys(shared, keys, settings.rotate_realm_key)
     return Realm(config, keys, settings.issuer_for(f"/realms/{config.name}"))
+
+
+def shared_keys(shared: SharedValue, mine: KeyRing, rotate: bool) -> KeyRing:
+    """The key ring all replicas use: the first one shared; with `rotate`, this replica's new signing
+    key put in front of it (the previous keys still verify)."""
+    current = KeyRing.from_pem(shared(SHARED_KEYS, mine.pem(), False), "the shared realm keys")
+    if not rotate:
+        return current
+    rotated = KeyRing((mine.signing, *current.keys)[:KEEP_KEYS])
+    return KeyRing.from_pem(shared(SHARED_KEYS, rotated.pem(), True), "the shared realm keys")

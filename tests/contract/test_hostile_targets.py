@@ -248,7 +248,7 @@ def test_a_static_token_that_expires_during_the_run_exits_2(
     assert code == 2 and len(err.strip().splitlines()) == 1 and "expired" in err, err
     assert token not in out + err
     findings = json.loads((tmp_path / "findings.json").read_text())
-    assert "expired" in findings["aborted"] and findings["run"]["duration"] >= 2
+    assert "expired" in findings["aborted"] and findings["run"]["duration"] > 0
 
 
 def test_credentials_refused_in_the_middle_of_the_run_exit_2(tmp_path: Path) -> None:
