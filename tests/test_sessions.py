@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -29,23 +28,6 @@ def serve(**settings: Any) -> Any:
     return running(create_app(Settings(**settings)))
 
 
-@pytest.fixture
-def app() -> MockApp:
-    return create_app(Settings())
-
-
-@pytest.fixture
-def origin(app: MockApp) -> Iterator[str]:
-    with running(app) as served:
-        yield served
-
-
-@pytest.fixture
-def http(origin: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=origin, headers=API_KEY_HEADERS, timeout=30) as client:
-        yield client
-
-
 def in_session(name: str) -> dict[str, str]:
     return {"X-Mock-Session": name}
 
@@ -66,7 +48,7 @@ def by_key(records: list[dict[str, Any]], key: str) -> dict[Any, dict[str, Any]]
     return {record[key]: record for record in records}
 
 
-def test_sessions_are_isolated_under_concurrent_writers(app: MockApp, origin: str, http: httpx.Client) -> None:
+def test_sessions_are_isolated_under_concurrent_writers(app: MockApp, live_origin: str, http: httpx.Client) -> None:
     """Four sessions write at once (creates, patches, deletes; fast path and Connexion), while the
     default state is read: each session ends with the seed plus its own writes, nothing else."""
     seed = state(http)
@@ -77,7 +59,7 @@ def test_sessions_are_isolated_under_concurrent_writers(app: MockApp, origin: st
 
     def work(name: str) -> None:
         mine = {"products": by_key(seed["products"], "productcode")}
-        with httpx.Client(base_url=origin, headers={**API_KEY_HEADERS, **in_session(name)}, timeout=30) as client:
+        with httpx.Client(base_url=live_origin, headers={**API_KEY_HEADERS, **in_session(name)}, timeout=30) as client:
             for n in range(15):
                 code = f"{name}_{n}"
                 created = client.post(PRODUCTS, json={**product, "productcode": code, "productname": f"{name} {n}"})
@@ -97,7 +79,7 @@ def test_sessions_are_isolated_under_concurrent_writers(app: MockApp, origin: st
         expected[name] = mine
 
     def read_default() -> None:
-        with httpx.Client(base_url=origin, headers=API_KEY_HEADERS, timeout=30) as client:
+        with httpx.Client(base_url=live_origin, headers=API_KEY_HEADERS, timeout=30) as client:
             for _ in range(30):
                 if client.get(PRODUCTS).json()["count"] != len(seed["products"]):
                     errors.append("the default state changed")
