@@ -196,7 +196,7 @@ class Faults:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        preferences = prefer(scope["headers"])
+        preferences = prefer(scope)
         rule = self.rules.pick(scope) if self.rules.rules else None
         if rule is None and (preferences is None or "delay" not in preferences):
             await self.app(scope, receive, send)

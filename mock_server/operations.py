@@ -8,7 +8,7 @@ done only when one of those features asks (never on a plain request).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,11 +63,22 @@ class OperationIndex:
         return {operation.surface for _, operation in self.operations}
 
 
-def prefer(headers: list[tuple[bytes, bytes]]) -> dict[str, str] | None:
-    """The `Prefer` header's preferences (RFC 7240: `code=404, example=bare`), or None without one.
+PREFERENCES = "shop_mock.prefer"  # the scope key under which a request's preferences are kept
 
-    One pass over the raw headers: this is the whole cost of steering on a request without it.
+
+def prefer(scope: MutableMapping[str, Any]) -> dict[str, str] | None:
+    """The request's `Prefer` preferences (RFC 7240: `code=404, example=bare`), or None without one.
+
+    One pass over the raw headers per request, kept in the scope: Faults (outermost) reads them for
+    `delay`, Steering for `code` and `example`. This is the whole cost of both on a request without it.
     """
+    if PREFERENCES not in scope:
+        scope[PREFERENCES] = _parse_prefer(scope["headers"])
+    found: dict[str, str] | None = scope[PREFERENCES]
+    return found
+
+
+def _parse_prefer(headers: list[tuple[bytes, bytes]]) -> dict[str, str] | None:
     found: dict[str, str] | None = None
     for name, value in headers:
         if name == b"prefer" or (len(name) == 6 and name.lower() == b"prefer"):

@@ -39,7 +39,7 @@ class Steering:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        preferences = prefer(scope["headers"])
+        preferences = prefer(scope)
         if preferences is None or not ("code" in preferences or "example" in preferences):
             await self.app(scope, receive, send)
             return
