@@ -19,7 +19,7 @@ from contract_tests.bounded import Limits, ResponseTooLarge, httpx_client, send_
 from contract_tests.conformance import describe_response
 from contract_tests.findings import Ledger, Violation
 from contract_tests.keyring import Keyring
-from contract_tests.spec import Operation
+from contract_tests.spec import JSON, Collection, Operation
 from contract_tests.target import Surface
 
 MASKED = ("authorization", "x-api-key")
@@ -153,6 +153,15 @@ class Session:
         exchange = Exchange(request, httpx.Response(0, request=request))
         shown = "(no whole answer: reading stopped at the limit)"
         self.ledger.violated(Violation(check, self.surface.name, op.id, rule, exchange.curl(), shown))
+
+    def create_for(self, check: str, op: Operation, collection: Collection, body: JSON, what: str) -> Exchange | None:
+        """Create the item `check` works on at `op`; None, with the check listed as not exercised there,
+        when the target refuses it (`what` names the item: "the item to patch")."""
+        created = self.call(collection.create, json=body)
+        if created.status == 201:
+            return created
+        self.ledger.skipped(self.surface.name, op.id, check, f"{what} could not be created (HTTP {created.status})")
+        return None
 
     def judge(
         self, check: str, op: Operation, exchange: Exchange, broken: str | None, setup: Sequence[Exchange] = ()

@@ -40,10 +40,8 @@ def rename(ctx: Context, session: Session, collection: Collection, op: Operation
     name, get, delete = collection.identifier, collection.item_ops["get"], collection.item_ops["delete"]
     old, new = ctx.fresh_identifier(collection), ctx.fresh_identifier(collection)
     original = ctx.valid_body(collection, old)
-    created = session.call(collection.create, json=original)
-    if created.status != 201:
-        reason = f"the item to rename could not be created (HTTP {created.status})"
-        session.ledger.skipped(session.surface.name, op.id, CHECK, reason)
+    created = session.create_for(CHECK, op, collection, original, "the item to rename")
+    if created is None:
         return
     body = ctx.valid_body(collection, new) if op.method == "put" else {name: new}
     renamed = session.call(op, {name: old}, **encoded(body, media))

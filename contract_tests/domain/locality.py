@@ -52,10 +52,8 @@ def patch_each(ctx: Context, session: Session, collection: Collection, media: st
     name, get, patch = collection.identifier, collection.item_ops["get"], collection.item_ops["patch"]
     identifier = ctx.fresh_identifier(collection)
     state = ctx.valid_body(collection, identifier)
-    created = session.call(collection.create, json=state)
-    if created.status != 201:
-        reason = f"the item to patch could not be created (HTTP {created.status})"
-        session.ledger.skipped(session.surface.name, patch.id, CHECK, reason)
+    created = session.create_for(CHECK, patch, collection, state, "the item to patch")
+    if created is None:
         return
     setup: list[Exchange] = [created]
     params = {name: identifier}
