@@ -15,7 +15,7 @@ import requests
 import schemathesis
 from schemathesis.config import ProjectConfig
 from schemathesis.engine import Status, events, from_schema
-from schemathesis.engine.recorder import ScenarioRecorder
+from schemathesis.engine.recorder import CheckFailureInfo, ScenarioRecorder
 
 from contract_tests import checks as _registered_checks  # noqa: F401  (registers our checks)
 from contract_tests import hooks, refusals
@@ -226,7 +226,16 @@ def record(
                     else "(no response)"
                 )
                 rule = f"{failure.title}: {failure.message}".strip()
-                ledger.violated(Violation(check, surface.name, operation, rule, node.failure_info.code_sample, shown))
+                sample, setup = _reproduction(node.failure_info, failed_id)
+                ledger.violated(Violation(check, surface.name, operation, rule, sample, shown, setup))
+
+
+def _reproduction(info: CheckFailureInfo, failed_id: str) -> tuple[str, tuple[str, ...]]:
+    """The failing request, and the requests before it in its scenario (a stateful chain's earlier steps)."""
+    failing = [step.curl for step in info.steps if step.case_id == failed_id]
+    if not failing:
+        return info.code_sample, ()
+    return failing[-1], tuple(step.curl for step in info.steps if step.case_id != failed_id)
 
 
 def run(

@@ -7,7 +7,7 @@ the exit code treat them alike.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 # Our registered checks and domain tests; the strict ones are off unless asked for.
 DOMAIN_CHECKS = (
@@ -123,11 +123,16 @@ class Ledger:
     """Credentials the suite sent: masked wherever the reports show what a target answered."""
     aborted: str | None = None
     """Why the run stopped before its end (credentials lost, an internal error); the exit code is 2."""
+    prelude: tuple[str, ...] = ()
+    """Requests (curl) the run made before testing (on an empty target, the items others reference):
+    every violation's setup starts with them, so that its reproduction is whole."""
 
     def passed(self, surface: str, operation: str, check: str, times: int = 1) -> None:
         self.passes[Key(surface, operation, check)] += times
 
     def violated(self, violation: Violation) -> None:
+        if self.prelude:
+            violation = replace(violation, setup=(*self.prelude, *violation.setup))
         if violation not in self.violations:
             self.violations.append(violation)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from contract_tests.domain.http import Session
+from contract_tests.domain.http import Exchange, Session
 from contract_tests.identities import Identities
 from contract_tests.spec import Collection, Spec
 
@@ -28,6 +28,8 @@ class Known:
     external: dict[str, list[Any]] = field(default_factory=dict)
     made: list[tuple[Collection, Any]] = field(default_factory=list)
     """Items created so that references exist (collection, identifier), removed at the end of the run."""
+    setup: list[Exchange] = field(default_factory=list)
+    """The requests that created `made`: every reproduction on this target starts with them."""
 
     def external_value(self, name: str, prop: dict[str, Any]) -> Any:
         """A value of an external reference the target serves; else null when nullable; else the example."""
@@ -78,6 +80,7 @@ def make(spec: Spec, session: Session, known: Known, collection: Collection) -> 
     if created.status == 201:
         known.references[collection.identifier] = identifier
         known.made.append((collection, identifier))
+        known.setup.append(created)
 
 
 def remove_made(session: Session, known: Known) -> None:

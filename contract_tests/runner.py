@@ -119,6 +119,7 @@ def run(options: Options, progress: Progress) -> Ledger:
         progress(f"shard {options.shard}")
     progress(f"seed {options.seed_value}; surfaces: {', '.join(s.name + ' ' + s.base_url for s in target.surfaces)}")
     known, maker = learn(spec, target, Identities(), ledger)
+    ledger.prelude = tuple(exchange.curl() for exchange in known.setup)
     try:
         _test(spec, target, options, ledger, progress, known)
     except CredentialsLost as exc:

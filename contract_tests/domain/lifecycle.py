@@ -52,52 +52,56 @@ def walk(ctx: Context, session: Session, collection: Collection) -> None:
     found = len(session.ledger.violations)
     if not session.judge("round_trip", collection.create, created, holds(created, 201, body, "the created item")):
         return  # anything created stays, for the violation that names it
+    setup = [created]  # each violation below carries the writes before it: its reproduction is whole
     read = session.call(get, params)
-    session.judge("round_trip", get, read, holds(read, 200, body, "a read after create"))
-    duplicate(ctx, session, collection, body)
-    state = rewrite(ctx, session, collection, params, body)
-    change_one(ctx, session, collection, params, state)
+    session.judge("round_trip", get, read, holds(read, 200, body, "a read after create"), setup)
+    duplicate(ctx, session, collection, body, setup)
+    state = rewrite(ctx, session, collection, params, body, setup)
+    change_one(ctx, session, collection, params, state, setup)
     if len(session.ledger.violations) > found:
         reason = f"{collection.identifier}={identifier!r} is kept for the violation that names it, not deleted"
         session.ledger.skipped(session.surface.name, delete.id, "deleted_stays_deleted", reason)
         return
     deleted = session.call(delete, params)
-    session.judge("deleted_stays_deleted", delete, deleted, status_is(deleted, 200, 202, 204))
+    session.judge("deleted_stays_deleted", delete, deleted, status_is(deleted, 200, 202, 204), setup)
     gone = session.call(get, params)
-    session.judge(
-        "deleted_stays_deleted",
-        get,
-        gone,
-        None if gone.status == 404 else f"a read after DELETE answered {gone.status}, not 404",
-    )
+    broken = None if gone.status == 404 else f"a read after DELETE answered {gone.status}, not 404"
+    session.judge("deleted_stays_deleted", get, gone, broken, [*setup, deleted])
 
 
-def duplicate(ctx: Context, session: Session, collection: Collection, body: JSON) -> None:
+def duplicate(ctx: Context, session: Session, collection: Collection, body: JSON, setup: list[Exchange]) -> None:
     again = session.call(collection.create, json=body)
-    session.judge("duplicate_rejected", collection.create, again, status_is(again, 400, 409))
+    session.judge("duplicate_rejected", collection.create, again, status_is(again, 400, 409), setup)
     if "duplicate_is_conflict" in ctx.strict:
-        session.judge("duplicate_is_conflict", collection.create, again, status_is(again, 409))
+        session.judge("duplicate_is_conflict", collection.create, again, status_is(again, 409), setup)
 
 
-def rewrite(ctx: Context, session: Session, collection: Collection, params: dict[str, Any], body: JSON) -> JSON:
-    """PUT every field changed; the answer and the next read hold the new state."""
+def rewrite(
+    ctx: Context, session: Session, collection: Collection, params: dict[str, Any], body: JSON, setup: list[Exchange]
+) -> JSON:
+    """PUT every field changed; the answer and the next read hold the new state. The PUT joins `setup`."""
     put, get = collection.item_ops["put"], collection.item_ops["get"]
     replaced = changed_body(ctx, collection, body)
     written = session.call(put, params, json=replaced)
-    session.judge("round_trip", put, written, holds(written, 200, replaced, "the replaced item"))
+    session.judge("round_trip", put, written, holds(written, 200, replaced, "the replaced item"), setup)
+    setup.append(written)
     read = session.call(get, params)
-    session.judge("round_trip", get, read, holds(read, 200, replaced, "a read after PUT shows the old state"))
+    session.judge("round_trip", get, read, holds(read, 200, replaced, "a read after PUT shows the old state"), setup)
     return replaced
 
 
-def change_one(ctx: Context, session: Session, collection: Collection, params: dict[str, Any], state: JSON) -> None:
-    """PATCH one field; every other field keeps its value, in the answer and in the next read."""
+def change_one(
+    ctx: Context, session: Session, collection: Collection, params: dict[str, Any], state: JSON, setup: list[Exchange]
+) -> None:
+    """PATCH one field; every other field keeps its value, in the answer and in the next read. The PATCH
+    joins `setup`."""
     patch, get = collection.item_ops["patch"], collection.item_ops["get"]
     props = collection.request_schema["properties"]
     fixed = {collection.identifier, *ctx.spec.references(collection.create)}
     name = next(n for n in state if n not in fixed and props[n].get("type") == "string")
     expected = {**state, name: changed_value(props[name], state[name])}
     patched = session.call(patch, params, json={name: expected[name]})
-    session.judge("round_trip", patch, patched, holds(patched, 200, expected, f"a PATCH of `{name}` alone"))
+    session.judge("round_trip", patch, patched, holds(patched, 200, expected, f"a PATCH of `{name}` alone"), setup)
+    setup.append(patched)
     read = session.call(get, params)
-    session.judge("round_trip", get, read, holds(read, 200, expected, "a read after PATCH"))
+    session.judge("round_trip", get, read, holds(read, 200, expected, "a read after PATCH"), setup)

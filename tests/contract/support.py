@@ -6,9 +6,11 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN_PATH = "/realms/shop/protocol/openid-connect/token"
@@ -20,6 +22,7 @@ class Outcome:
     stdout: str
     stderr: str
     findings: dict[str, Any]
+    peak_rss_mib: float  # this run's own peak, not the largest of every child the test process had
 
 
 def credentials(origin: str) -> list[str]:
@@ -35,13 +38,33 @@ def shop_contract(
     """`python -m contract_tests ARGS`, with its exit code, output and (given a report dir) findings;
     `env` is added to the environment."""
     extra = ["--report-dir", str(report_dir)] if report_dir is not None else []
-    done = subprocess.run(
-        [sys.executable, "-W", "ignore", "-m", "contract_tests", *args, *extra],
-        cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False, env={**os.environ, **(env or {})},
-    )  # fmt: skip
+    command = [sys.executable, "-W", "ignore", "-m", "contract_tests", *args, *extra]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        child = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=err, env={**os.environ, **(env or {})})
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            child.kill()
+
+        killer = threading.Timer(timeout, expire)
+        killer.start()
+        try:
+            _, status, usage = os.wait4(child.pid, 0)  # wait4: the rusage of this one child
+        finally:
+            killer.cancel()
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if expired.is_set():
+            raise subprocess.TimeoutExpired(command, timeout)
+        stdout, stderr = (_text(stream) for stream in (out, err))
     findings_file = report_dir / "findings.json" if report_dir is not None else None
     findings = json.loads(findings_file.read_text()) if findings_file and findings_file.exists() else {}
-    return Outcome(done.returncode, done.stdout, done.stderr, findings)
+    return Outcome(child.returncode, stdout, stderr, findings, usage.ru_maxrss / 1024)
+
+
+def _text(stream: IO[bytes]) -> str:
+    stream.seek(0)
+    return stream.read().decode("utf-8", errors="replace")
 
 
 def violations(outcome: Outcome) -> list[dict[str, Any]]:

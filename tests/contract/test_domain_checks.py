@@ -201,3 +201,22 @@ def test_the_mock_serves_identifiers_with_a_slash(tmp_path: Path) -> None:
         args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), "--no-conformance", "--seed", "8"]
         outcome = shop_contract([*args, "--include", "create_product_line"], tmp_path)
     assert outcome.code == 0, outcome.stdout[-3000:]
+
+
+def test_lifecycle_keeps_the_item_a_violation_names_and_lists_its_delete_as_not_exercised(tmp_path: Path) -> None:
+    """A PATCH that resets the fields it was not sent: the violation's reproduction creates, replaces and
+    patches the item; the item stays on the target for it, and the delete is listed as not exercised."""
+    variant = next(v for v in VARIANTS if v.name == "patch_resets_other_fields")
+    app = variant.build()
+    with running(app) as origin:
+        args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), "--no-conformance", "--seed", "3"]
+        outcome = shop_contract([*args, "--include", "patch_product_line", "--checks", "round_trip"], tmp_path)
+    assert outcome.code == 1, outcome.stdout[-3000:]
+    found = [v for v in violations(outcome) if v["operation"] == "patch_product_line" and "PATCH of" in v["rule"]]
+    assert found, outcome.stdout[-3000:]
+    create, replace = found[0]["setup"]
+    assert create.startswith("curl -X POST") and replace.startswith("curl -X PUT")
+    line = json.loads(create.split(" -d '", 1)[1].rsplit("'", 1)[0])["productline"]
+    assert line in {item["productline"] for item in app.store.export()["productlines"]}
+    kept = [s for s in outcome.findings["not_exercised"] if s["operation"] == "delete_product_line"]
+    assert [(s["check"], line in s["reason"]) for s in kept] == [("deleted_stays_deleted", True)], kept

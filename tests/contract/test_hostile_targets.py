@@ -10,7 +10,6 @@ body adds little).
 from __future__ import annotations
 
 import json
-import resource
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
@@ -27,7 +26,9 @@ from contract_tests.spec import Spec
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from tests.contract import hostile
+from tests.contract.faults import Fault
 from tests.contract.support import TOKEN_PATH, Outcome, credentials, shop_contract
+from tests.contract.variants import set_status
 from tests.live import running
 
 API = "/shop/api/v1"
@@ -57,8 +58,7 @@ def assert_well_behaved(outcome: Outcome, report_dir: Path, codes: tuple[int, ..
     texts = [outcome.stdout, outcome.stderr, *(p.read_text(encoding="utf-8") for p in written if p.exists())]
     for text in texts:
         assert not any(ord(c) < 32 and c not in "\n\t" for c in text), repr(text[:500])
-    peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    assert peak_mib < MEMORY_BOUND_MIB, f"a run of the suite peaked at {peak_mib:.0f} MiB"
+    assert outcome.peak_rss_mib < MEMORY_BOUND_MIB, f"a run of the suite peaked at {outcome.peak_rss_mib:.0f} MiB"
 
 
 def verdicts(outcome: Outcome) -> set[str]:
@@ -181,11 +181,34 @@ def test_secrets_echoed_by_the_target_are_masked(tmp_path: Path) -> None:
         assert "dev-api-key" not in text and token not in text
 
 
-def test_an_empty_correct_backend_gets_a_verdict(tmp_path: Path) -> None:
-    with running(create_app(Settings(fixtures=None))) as origin:
-        outcome = shop_contract(["--base-url", origin + API, *credentials(origin), *QUICK], tmp_path)
-    assert_well_behaved(outcome, tmp_path, (0, 1, 2))
+@pytest.mark.parametrize("phases", [[], DOMAIN], ids=["whole", "domain"])
+def test_an_empty_correct_backend_passes(phases: list[str], tmp_path: Path) -> None:
+    """The suite makes what it must reference (a product line): a correct target with no data gets no
+    violation. The domain checks remove what they made, and so does the run."""
+    app = create_app(Settings(fixtures=None))
+    with running(app) as origin:
+        outcome = shop_contract(["--base-url", origin + API, *credentials(origin), *QUICK, *phases], tmp_path)
+    assert_well_behaved(outcome, tmp_path, (0,))
     assert outcome.findings["run"]["targets"] == {"backend": origin + API}
+    if phases == DOMAIN:
+        assert app.store.export() == {name: [] for name in app.store.export()}
+
+
+def test_a_violation_on_an_empty_target_carries_the_creation_of_what_it_references(tmp_path: Path) -> None:
+    """On an empty target every product names the product line the suite made: a Schemathesis-phase
+    violation's reproduction starts by creating that line, so that it runs on an empty target too."""
+    app = Fault(create_app(Settings(fixtures=None)), "POST", f"{API}/products/", response=set_status(200))
+    with running(app) as origin:
+        args = ["--base-url", origin + API, *credentials(origin), *QUICK, "--no-domain", "--include", "create_product"]
+        outcome = shop_contract(args, tmp_path)
+    assert_well_behaved(outcome, tmp_path, (1,))
+    found = [v for v in outcome.findings["violations"] if v["operation"] == "create_product"]
+    assert found, outcome.stdout[-3000:]
+    for violation in found:
+        create_line = violation["setup"][0]
+        assert create_line.startswith("curl -X POST") and f"{API}/productlines/" in create_line, violation
+        line = json.loads(create_line.split(" -d '", 1)[1].rsplit("'", 1)[0])["productline"]
+        assert line in violation["curl"], violation  # JSON, form or multipart: the value itself is sent
 
 
 # Credentials for the whole run ---------------------------------------------------------------------------
