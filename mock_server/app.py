@@ -56,6 +56,7 @@ from mock_server.session_scope import ScopedStore, SessionScope
 from mock_server.sessions import HEADER as SESSION_HEADER
 from mock_server.sessions import SessionRegistry
 from mock_server.settings import Settings
+from mock_server.spec_validation import validate_each_document_once
 from mock_server.state import open_store
 from mock_server.steering import Steering
 from mock_server.validation import validator_map
@@ -204,6 +205,7 @@ def create_app(settings: Settings | None = None, dataset: domain.Dataset | None 
 def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> MockApp:
     backend_prefix, gateway_prefix = mount_points(spec)
     quiet_content_type_note()
+    validate_each_document_once()
     app = MockApp(__name__, swagger_ui_options=swagger_ui.options())
     app.settings = settings
     app.backend_prefix, app.gateway_prefix = backend_prefix, gateway_prefix
