@@ -69,11 +69,12 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
             self.header_count = 0
             self.refused = 0
             self.began = False
+            self.since: float | None = None  # when the request being read began (or the connection was made)
             self.deadline: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
-            self._arm()
+            self._begin()
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
@@ -102,7 +103,7 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
             super().on_message_begin()
             self.in_head, self.head_bytes, self.unparsed_bytes, self.header_count = True, 0, 0, 0
             self.began = True  # this read may end with the previous request's body: counted from the next
-            self._arm()
+            self._begin()
 
         def on_url(self, url: bytes) -> None:
             if len(self.url) + len(url) > limits.head_bytes:
@@ -123,7 +124,7 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
             super().on_headers_complete()
 
         def on_message_complete(self) -> None:
-            self._disarm()
+            self.since = None  # read whole: nothing to time until the next request begins
             super().on_message_complete()
 
         def refuse(self, status: int) -> None:
@@ -135,9 +136,23 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
                     self.transport.write(refusal(status, details[status]))
                 self.transport.close()
 
-        def _arm(self) -> None:
-            self._disarm()
-            self.deadline = self.loop.call_later(limits.request_seconds, self.refuse, 408)
+        def _begin(self) -> None:
+            """Time a request from now. One timer per connection, not one per request (a timer set and
+            cancelled for every request was a cost on the hot path): it is set when none is pending,
+            and when it fires it looks at the request then being read."""
+            self.since = self.loop.time()
+            if self.deadline is None:
+                self.deadline = self.loop.call_later(limits.request_seconds, self._expire)
+
+        def _expire(self) -> None:
+            self.deadline = None
+            if self.since is None:
+                return  # between requests: uvicorn's keep-alive timeout applies
+            left = self.since + limits.request_seconds - self.loop.time()
+            if left > 0:
+                self.deadline = self.loop.call_later(left, self._expire)
+            else:
+                self.refuse(408)
 
         def _disarm(self) -> None:
             if self.deadline is not None:
