@@ -35,7 +35,7 @@ from connexion.lifecycle import ConnexionResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mock_server.errors import BadRequest
-from mock_server.handlers import Reader, public_url
+from mock_server.handlers import Reader
 from mock_server.hotpath import CompiledParameterValidator
 from mock_server.inputs import integer_fits, unescape_segment
 from mock_server.middleware import replay
@@ -185,7 +185,8 @@ class FastPath:
             headers.setdefault(name.lower(), []).append(value)
         if not any(all(check(headers) for check in requirement) for requirement in route.requirements):
             return None
-        query = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
+        raw_query = scope["query_string"]
+        query = parse_qsl(raw_query.decode("latin-1"), keep_blank_values=True) if raw_query else []
         if len({name for name, _ in query}) != len(query):
             return None
         arguments: dict[str, Any] = {}
@@ -207,7 +208,7 @@ class FastPath:
     def read(self, route: Route, arguments: dict[str, Any], scope: Scope) -> bytes | None:
         assert route.reader is not None
         try:
-            return route.reader(public_url(scope), **arguments)
+            return route.reader(scope, **arguments)
         except (StoreError, PageNotFound):
             return None
 
