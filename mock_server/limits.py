@@ -60,6 +60,9 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
         431: f"The request head is over {limits.head_bytes} bytes or {limits.header_count} header fields.",
     }
 
+    max_headers, max_head = limits.header_count, limits.head_bytes
+    uvicorn_on_header = HttpToolsProtocol.on_header
+
     class BoundedHttpToolsProtocol(HttpToolsProtocol):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
@@ -111,13 +114,13 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
                 raise Refused(414)
             super().on_url(url)
 
-        def on_header(self, name: bytes, value: bytes) -> None:
+        def on_header(self, name: bytes, value: bytes) -> None:  # per header: kept short
             self.header_count += 1
             self.head_bytes += len(name) + len(value) + 4  # ": " and CRLF
-            if self.header_count > limits.header_count or len(self.url) + self.head_bytes > limits.head_bytes:
+            if self.header_count > max_headers or len(self.url) + self.head_bytes > max_head:
                 self.refused = 431
                 raise Refused(431)
-            super().on_header(name, value)
+            uvicorn_on_header(self, name, value)
 
         def on_headers_complete(self) -> None:
             self.in_head = False
