@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
-from benchmarks import replicas, scale, sessions, sharding, suite_speed, throughput, wrk
+from benchmarks import asgi, replicas, scale, sessions, sharding, suite_speed, throughput, wrk
 
 BENCHMARKS: dict[str, Callable[[Sequence[str]], int]] = {
     "throughput": throughput.main,
@@ -14,6 +14,7 @@ BENCHMARKS: dict[str, Callable[[Sequence[str]], int]] = {
     "replicas": replicas.main,
     "sessions": sessions.main,
     "sharding": sharding.main,
+    "asgi": asgi.main,
 }
 
 

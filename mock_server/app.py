@@ -22,7 +22,6 @@ from connexion.lifecycle import ConnexionRequest, ConnexionResponse
 from connexion.middleware import MiddlewarePosition
 from connexion.resolver import Resolver
 from starlette.exceptions import HTTPException
-from starlette.middleware.cors import CORSMiddleware
 
 from mock_server import store as domain
 from mock_server import swagger_ui
@@ -31,6 +30,7 @@ from mock_server.admin import PREFIX as ADMIN_PREFIX
 from mock_server.admin import Admin
 from mock_server.admin_guard import AdminGuard
 from mock_server.auth import CHALLENGE, ApiKeys
+from mock_server.cors import CORS
 from mock_server.errors import PROBLEM_JSON, MockError, problem_bytes
 from mock_server.fastpath import Credential, FastPath, api_key_credential, bearer_credential, fast_routes
 from mock_server.faults import CONNECTION, FaultRules, Faults
@@ -275,7 +275,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
         bound_host=settings.host,
     )
     app.add_middleware(
-        CORSMiddleware,
+        CORS,
         position=before_exception,
         allow_origins=list(settings.cors_origins),
         allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -35,7 +35,7 @@ from connexion.lifecycle import ConnexionResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mock_server.errors import BadRequest
-from mock_server.handlers import Reader, public_url
+from mock_server.handlers import Reader
 from mock_server.hotpath import CompiledParameterValidator
 from mock_server.inputs import integer_fits, unescape_segment
 from mock_server.middleware import replay
@@ -50,6 +50,8 @@ JSON = b"application/json"
 Credential = Callable[[dict[bytes, list[bytes]]], bool]  # request headers -> whether they pass
 Writer = Callable[..., Awaitable[ConnexionResponse]]  # the Connexion handler of a write
 Headers = dict[bytes, list[bytes]]
+VERDICTS_KEPT = 256  # per route: parameter values whose verdict is remembered
+VERDICT_TEXT = 64  # longer text values are judged each time (the memory stays bounded)
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,23 @@ class Route:
     reader: Reader | None = None  # a GET
     writer: Writer | None = None  # a POST, PUT, PATCH or DELETE
     body_schema: Schema | None = None  # the application/json request body, for a write with one
+    verdicts: dict[tuple[str, str, Any], bool] = field(default_factory=dict, compare=False, repr=False)
+
+    def accepts(self, where: str, name: str, value: Any) -> bool:
+        """Whether Connexion's parameter validator accepts `value` for the parameter `name`.
+
+        The verdict is remembered per value: the validator (jsonschema) was a tenth of a GET, and
+        clients send the same few values again (page numbers and sizes, the identifiers they use).
+        It is a pure function of the schema and the value, so a remembered verdict is the same."""
+        key = (where, name, value)
+        verdict = self.verdicts.get(key)
+        if verdict is None:
+            verdict = not CompiledParameterValidator.validate_parameter(where, value, self.parameters[name])
+            if isinstance(value, int) or len(value) <= VERDICT_TEXT:
+                if len(self.verdicts) >= VERDICTS_KEPT:
+                    self.verdicts.clear()
+                self.verdicts[key] = verdict
+        return verdict
 
 
 def api_key_credential(header: str, accepts: Callable[[str], bool]) -> Credential:
@@ -166,7 +185,8 @@ class FastPath:
             headers.setdefault(name.lower(), []).append(value)
         if not any(all(check(headers) for check in requirement) for requirement in route.requirements):
             return None
-        query = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
+        raw_query = scope["query_string"]
+        query = parse_qsl(raw_query.decode("latin-1"), keep_blank_values=True) if raw_query else []
         if len({name for name, _ in query}) != len(query):
             return None
         arguments: dict[str, Any] = {}
@@ -178,7 +198,7 @@ class FastPath:
                         return None
                     continue  # an unknown query parameter, which Connexion ignores too
                 value = _coerce(parameter, unescape_segment(text) if where == "path" else text)
-                if value is None or CompiledParameterValidator.validate_parameter(where, value, parameter):
+                if value is None or not route.accepts(where, name, value):
                     return None
                 arguments[name] = value
         if not self._body_fits(route, headers):
@@ -188,7 +208,7 @@ class FastPath:
     def read(self, route: Route, arguments: dict[str, Any], scope: Scope) -> bytes | None:
         assert route.reader is not None
         try:
-            return route.reader(public_url(scope), **arguments)
+            return route.reader(scope, **arguments)
         except (StoreError, PageNotFound):
             return None
 

@@ -15,7 +15,7 @@ Any rule may also carry a delay. `probability` (default 1) and `count` (the next
 every one) limit it. The first matching rule applies. Every applied fault is noted in the journal.
 
 A delay is `asyncio.sleep`: it holds no lock and no worker, other requests go on meanwhile. With no
-rules, a request costs one empty-list check and the one pass over its headers for `Prefer`.
+rules, a request without `Prefer` costs one empty-list check and a look in `header_names`.
 Closing a connection needs the server's transport: under uvicorn (the only server the mock runs on)
 it is the `transport` of the `send` callable uvicorn hands to the app, which `MockApp` notes in the
 scope under `CONNECTION` (Connexion's error middleware wraps `send` before any middleware of ours).

@@ -52,7 +52,9 @@ class Entry:
 
 class Journal:
     def __init__(self, size: int, index: OperationIndex) -> None:
-        self.entries: deque[Entry] = deque(maxlen=size)
+        # an exchange is kept as a plain tuple of `Entry`'s fields (a third of the cost of an `Entry`
+        # on the hot path) and made an `Entry` when the journal is read
+        self.rows: deque[tuple[Any, ...]] = deque(maxlen=size)
         self.index = index
         self._ids = itertools.count(1)
 
@@ -68,8 +70,8 @@ class Journal:
         violations: list[str] | None = None,
     ) -> None:
         """Keep one exchange; `started` is its `time.perf_counter()` when it arrived."""
-        self.entries.append(
-            Entry(
+        self.rows.append(
+            (
                 next(self._ids),
                 time.time(),
                 scope["method"],
@@ -86,8 +88,12 @@ class Journal:
             )
         )
 
+    def entries(self) -> list[Entry]:
+        """The exchanges kept, oldest first."""
+        return [Entry(*row) for row in self.rows]
+
     def clear(self) -> None:
-        self.entries.clear()
+        self.rows.clear()
 
     def query(self, params: Mapping[str, str]) -> list[Entry]:
         """Entries matching every filter given, oldest first; ValueError names a filter that is wrong.
@@ -122,7 +128,7 @@ class Journal:
         if "until" in params:
             until = _moment("until", params["until"])
             tests.append(lambda e: e.at - e.duration <= until)
-        found = [entry for entry in self.entries if all(test(entry) for test in tests)]
+        found = [entry for entry in self.entries() if all(test(entry) for test in tests)]
         if "limit" in params:
             limit = params["limit"]
             if not limit.isdecimal():

@@ -60,6 +60,9 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
         431: f"The request head is over {limits.head_bytes} bytes or {limits.header_count} header fields.",
     }
 
+    max_headers, max_head = limits.header_count, limits.head_bytes
+    uvicorn_on_header = HttpToolsProtocol.on_header
+
     class BoundedHttpToolsProtocol(HttpToolsProtocol):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
@@ -69,11 +72,12 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
             self.header_count = 0
             self.refused = 0
             self.began = False
+            self.since: float | None = None  # when the request being read began (or the connection was made)
             self.deadline: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
-            self._arm()
+            self._begin()
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
@@ -102,7 +106,7 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
             super().on_message_begin()
             self.in_head, self.head_bytes, self.unparsed_bytes, self.header_count = True, 0, 0, 0
             self.began = True  # this read may end with the previous request's body: counted from the next
-            self._arm()
+            self._begin()
 
         def on_url(self, url: bytes) -> None:
             if len(self.url) + len(url) > limits.head_bytes:
@@ -110,20 +114,20 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
                 raise Refused(414)
             super().on_url(url)
 
-        def on_header(self, name: bytes, value: bytes) -> None:
+        def on_header(self, name: bytes, value: bytes) -> None:  # per header: kept short
             self.header_count += 1
             self.head_bytes += len(name) + len(value) + 4  # ": " and CRLF
-            if self.header_count > limits.header_count or len(self.url) + self.head_bytes > limits.head_bytes:
+            if self.header_count > max_headers or len(self.url) + self.head_bytes > max_head:
                 self.refused = 431
                 raise Refused(431)
-            super().on_header(name, value)
+            uvicorn_on_header(self, name, value)
 
         def on_headers_complete(self) -> None:
             self.in_head = False
             super().on_headers_complete()
 
         def on_message_complete(self) -> None:
-            self._disarm()
+            self.since = None  # read whole: nothing to time until the next request begins
             super().on_message_complete()
 
         def refuse(self, status: int) -> None:
@@ -135,9 +139,23 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
                     self.transport.write(refusal(status, details[status]))
                 self.transport.close()
 
-        def _arm(self) -> None:
-            self._disarm()
-            self.deadline = self.loop.call_later(limits.request_seconds, self.refuse, 408)
+        def _begin(self) -> None:
+            """Time a request from now. One timer per connection, not one per request (a timer set and
+            cancelled for every request was a cost on the hot path): it is set when none is pending,
+            and when it fires it looks at the request then being read."""
+            self.since = self.loop.time()
+            if self.deadline is None:
+                self.deadline = self.loop.call_later(limits.request_seconds, self._expire)
+
+        def _expire(self) -> None:
+            self.deadline = None
+            if self.since is None:
+                return  # between requests: uvicorn's keep-alive timeout applies
+            left = self.since + limits.request_seconds - self.loop.time()
+            if left > 0:
+                self.deadline = self.loop.call_later(left, self._expire)
+            else:
+                self.refuse(408)
 
         def _disarm(self) -> None:
             if self.deadline is not None:

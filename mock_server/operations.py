@@ -12,6 +12,7 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
+from mock_server.header_names import header_names
 from mock_server.schemas import Schema
 from shop_contract.document import dereference
 
@@ -64,16 +65,18 @@ class OperationIndex:
 
 
 PREFERENCES = "shop_mock.prefer"  # the scope key under which a request's preferences are kept
+PREFER = b"prefer"
 
 
 def prefer(scope: MutableMapping[str, Any]) -> dict[str, str] | None:
     """The request's `Prefer` preferences (RFC 7240: `code=404, example=bare`), or None without one.
 
-    One pass over the raw headers per request, kept in the scope: Faults (outermost) reads them for
-    `delay`, Steering for `code` and `example`. This is the whole cost of both on a request without it.
+    Parsed once per request, kept in the scope: Faults (outermost) reads them for `delay`, Steering
+    for `code` and `example`. On a request without it, the whole cost of both is a look in
+    `header_names`, which the other layers share.
     """
     if PREFERENCES not in scope:
-        scope[PREFERENCES] = _parse_prefer(scope["headers"])
+        scope[PREFERENCES] = _parse_prefer(scope["headers"]) if PREFER in header_names(scope) else None
     found: dict[str, str] | None = scope[PREFERENCES]
     return found
 
@@ -81,7 +84,7 @@ def prefer(scope: MutableMapping[str, Any]) -> dict[str, str] | None:
 def _parse_prefer(headers: list[tuple[bytes, bytes]]) -> dict[str, str] | None:
     found: dict[str, str] | None = None
     for name, value in headers:
-        if name == b"prefer" or (len(name) == 6 and name.lower() == b"prefer"):
+        if name.lower() == PREFER:
             found = found or {}
             for part in re.split(r"[,;]", value.decode("latin-1")):
                 key, _, val = part.strip().partition("=")

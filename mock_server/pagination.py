@@ -5,6 +5,7 @@ Pure: the caller passes the URL the client called (already rebuilt for proxies) 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -41,19 +42,25 @@ def paginate(request: PageRequest, count: int, results: list[dict[str, Any]], ur
     last_page = max(1, -(-count // request.size))
     if request.page > last_page:
         raise PageNotFound(f"Invalid page: {request.page} is past the last page ({last_page}).")
+    has_next, has_previous = request.page < last_page, request.page > 1
+    link = _links(url, request.size) if has_next or has_previous else None
     return {
         "count": count,
-        "next": _link(url, request, request.page + 1) if request.page < last_page else None,
-        "previous": _link(url, request, request.page - 1) if request.page > 1 else None,
+        "next": link(request.page + 1) if link and has_next else None,
+        "previous": link(request.page - 1) if link and has_previous else None,
         "results": results,
     }
 
 
-def _link(url: str, request: PageRequest, page: int) -> str:
-    """`url` with `page` set (dropped for page 1, as DRF does) and the page size kept."""
+def _links(url: str, size: int) -> Callable[[int], str]:
+    """Links to pages of `url`: `page` set (dropped for page 1, as DRF does), the page size kept, the
+    other query parameters as they were. `url` is parsed once for both links of a page."""
     scheme, netloc, path, query, _ = urlsplit(url)
-    params = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k not in {"page", "page_size"}]
-    if page > 1:
-        params.append(("page", str(page)))
-    params.append(("page_size", str(request.size)))
-    return urlunsplit((scheme, netloc, path, urlencode(params), ""))
+    kept = urlencode([(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k not in {"page", "page_size"}])
+    base = urlunsplit((scheme, netloc, path, "", ""))
+    start = f"{base}?{kept}&" if kept else f"{base}?"
+
+    def link(page: int) -> str:
+        return f"{start}page={page}&page_size={size}" if page > 1 else f"{start}page_size={size}"
+
+    return link

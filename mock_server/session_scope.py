@@ -3,8 +3,8 @@
 Handlers, the fast path, steering's dry run and the admin API were each built once, over one
 store. Rather than build them again per session, they are all given a `ScopedStore`: each call
 goes to the store of the request being served (`CURRENT`, set by the `SessionScope` middleware
-for the request's task), else to the default state. A request without a session pays one pass
-over its headers and, per store call, one context variable read.
+for the request's task), else to the default state. A request without a session pays a look in
+`header_names` (no X-Mock-Session, no cookie) and, per store call, one context variable read.
 """
 
 from __future__ import annotations
@@ -14,11 +14,13 @@ from contextvars import ContextVar
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mock_server.header_names import header_names
 from mock_server.middleware import send_problem
 from mock_server.sessions import HEADER, SessionError, SessionRegistry, session_name
 from mock_server.store import Dataset, Key, Record, Store
 
 CURRENT: ContextVar[Store | None] = ContextVar("mock_session_store", default=None)
+SESSION_HEADERS = frozenset({HEADER.lower().encode(), b"cookie"})  # where a request may name its session
 UNSCOPED = "/__mock__/sessions"  # the sessions' own admin routes name sessions in their paths
 
 
@@ -78,7 +80,11 @@ class SessionScope:
         self.registry = registry
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"].startswith(UNSCOPED):
+        if (
+            scope["type"] != "http"
+            or scope["path"].startswith(UNSCOPED)
+            or SESSION_HEADERS.isdisjoint(header_names(scope))
+        ):
             await self.app(scope, receive, send)
             return
         try:

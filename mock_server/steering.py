@@ -7,7 +7,7 @@
   with `code` too, of that status only;
 - a status the operation does not declare, or an example it does not have: 400 naming the ones it has.
 
-A request without `Prefer` costs one pass over its raw headers (`operations.prefer`). Steering never
+A request without `Prefer` costs a look in `header_names` (`operations.prefer`). Steering never
 changes the state, and answers `Preference-Applied` (RFC 7240) when it honoured the preference.
 """
 

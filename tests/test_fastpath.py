@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +22,7 @@ from starlette.types import Receive, Scope, Send
 
 from mock_server.app import BACKEND_PREFIX, GATEWAY_PREFIX, create_app, credential_checks, gateway_spec
 from mock_server.auth import ApiKeys
-from mock_server.fastpath import FastPath, fast_routes
+from mock_server.fastpath import VERDICTS_KEPT, FastPath, Route, fast_routes
 from mock_server.fixtures import read_fixtures, record_fields
 from mock_server.memory_store import MemoryStore
 from mock_server.realm import open_realm
@@ -263,3 +264,19 @@ def test_a_request_with_an_unexpected_body_is_left_to_connexion() -> None:
     served = Served()
     assert not served(Case(f"{B}/products/", body=b"{}"))
     assert not served(Case(f"{B}/products/S10_1678/", method="DELETE", body=b"{}"))
+
+
+def test_a_route_remembers_a_bounded_number_of_short_parameter_verdicts() -> None:
+    """`Route.accepts` keeps the validator's verdicts per value: the same verdicts, in bounded memory."""
+    page = {"name": "page", "in": "query", "schema": {"type": "integer", "minimum": 1}}
+    code = {"name": "code", "in": "path", "schema": {"type": "string", "maxLength": 200}}
+    route = Route("GET", re.compile("/"), {"page": page, "code": code}, [])
+    for _ in range(2):  # judged, then remembered
+        assert route.accepts("query", "page", 2)
+        assert not route.accepts("query", "page", 0)
+    for number in range(1, 3 * VERDICTS_KEPT):
+        assert route.accepts("query", "page", number)
+    assert len(route.verdicts) <= VERDICTS_KEPT
+    assert route.accepts("path", "code", "x" * 200)
+    assert not route.accepts("path", "code", "x" * 201)
+    assert not [key for key in route.verdicts if key[1] == "code"]  # long text is judged each time

@@ -453,6 +453,30 @@ def test_a_request_that_never_finishes_is_408_and_closed(mock: tuple[MockApp, ht
     assert readable_state(client) == before
 
 
+def test_each_request_of_a_connection_has_its_own_time(mock: tuple[MockApp, httpx.Client]) -> None:
+    """One timer per connection, looking at the request being read when it fires: whole requests spread
+    over more than the limit are all served, and a request left unfinished gets its full time, then 408."""
+    host, port = str(mock[1].base_url).removeprefix("http://").split(":")
+    whole = b"GET /shop/api/v1/productlines/ HTTP/1.1\r\nHost: x\r\nX-API-Key: dev-api-key\r\n\r\n"
+    with (
+        socket.create_connection((host, int(port)), timeout=LIMITS.request_seconds * 4) as sock,
+        sock.makefile("rb") as reader,
+    ):
+        for _ in range(3):  # 2.7 s on the connection, more than the limit of 1.5 s
+            sock.sendall(whole)
+            assert reader.readline().startswith(b"HTTP/1.1 200 ")
+            length = 0
+            while (line := reader.readline()) not in (b"\r\n", b""):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            reader.read(length)
+            time.sleep(LIMITS.request_seconds * 0.6)
+        started = time.monotonic()
+        sock.sendall(whole[:30])
+        assert reader.readline().startswith(b"HTTP/1.1 408 ")
+        assert LIMITS.request_seconds * 0.9 < time.monotonic() - started < LIMITS.request_seconds * 2
+
+
 # --- the last resort -------------------------------------------------------------------------------
 
 

@@ -1,0 +1,166 @@
+"""In-process cost of a request through the mock's ASGI stack, next to an earlier tree's, in one run.
+
+No server and no network, so far less noise than wrk on this shared machine: the app is called
+with a fake `receive` / `send` in a loop, for GET one product, GET a page of 20 and POST a new
+product, as `throughput` sends them. Each tree runs in a child process of its own (`PYTHONPATH`),
+the trees taking turns round after round; the figure kept per tree and request is the best batch
+of all rounds (the least disturbed by other work). The ratios are the baseline's time over the
+mock's: requests/s of the mock over the baseline's.
+
+    python -m benchmarks asgi --baseline DIR [--requests 2000] [--batches 5] [--rounds 3]
+
+The child is this file run as a script (`--probe`): it imports only the standard library and the
+tree's `mock_server`, so that it measures whichever tree its `PYTHONPATH` names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+PREFIX = "/shop/api/v1"
+API_KEY = b"dev-api-key"  # mock_server.settings.DEFAULT_API_KEY
+REQUESTS = {  # name -> method, path, query
+    "get_one": ("GET", f"{PREFIX}/products/S10_1678/", b""),
+    "get_page": ("GET", f"{PREFIX}/products/", b"page=2&page_size=20"),
+    "post": ("POST", f"{PREFIX}/products/", b""),
+}
+MOCK, BASELINE = "mock", "baseline"
+
+
+def product(code: str) -> bytes:
+    """The body `post.lua` sends: a new product every time, so that every POST creates (201)."""
+    return (
+        f'{{"productcode":"{code}","productname":"Bench model {code}","productscale":"1:10",'
+        '"productvendor":"Bench Vendor","productdescription":"Load test.","quantityinstock":10,'
+        '"buyprice":"10.00","msrp":"20.00","productline":"Motorcycles"}'
+    ).encode()
+
+
+def http_scope(method: str, path: str, query: bytes, headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
+    """The scope uvicorn builds for a request from wrk."""
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "server": ("127.0.0.1", 8000),
+        "client": ("127.0.0.1", 40000),
+        "scheme": "http",
+        "method": method,
+        "root_path": "",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": query,
+        "headers": headers,
+        "state": {},
+    }
+
+
+def receiver(body: bytes) -> Callable[[], Awaitable[dict[str, Any]]]:
+    """A `receive` that gives `body` whole, then a disconnect."""
+    messages = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop() if messages else {"type": "http.disconnect"}
+
+    return receive
+
+
+async def batch(app: Any, name: str, count: int, codes: Callable[[], str]) -> float:
+    """Seconds per request, over `count` requests of kind `name`."""
+    method, path, query = REQUESTS[name]
+    expected = 201 if method == "POST" else 200
+    statuses: list[int] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            statuses.append(message["status"])
+
+    started = time.process_time()
+    for _ in range(count):
+        headers = [(b"host", b"127.0.0.1:8000"), (b"x-api-key", API_KEY)]
+        body = b""
+        if method == "POST":
+            body = product(codes())
+            headers += [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await app(http_scope(method, path, query, headers), receiver(body), send)
+    elapsed = (time.process_time() - started) / count
+    if statuses != [expected] * count:
+        raise RuntimeError(f"{name}: expected {count} x {expected}, got {sorted(set(statuses))}")
+    return elapsed
+
+
+def probe(count: int, batches: int) -> dict[str, list[float]]:
+    """The best batch, per request kind, of the `mock_server` on sys.path (a warm-up batch first)."""
+    from mock_server.app import create_app  # the tree's, as PYTHONPATH says
+
+    app = create_app()
+    serial = iter(range(10**9))
+
+    def code() -> str:
+        return f"BA{os.getpid() % 1000}_{next(serial):07d}"
+
+    async def run() -> dict[str, list[float]]:
+        figures: dict[str, list[float]] = {name: [] for name in REQUESTS}
+        for name in REQUESTS:
+            await batch(app, name, count, code)
+        for _ in range(batches):
+            for name in REQUESTS:
+                figures[name].append(await batch(app, name, count, code))
+        return figures
+
+    return asyncio.run(run())
+
+
+def measure(tree: Path, count: int, batches: int) -> dict[str, list[float]]:
+    """`probe` in a child process that imports the mock from `tree`."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--probe", str(count), str(batches)]
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"probe of {tree} failed:\n{done.stderr}")
+    figures: dict[str, list[float]] = json.loads(done.stdout)
+    return figures
+
+
+def main(argv: Sequence[str]) -> int:
+    from benchmarks import record
+    from benchmarks.servers import ROOT
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks asgi", description=__doc__.split("\n")[0])
+    parser.add_argument("--baseline", type=Path, required=True, help="an earlier tree (git archive) to compare with")
+    parser.add_argument("--requests", type=int, default=2000, help="requests per batch (default 2000)")
+    parser.add_argument("--batches", type=int, default=5, help="batches per request kind and round (default 5)")
+    parser.add_argument("--rounds", type=int, default=3, help="child processes per tree, taking turns (default 3)")
+    args = parser.parse_args(argv)
+    machine = record.machine()
+    trees = {MOCK: ROOT, BASELINE: args.baseline.resolve()}
+    best: dict[str, dict[str, float]] = {tree: dict.fromkeys(REQUESTS, float("inf")) for tree in trees}
+    for round_ in range(args.rounds):
+        for tree, path in trees.items():
+            for name, seconds in measure(path, args.requests, args.batches).items():
+                best[tree][name] = min(best[tree][name], *seconds)
+        print(f"  round {round_ + 1}: " + ", ".join(f"{n} {best[MOCK][n] * 1e6:.1f} us" for n in REQUESTS), flush=True)
+    ratio = {name: round(best[BASELINE][name] / best[MOCK][name], 2) for name in REQUESTS}
+    rows = [
+        [name, f"{best[MOCK][name] * 1e6:.1f}", f"{best[BASELINE][name] * 1e6:.1f}", f"{ratio[name]:.2f}"]
+        for name in REQUESTS
+    ]
+    settings = {**vars(args), "baseline": str(args.baseline)}
+    micros = {tree: {name: round(value * 1e6, 2) for name, value in figures.items()} for tree, figures in best.items()}
+    path = record.write("asgi", {"machine": machine, "settings": settings, "us_per_request": micros, "ratio": ratio})
+    print(record.table(["request", "mock us", "baseline us", "mock / baseline (req/s)"], rows))
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--probe"]:
+    print(json.dumps(probe(int(sys.argv[2]), int(sys.argv[3]))))
