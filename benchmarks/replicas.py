@@ -53,7 +53,8 @@ def redis_server() -> Iterator[str]:
 
 def redis_target(url: str, port: int, workers: int, *extra: str) -> throughput.Target:
     state = ["--state", url, "--workers", str(workers), *extra]
-    return throughput.Target(f"redis, {workers} worker{'s' if workers > 1 else ''}", mock_command(port, *state))
+    name = f"redis, {workers} worker{'s' if workers > 1 else ''}"
+    return throughput.Target(name, mock_command(port, *state), port)
 
 
 def worker_rss_mib(server: Server) -> list[float]:
@@ -75,11 +76,11 @@ def redis_memory_mib(url: str) -> dict[str, float]:
 
 def throughputs(url: str, workers: Sequence[int], seconds: float, warmup: float, single: float) -> dict[str, Any]:
     port = free_port()
-    servers = {MEMORY: throughput.measure(throughput.Target(MEMORY, mock_command(port)), port, seconds, warmup, single)}
+    servers = {MEMORY: throughput.measure(throughput.Target(MEMORY, mock_command(port), port), seconds, warmup, single)}
     for count in workers:
         redis.Redis.from_url(url).flushdb()
         target = redis_target(url, port, count)
-        servers[target.name] = throughput.measure(target, port, seconds, warmup, single)
+        servers[target.name] = throughput.measure(target, seconds, warmup, single)
     return servers
 
 

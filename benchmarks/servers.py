@@ -1,7 +1,8 @@
 """Start a server as a child process, wait until it answers, measure it, stop it.
 
-Every benchmark runs its servers one at a time on 127.0.0.1, so that the load generator and one
-server share the machine's cores and nothing else of ours competes with them.
+The servers run on 127.0.0.1. Most benchmarks run them one at a time, so that the load generator and
+one server share the machine's cores; `throughput` runs them all at once and measures them in turns,
+so that other work on the shared machine falls on each alike.
 """
 
 from __future__ import annotations
@@ -48,10 +49,16 @@ class Server:
 
 
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind((HOST, 0))
-        port: int = probe.getsockname()[1]
-        return port
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct free ports: each probe stays bound until all are chosen, so none repeats."""
+    with contextlib.ExitStack() as stack:
+        probes = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for probe in probes:
+            probe.bind((HOST, 0))
+        return [int(probe.getsockname()[1]) for probe in probes]
 
 
 def python_module(module: str, *args: str) -> list[str]:
