@@ -220,12 +220,8 @@ class _DeadlineHTTPConnection(HTTPConnection):
         self.sock = _DeadlineSocket(self.sock)
 
 
-class _DeadlineHTTPSConnection(HTTPSConnection):
-    def connect(self) -> None:
-        if self.timeout is None or isinstance(self.timeout, int | float):  # not urllib3's "default" sentinel
-            self.timeout = remaining(self.timeout)
-        super().connect()
-        self.sock = _DeadlineSocket(self.sock)
+class _DeadlineHTTPSConnection(_DeadlineHTTPConnection, HTTPSConnection):
+    """The same `connect`, around HTTPSConnection's (the handshake counts against the deadline too)."""
 
 
 class _Pool(HTTPConnectionPool):

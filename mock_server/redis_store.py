@@ -183,10 +183,7 @@ class RedisStore:
 
     @answering
     def get(self, collection: str, key: Key) -> Record:
-        row = self._row(collection, key)
-        if row is None:
-            raise NotFound(collection, key)
-        return self._record(collection, row)
+        return self._current(collection, key)[1]
 
     @answering
     def owned(self, collection: str, field: str, owner: Key, offset: int, limit: int) -> tuple[int, list[Record]]:
@@ -227,10 +224,7 @@ class RedisStore:
         references = self._references[collection]
         key_token = token(key)
         while True:
-            raw = self._row(collection, key)
-            if raw is None:
-                raise NotFound(collection, key)
-            current = self._record(collection, raw)
+            raw, current = self._current(collection, key)
             if changes.get(key_field, key) != key:
                 raise identifier_change(collection, key)
             row = self._new_row(collection, {**current, **changes})
@@ -251,10 +245,7 @@ class RedisStore:
         references, dependants = self._references[collection], self._dependants[collection]
         key_token = token(key)
         while True:
-            raw = self._row(collection, key)
-            if raw is None:
-                raise NotFound(collection, key)
-            current = self._record(collection, raw)
+            raw, current = self._current(collection, key)
             keys = [
                 LIVE.rows(collection),
                 LIVE.order(collection),
@@ -314,6 +305,13 @@ class RedisStore:
             return None
         row: bytes | None = self.client.hget(LIVE.rows(collection), key_token)  # type: ignore[assignment]
         return row
+
+    def _current(self, collection: str, key: Key) -> tuple[bytes, Record]:
+        """The stored row (what a write's script compares against) and its record; NotFound if none."""
+        raw = self._row(collection, key)
+        if raw is None:
+            raise NotFound(collection, key)
+        return raw, self._record(collection, raw)
 
     def _record(self, collection: str, row: bytes | str) -> Record:
         return dict(zip(self.fields[collection], orjson.loads(row), strict=True))
