@@ -9,6 +9,7 @@ body adds little).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import xml.etree.ElementTree as ET
@@ -216,16 +217,30 @@ def test_a_violation_on_an_empty_target_carries_the_creation_of_what_it_referenc
 TTL = 2
 
 
+HELD_REQUEST = 5
+
+
 @dataclass
 class CountingTokens:
-    """The mock, counting the tokens its realm issues."""
+    """The mock, counting the tokens its realm issues.
+
+    It holds the run's fifth API request until the first token is a second past its expiry, so the
+    run outlives that token however fast the machine runs the rest.
+    """
 
     app: Any
     issued: int = 0
+    first_issued: float | None = None
+    requests: int = 0
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == TOKEN_PATH:
             self.issued += 1
+            self.first_issued = self.first_issued or time.monotonic()
+        elif scope["type"] == "http" and self.first_issued is not None:
+            self.requests += 1
+            if self.requests == HELD_REQUEST:
+                await asyncio.sleep(max(0.0, self.first_issued + TTL + 1 - time.monotonic()))
         await self.app(scope, receive, send)
 
 
