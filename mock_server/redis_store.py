@@ -8,7 +8,9 @@ without reading any fixture. A bulk load (seed, import) is written to staging ke
 one script, so no replica ever sees half of it.
 
 The client is redis-py's synchronous one: a store call is one round trip that the event loop waits
-for, as the in-memory store's calls are plain function calls.
+for, as the in-memory store's calls are plain function calls. Reads are answered from the replica's
+`LocalCopy` while Redis reports no change to the live state; writes always go to Redis, and read the
+rows they compare against from Redis, never from the copy.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import orjson
 import redis
 
 from mock_server import redis_scripts as lua
+from mock_server.redis_copy import LocalCopy
 from mock_server.redis_layout import (
     LIVE,
     SEED,
@@ -99,6 +102,7 @@ class RedisStore:
         self._owned = client.register_script(lua.OWNED)
         self._seed = bulk.register_script(lua.SEED)
         self._replace = bulk.register_script(lua.REPLACE)
+        self.copy = LocalCopy(url, LIVE.prefix)
 
     @classmethod
     def open(cls, url: str, fields: Mapping[str, Sequence[str]], seed: Callable[[], Dataset]) -> RedisStore:
@@ -152,11 +156,13 @@ class RedisStore:
     def replace_all(self, dataset: Dataset) -> None:
         """Write the data set to staging keys, then swap them in with one script: all or nothing."""
         target = self._write(dataset, staging(uuid.uuid4().hex))
-        self._replace(keys=[*target.every_key(), *LIVE.every_key()], args=["move", 0])
+        with self._writing():
+            self._replace(keys=[*target.every_key(), *LIVE.every_key()], args=["move", 0])
 
     @answering
     def reset(self) -> None:
-        self._replace(keys=[*SEED.every_key(), *LIVE.every_key()], args=["copy", 0])
+        with self._writing():
+            self._replace(keys=[*SEED.every_key(), *LIVE.every_key()], args=["copy", 0])
 
     @answering
     def export(self) -> dict[str, list[Record]]:
@@ -166,7 +172,7 @@ class RedisStore:
     # --- reads ----------------------------------------------------------------------------------
     @answering
     def count(self, collection: str) -> int:
-        return int(self.client.zcard(LIVE.order(collection)))
+        return self.copy.read(("count", collection), lambda: int(self.client.zcard(LIVE.order(collection))))
 
     @answering
     def page(self, collection: str, offset: int, limit: int) -> list[Record]:
@@ -178,20 +184,35 @@ class RedisStore:
         if limit <= 0:
             return self.count(collection), []
         keys = [LIVE.order(collection), LIVE.rows(collection)]
-        count, rows = self._page(keys=keys, args=[offset, offset + limit - 1])
+        count, rows = self.copy.read(
+            ("page", collection, offset, limit),
+            lambda: tuple(self._page(keys=keys, args=[offset, offset + limit - 1])),
+            records=lambda answer: len(answer[1]) + 1,
+        )
         return int(count), [self._record(collection, row) for row in rows]
 
     @answering
     def get(self, collection: str, key: Key) -> Record:
-        return self._current(collection, key)[1]
+        try:
+            key_token = token(key)
+        except (TypeError, ValueError):
+            raise NotFound(collection, key) from None
+        raw = self.copy.read(("row", collection, key_token), lambda: self._row(collection, key))
+        if raw is None:
+            raise NotFound(collection, key)
+        return self._record(collection, raw)
 
     @answering
     def owned(self, collection: str, field: str, owner: Key, offset: int, limit: int) -> tuple[int, list[Record]]:
         relation = relation_of(collection, field)
         owner_token = reference_token(owner)
-        answer = self._owned(
-            keys=[LIVE.rows(relation.parent), LIVE.index(relation), LIVE.rows(collection)],
-            args=[owner_token, owner_prefix(owner_token), offset, limit],
+        answer = self.copy.read(
+            ("owned", collection, field, owner_token, offset, limit),
+            lambda: self._owned(
+                keys=[LIVE.rows(relation.parent), LIVE.index(relation), LIVE.rows(collection)],
+                args=[owner_token, owner_prefix(owner_token), offset, limit],
+            ),
+            records=lambda answer: len(answer[1]) + 1 if answer else 1,
         )
         if not answer:
             raise NotFound(relation.parent, owner)
@@ -212,7 +233,8 @@ class RedisStore:
             parent_token = reference_token(stored[relation.field])
             keys += [LIVE.rows(relation.parent), LIVE.index(relation)]
             args += [parent_token, owner_prefix(parent_token) + key_token]
-        answer = self._create(keys=keys, args=args)
+        with self._writing():
+            answer = self._create(keys=keys, args=args)
         if answer[0] == b"duplicate":
             raise duplicate(collection, key)
         self._check(answer, collection, key, references, stored)
@@ -235,7 +257,8 @@ class RedisStore:
                 old, new = reference_token(current[relation.field]), reference_token(updated[relation.field])
                 keys += [LIVE.rows(relation.parent), LIVE.index(relation)]
                 args += [new, owner_prefix(old) + key_token, owner_prefix(new) + key_token]
-            answer = self._update(keys=keys, args=args)
+            with self._writing():
+                answer = self._update(keys=keys, args=args)
             if answer[0] != b"changed":
                 self._check(answer, collection, key, references, updated)
                 return updated
@@ -254,7 +277,8 @@ class RedisStore:
             ]
             members = [owner_prefix(reference_token(current[r.field])) + key_token for r in references]
             args: list[bytes | int] = [key_token, raw, len(members), *members, owner_prefix(key_token)]
-            answer = self._delete(keys=keys, args=args)
+            with self._writing():
+                answer = self._delete(keys=keys, args=args)
             if answer[0] == b"dependants":
                 raise has_dependants(collection, key, dependants[int(answer[1]) - 1].child)
             if answer[0] != b"changed":
@@ -298,6 +322,14 @@ class RedisStore:
         return iter(problems)
 
     # --- internals ------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A write of this replica: its copy goes at once, whatever the write did (or if its answer was lost)."""
+        try:
+            yield
+        finally:
+            self.copy.drop()
+
     def _row(self, collection: str, key: Key) -> bytes | None:
         try:
             key_token = token(key)

@@ -21,6 +21,7 @@ CORE = [
     "redis_store.py",
     "redis_layout.py",
     "redis_scripts.py",
+    "redis_copy.py",
     "pagination.py",
     "fixtures.py",
     "schemas.py",

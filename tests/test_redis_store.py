@@ -32,12 +32,13 @@ from mock_server.fixtures import read_fixtures, record_fields
 from mock_server.memory_store import MemoryStore
 from mock_server.redis_layout import END, owner_prefix, token
 from mock_server.settings import DEFAULT_FIXTURES, MEMORY, Settings
-from mock_server.store import Dataset, StateError
+from mock_server.store import Dataset, NotFound, StateError
 from tests.conftest import API_KEY_HEADERS, BACKEND, DEV_CLIENT, GATEWAY, TOKEN_PATH
 from tests.live import free_port
 from tests.redis_server import redis_server
 from tests.test_api import PRODUCT
 from tests.test_store import line
+from tests.test_store import product as product_record
 
 FIELDS = record_fields()
 PRODUCTS = f"{BACKEND}/products/"
@@ -312,8 +313,9 @@ def test_a_replica_killed_mid_write_leaves_no_half_applied_change(redis_url: str
 
 def test_a_request_while_redis_is_down_is_a_503_problem() -> None:
     with redis_server() as url:
-        app = create_app(Settings(state=url))
-    with TestClient(app, headers=API_KEY_HEADERS, raise_server_exceptions=False) as client:
+        client = TestClient(create_app(Settings(state=url)), headers=API_KEY_HEADERS, raise_server_exceptions=False)
+        assert client.get(f"{PRODUCTS}S10_1678/").status_code == 200  # now in the replica's copy
+    with client:
         for response in (
             client.get(PRODUCTS),
             client.get(f"{PRODUCTS}S10_1678/"),
@@ -323,6 +325,44 @@ def test_a_request_while_redis_is_down_is_a_503_problem() -> None:
             assert response.status_code == 503
             assert response.headers["content-type"] == "application/problem+json"
             assert "The shared state did not answer" in response.json()["detail"]
+
+
+def commands_run(url: str) -> int:
+    import redis
+
+    return int(redis.Redis.from_url(url).info("stats")["total_commands_processed"])
+
+
+def test_a_repeated_read_is_answered_from_the_replicas_copy(redis_url: str) -> None:
+    dataset = {"productlines": [line("Cars")], "products": [product_record("S1", "Cars")]}
+    store = open_redis_store(redis_url, lambda: dataset)
+    reads: list[Callable[[], object]] = [
+        lambda: store.get("products", "S1"),
+        lambda: store.counted_page("products", 0, 10),
+        lambda: store.count("productlines"),
+        lambda: store.owned("products", "productline", "Cars", 0, 10),
+    ]
+    answers = [read() for read in reads]
+    idle = -commands_run(redis_url) + commands_run(redis_url)  # what asking costs
+    before = commands_run(redis_url)
+    assert [read() for read in reads * 5] == answers * 5
+    assert commands_run(redis_url) - before == idle, "a repeated read went to Redis"
+    store.update("products", "S1", {"quantityinstock": 7})  # a write of its own drops the copy
+    assert store.get("products", "S1")["quantityinstock"] == 7
+
+
+def test_a_replica_without_a_live_tracking_connection_reads_from_redis(redis_url: str) -> None:
+    import redis
+
+    writer = open_redis_store(redis_url, lambda: {"productlines": [line("Cars")]})
+    reader = open_redis_store(redis_url, dict)
+    assert reader.get("productlines", "Cars")["image"] is None
+    redis.Redis.from_url(redis_url).client_kill_filter(_type="pubsub")  # no more invalidations
+    writer.update("productlines", "Cars", {"image": "lost"})
+    assert reader.get("productlines", "Cars")["image"] == "lost"
+    redis.Redis.from_url(redis_url).flushdb()  # a flush drops the copy too
+    with pytest.raises(NotFound):
+        reader.get("productlines", "Cars")
 
 
 def bearer(replica: Replica) -> dict[str, str]:

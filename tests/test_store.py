@@ -55,11 +55,15 @@ def open_store(request: pytest.FixtureRequest) -> OpenStore:
 
 
 class StoreAgainstModel(RuleBasedStateMachine):
-    """Random creates, updates, patches and deletes of product lines and products."""
+    """Random creates, updates, patches and deletes of product lines and products.
 
-    def __init__(self, store: Store) -> None:
+    Reads go to `reader`: the store itself, or another replica of the same state.
+    """
+
+    def __init__(self, store: Store, reader: Store | None = None) -> None:
         super().__init__()
         self.store = store
+        self.reader = reader or store
         self.lines: dict[str, dict[str, Any]] = {}
         self.products: dict[str, dict[str, Any]] = {}
 
@@ -130,18 +134,30 @@ class StoreAgainstModel(RuleBasedStateMachine):
     @rule(offset=st.integers(0, 9), limit=st.integers(1, 4), owner=st.sampled_from(LINES))
     def pages_agree(self, offset: int, limit: int, owner: str) -> None:
         expected = [self.products[c] for c in sorted(self.products)][offset : offset + limit]
-        assert self.store.page("products", offset, limit) == expected
-        assert self.store.counted_page("products", offset, limit) == (len(self.products), expected)
+        assert self.reader.page("products", offset, limit) == expected
+        assert self.reader.counted_page("products", offset, limit) == (len(self.products), expected)
         if owner in self.lines:
             owned = sorted(c for c, p in self.products.items() if p["productline"] == owner)
-            count, page = self.store.owned("products", "productline", owner, offset, limit)
+            count, page = self.reader.owned("products", "productline", owner, offset, limit)
             assert count == len(owned)
             assert [p["productcode"] for p in page] == owned[offset : offset + limit]
+        else:
+            with pytest.raises(NotFound):
+                self.reader.owned("products", "productline", owner, offset, limit)
+
+    @rule(code=st.sampled_from(CODES), name=st.sampled_from(LINES))
+    def items_agree(self, code: str, name: str) -> None:
+        for collection, key, model in (("products", code, self.products), ("productlines", name, self.lines)):
+            if key in model:
+                assert self.reader.get(collection, key) == model[key]
+            else:
+                with pytest.raises(NotFound):
+                    self.reader.get(collection, key)
 
     @invariant()
     def items_and_indexes_agree(self) -> None:
-        assert self.store.count("products") == len(self.products)
-        assert self.store.count("productlines") == len(self.lines)
+        assert self.reader.count("products") == len(self.products)
+        assert self.reader.count("productlines") == len(self.lines)
         assert list(self.store.inconsistencies()) == []
 
 
@@ -152,6 +168,20 @@ def test_the_store_agrees_with_a_model(open_store: OpenStore, request: pytest.Fi
         lambda: StoreAgainstModel(open_store()),
         settings=settings(max_examples=examples, stateful_step_count=30, deadline=None),
     )
+
+
+def test_a_replica_reads_what_another_wrote(redis_url: str) -> None:
+    """Two Redis stores on one state: every read on the second sees every write of the first at once."""
+    import redis
+
+    from mock_server.redis_store import RedisStore
+
+    def replicas() -> StoreAgainstModel:
+        redis.Redis.from_url(redis_url).flushdb()
+        writer = RedisStore.open(redis_url, FIELDS, dict)
+        return StoreAgainstModel(writer, RedisStore.open(redis_url, FIELDS, dict))
+
+    run_state_machine_as_test(replicas, settings=settings(max_examples=20, stateful_step_count=30, deadline=None))
 
 
 def test_records_handed_out_are_copies(open_store: OpenStore) -> None:

@@ -1,0 +1,154 @@
+"""A replica's copy of what it read from Redis, kept only while Redis says nothing in it changed.
+
+Most reads ask again for what did not change since they last asked, and each costs the Redis store a
+round trip to another process. Redis's server-assisted client-side caching, in broadcast mode
+(`CLIENT TRACKING ON BCAST PREFIX <live state>`), sends this replica a message for every write by
+any replica to a key of the live state (a reset, an import or a flush included). Before it answers
+from the copy, a read drains those messages without waiting (one poll of one socket), and any
+message drops the whole copy.
+
+Why a copy is as fresh as Redis: Redis queues a write's invalidation in the same pass of its event
+loop as the write's reply, and writes both out before it serves anyone else. A request that starts
+after a write's response (on any replica of the same host) finds the message already in this
+replica's socket. Across hosts a network could in principle deliver the reply first; the window is
+the difference of two deliveries. This replica's own writes drop the copy at once. Without a
+tracking connection known to be alive (it failed, went silent, or the server cannot track) there is
+no copy: every read goes to Redis, and a new connection is tried at most once a second.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import urllib.parse
+from collections.abc import Callable, Hashable
+from typing import Any, Protocol, TypeVar, cast
+
+import redis
+
+T = TypeVar("T")
+
+CHANNEL = "__redis__:invalidate"
+RETRY_S = 1.0  # between attempts to open a tracking connection after one failed
+PROOF_S = 1.0  # the copy answers only while the tracking connection answered within this
+SILENCE_S = 5.0  # a PING unanswered this long: the tracking connection is taken for lost
+SIZE = 100_000  # records the copy holds before it starts again empty: tens of MiB at most
+
+
+class Connection(Protocol):
+    """What is used of one redis-py connection (its methods carry no type hints)."""
+
+    def connect(self) -> None: ...
+
+    def disconnect(self) -> None: ...
+
+    def send_command(self, *args: object) -> None: ...
+
+    def read_response(self) -> Any: ...
+
+    def can_read(self, timeout: float = 0) -> bool: ...
+
+
+class LocalCopy:
+    """Answers of earlier reads by key, dropped on any change to the keys under `prefix`."""
+
+    def __init__(self, url: str, prefix: str, size: int = SIZE) -> None:
+        pool = redis.ConnectionPool.from_url(resp2(url))
+        self._connect_to: Callable[[], Connection] = lambda: cast(Connection, pool.make_connection())
+        self.prefix = prefix
+        self.size = size
+        self._answers: dict[Hashable, tuple[int, Any]] = {}
+        self._held = 0  # records in `_answers`
+        self._generation = 0  # counts drops: an answer read across a drop is not kept
+        self._connection: Connection | None = None
+        self._retry_at = 0.0
+        self._alive_at = 0.0  # when the tracking connection last answered
+        self._pinged_at: float | None = None  # when the PING still unanswered was sent
+
+    def read(self, key: Hashable, fetch: Callable[[], T], records: Callable[[T], int] = lambda _: 1) -> T:
+        """`fetch()`'s answer, from the copy while Redis has reported no change since it was read."""
+        if not self._tracking():
+            return fetch()
+        kept = self._answers.get(key)
+        if kept is not None:
+            return kept[1]  # type: ignore[no-any-return]
+        generation = self._generation
+        answer = fetch()
+        if generation == self._generation:
+            held = records(answer)
+            if self._held + held > self.size:
+                self.drop()
+            self._answers[key] = (held, answer)
+            self._held += held
+        return answer
+
+    def drop(self) -> None:
+        """Forget every answer: something changed, or may have."""
+        self._answers.clear()
+        self._held = 0
+        self._generation += 1
+
+    def _tracking(self) -> bool:
+        """Drain Redis's messages; False while no connection is tracking (then nothing is kept).
+
+        A connection can be silently dead (a host that lost its network while Redis restarted), so
+        the copy answers only while the connection answered a PING within the last `PROOF_S`.
+        """
+        connection = self._connection or self._track()
+        if connection is None:
+            return False
+        now = time.monotonic()
+        try:
+            while connection.can_read(timeout=0):
+                if connection.read_response()[0] == b"pong":
+                    self._alive_at, self._pinged_at = now, None
+                else:
+                    self.drop()
+            if self._pinged_at is None and now - self._alive_at > PROOF_S / 2:
+                connection.send_command("PING")
+                self._pinged_at = now
+            elif self._pinged_at is not None and now - self._pinged_at > SILENCE_S:
+                raise redis.ConnectionError(f"no answer to a PING in {SILENCE_S:g} s")
+        except (redis.RedisError, OSError):
+            self._lost(connection)
+            return False
+        if now - self._alive_at > PROOF_S:
+            self.drop()
+        return True
+
+    def _track(self) -> Connection | None:
+        """A new connection that Redis sends the live state's invalidations to, or None."""
+        if time.monotonic() < self._retry_at:
+            return None
+        connection = self._connect_to()
+        try:
+            connection.connect()
+            connection.send_command("CLIENT", "ID")
+            own_id = connection.read_response()
+            connection.send_command("CLIENT", "TRACKING", "ON", "REDIRECT", own_id, "BCAST", "PREFIX", self.prefix)
+            connection.read_response()
+            connection.send_command("SUBSCRIBE", CHANNEL)
+            connection.read_response()
+        except redis.ResponseError:  # a server that cannot track (before Redis 6): never asked again
+            self._lost(connection, retry_s=math.inf)
+            return None
+        except (redis.RedisError, OSError):
+            self._lost(connection)
+            return None
+        self.drop()  # what was read before tracking began may have changed unseen
+        self._connection = connection
+        self._alive_at, self._pinged_at = time.monotonic(), None
+        return connection
+
+    def _lost(self, connection: Connection, retry_s: float = RETRY_S) -> None:
+        connection.disconnect()
+        self._connection = None
+        self._retry_at = time.monotonic() + retry_s
+        self.drop()
+
+
+def resp2(url: str) -> str:
+    """`url` asking for RESP2, where invalidations arrive as plain pub/sub messages on the connection."""
+    base, _, query = url.partition("?")
+    options = [(name, value) for name, value in urllib.parse.parse_qsl(query) if name != "protocol"]
+    return f"{base}?{urllib.parse.urlencode([*options, ('protocol', '2')])}"
