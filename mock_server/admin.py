@@ -23,12 +23,11 @@ from mock_server.inputs import decode_strictly, load_json
 from mock_server.journal import Journal
 from mock_server.proxy import Violations
 from mock_server.schemas import Schema
-from mock_server.sessions import SessionRegistry
+from mock_server.sessions import Sessions
 from mock_server.store import COLLECTIONS, Store
 
 PREFIX = "/__mock__"
 Endpoint = Callable[[Request], Any]
-NO_SESSIONS = "Sessions need the in-memory state (--state memory): a shared state has none."
 
 
 def problem(status: int, detail: str) -> JSONResponse:
@@ -42,11 +41,11 @@ class Admin:
         journal: Journal,
         faults: FaultRules,
         violations: Violations,
+        sessions: Sessions,
         spec: Schema | None = None,
-        sessions: SessionRegistry | None = None,
     ) -> None:
         self.store = store
-        self.sessions = sessions  # None: a shared state, without sessions
+        self.sessions = sessions
         self.journal = journal
         self.faults = faults
         self.violations = violations
@@ -142,13 +141,9 @@ class Admin:
 
     async def list_sessions(self, request: Request) -> Response:
         """The live sessions: name, created, last used, size (the items the session holds itself)."""
-        if self.sessions is None:
-            return problem(501, NO_SESSIONS)
         return JSONResponse([session.as_json() for session in self.sessions.sessions()])
 
     async def delete_session(self, request: Request) -> Response:
-        if self.sessions is None:
-            return problem(501, NO_SESSIONS)
         name = request.path_params["name"]
         if not self.sessions.remove(name):
             return problem(404, f"No session {name!r}.")
@@ -156,8 +151,6 @@ class Admin:
 
     async def reset_session(self, request: Request) -> Response:
         """Back to the seed; the session stays (unlike DELETE, which a next request would recreate)."""
-        if self.sessions is None:
-            return problem(501, NO_SESSIONS)
         name = request.path_params["name"]
         session = self.sessions.find(name)
         if session is None:

@@ -54,10 +54,10 @@ from mock_server.routing import handler_table, operation_table
 from mock_server.schemas import FieldError, Schema, load_spec, mount_points
 from mock_server.session_scope import ScopedStore, SessionScope
 from mock_server.sessions import HEADER as SESSION_HEADER
-from mock_server.sessions import SessionRegistry
+from mock_server.sessions import Sessions
 from mock_server.settings import Settings
 from mock_server.spec_validation import validate_each_document_once
-from mock_server.state import open_store
+from mock_server.state import open_sessions, open_store
 from mock_server.steering import Steering
 from mock_server.validation import validator_map
 from shop_contract.document import SpecError
@@ -71,7 +71,7 @@ class MockApp(AsyncApp):  # type: ignore[misc]
     """The Connexion app, with the parts tests and the admin API reach into."""
 
     store: domain.Store
-    sessions: SessionRegistry | None  # None: a shared state (Redis), which sessions do not split
+    sessions: Sessions
     realm: Realm
     journal: Journal
     faults: FaultRules
@@ -212,9 +212,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     app.store = open_store(settings, spec, dataset)  # the default state
     # what the parts below hold: the state of the request's session (session_scope), else the default
     store = ScopedStore(app.store)
-    app.sessions = None
-    if isinstance(app.store, MemoryStore):
-        app.sessions = SessionRegistry(app.store.seed_store, settings.session_ttl, settings.max_sessions)
+    app.sessions = open_sessions(app.store, settings)
     app.realm = open_realm(settings, shared=getattr(app.store, "shared", None))  # Redis: replicas share keys
 
     readers, writers = operation_table(store, spec)
@@ -239,7 +237,12 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     gateway = gateway_spec(spec)
     app.add_api(gateway, base_path=gateway_prefix, name="gateway", **options)
     index = operation_index(spec, backend_prefix, gateway_prefix)
-    app.journal = Journal(settings.journal_size, index)
+    if isinstance(app.store, MemoryStore):
+        app.journal = Journal(settings.journal_size, index)
+    else:  # a shared state, and so one journal for its replicas (redis is an optional dependency: imported here)
+        from mock_server.redis_journal import RedisJournal
+
+        app.journal = RedisJournal(settings.state, settings.journal_size, index)
     app.faults = FaultRules(index)
     app.violations = Violations()
 
@@ -321,7 +324,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     landing = Landing(backend_prefix, gateway_prefix, settings.api_keys)
     parts: list[Admin | Identity | Landing] = [Identity(app.realm), landing]
     if settings.admin:
-        parts.append(Admin(store, app.journal, app.faults, app.violations, spec, app.sessions))
+        parts.append(Admin(store, app.journal, app.faults, app.violations, app.sessions, spec))
     for part in parts:
         for method, path, endpoint in part.routes():
             app.add_url_rule(path, endpoint=endpoint.__name__, view_func=endpoint, methods=[method])

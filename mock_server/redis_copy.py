@@ -152,3 +152,13 @@ def resp2(url: str) -> str:
     base, _, query = url.partition("?")
     options = [(name, value) for name, value in urllib.parse.parse_qsl(query) if name != "protocol"]
     return f"{base}?{urllib.parse.urlencode([*options, ('protocol', '2')])}"
+
+
+class NoCopy:
+    """Every read from Redis: for a state that no replica reads often (a session's)."""
+
+    def read(self, key: Hashable, fetch: Callable[[], T], records: Callable[[T], int] = lambda _: 1) -> T:
+        return fetch()
+
+    def drop(self) -> None:
+        """Nothing kept, nothing to forget."""

@@ -17,7 +17,8 @@ One state is these keys, under a prefix (`{shop}:live:` for the state served):
                                are one lexicographic range, in identifier order
 
 `{shop}:seed:` keeps the seed (for reset), `{shop}:staging:<id>:` a bulk load being written and
-`{shop}:snapshot:<id>:` a copy being read, both expiring if their writer dies. Every key carries
+`{shop}:snapshot:<id>:` a copy being read, both expiring if their writer dies;
+`{shop}:session:<name>:` is a session's state, listed in `{shop}:sessions`. Every key carries
 the hash tag `{shop}`, so a Lua script may touch them all on a Redis Cluster too.
 """
 
@@ -86,6 +87,13 @@ class State:
 
 LIVE = State(f"{HASH_TAG}:live:")
 SEED = State(f"{HASH_TAG}:seed:")
+SESSIONS = f"{HASH_TAG}:sessions"  # ZSET: session name -> its deadline (ms of Redis's clock)
+SESSIONS_META = f"{HASH_TAG}:sessions:meta"  # HASH: session name -> "created:last_used" (ms)
+
+
+def session(name: str) -> State:
+    """A session's own state: a copy of the seed, made when its first request comes."""
+    return State(f"{HASH_TAG}:session:{name}:")
 
 
 def staging(identifier: str) -> State:

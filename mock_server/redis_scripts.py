@@ -135,3 +135,81 @@ transfer(0, n, n, ARGV[1], tonumber(ARGV[2]))
 return 1
 """
 )
+
+# Sessions: a registry (ZSET: name -> deadline in ms of Redis's clock) and their metadata (HASH:
+# name -> "created:last_used", ms). Every script first forgets the sessions past their deadline and
+# answers their names, whose keys the replica then drops with SESSION_DROP.
+EXPIRE = """
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function expire(registry, meta, now)
+  local gone = redis.call('ZRANGEBYSCORE', registry, '-inf', now)
+  if #gone > 0 then
+    redis.call('ZREMRANGEBYSCORE', registry, '-inf', now)
+    redis.call('HDEL', meta, unpack(gone))
+  end
+  return gone
+end
+"""
+
+# KEYS: registry, meta, n seed keys, n session keys; ARGV: name, time to live (ms), limit
+# -> {'used' | 'created', expired names} or {'full', expired names, live sessions}
+SESSION_OPEN = (
+    TRANSFER
+    + EXPIRE
+    + """
+local now = now_ms()
+local gone = expire(KEYS[1], KEYS[2], now)
+local name, ttl, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+redis.call('ZADD', KEYS[1], 'XX', now + ttl, name)
+local meta = redis.call('HGET', KEYS[2], name)
+if meta then
+  redis.call('HSET', KEYS[2], name, string.match(meta, '^[^:]*') .. ':' .. now)
+  return {'used', gone}
+end
+local live = redis.call('ZCARD', KEYS[1])
+if live >= limit then return {'full', gone, live} end
+local n = (#KEYS - 2) / 2
+transfer(2, 2 + n, n, 'copy', 0)
+redis.call('ZADD', KEYS[1], now + ttl, name)
+redis.call('HSET', KEYS[2], name, now .. ':' .. now)
+return {'created', gone}
+"""
+)
+
+# KEYS: registry, the session's keys; ARGV: name -> 1 when dropped, 0 when the session is live again
+SESSION_DROP = """
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+for i = 2, #KEYS do redis.call('DEL', KEYS[i]) end
+return 1
+"""
+
+# KEYS: registry, meta, the session's keys; ARGV: name -> 1 when it was live, else 0 (its keys go anyway)
+SESSION_REMOVE = (
+    EXPIRE
+    + """
+expire(KEYS[1], KEYS[2], now_ms())
+local live = redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+for i = 3, #KEYS do redis.call('DEL', KEYS[i]) end
+return live
+"""
+)
+
+# KEYS: registry, meta -> {expired names, {name, meta, ...} of the live sessions, by name}
+SESSION_LIST = (
+    EXPIRE
+    + """
+local gone = expire(KEYS[1], KEYS[2], now_ms())
+local names = redis.call('ZRANGE', KEYS[1], 0, -1)
+table.sort(names)
+local live = {}
+for _, name in ipairs(names) do
+  table.insert(live, name)
+  table.insert(live, redis.call('HGET', KEYS[2], name))
+end
+return {gone, live}
+"""
+)

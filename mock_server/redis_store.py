@@ -21,13 +21,14 @@ import itertools
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from copy import copy as shallow_copy
 from typing import Any, ParamSpec, TypeVar
 
 import orjson
 import redis
 
 from mock_server import redis_scripts as lua
-from mock_server.redis_copy import LocalCopy
+from mock_server.redis_copy import LocalCopy, NoCopy
 from mock_server.redis_layout import (
     LIVE,
     SEED,
@@ -102,7 +103,8 @@ class RedisStore:
         self._owned = client.register_script(lua.OWNED)
         self._seed = bulk.register_script(lua.SEED)
         self._replace = bulk.register_script(lua.REPLACE)
-        self.copy = LocalCopy(url, LIVE.prefix)
+        self.state = LIVE
+        self.copy: LocalCopy | NoCopy = LocalCopy(url, LIVE.prefix)
 
     @classmethod
     def open(cls, url: str, fields: Mapping[str, Sequence[str]], seed: Callable[[], Dataset]) -> RedisStore:
@@ -117,6 +119,20 @@ class RedisStore:
         except (ValueError, redis.RedisError) as error:
             raise StateError(f"--state {url}: {error}") from None
         return store
+
+    def over(self, state: State) -> RedisStore:
+        """This store over another state's keys (a session's): the same connections and scripts, no copy."""
+        other = shallow_copy(self)
+        other.state, other.copy = state, NoCopy()
+        return other
+
+    @answering
+    def size(self) -> int:
+        """Every record of this state."""
+        pipe = self.client.pipeline(transaction=False)
+        for name in COLLECTIONS:
+            pipe.zcard(self.state.order(name))
+        return sum(int(count) for count in pipe.execute())
 
     def shared(self, name: str, value: bytes, replace: bool = False) -> bytes:
         """The value every replica of this state uses under `name`: the first one set (`value` if none
@@ -157,12 +173,12 @@ class RedisStore:
         """Write the data set to staging keys, then swap them in with one script: all or nothing."""
         target = self._write(dataset, staging(uuid.uuid4().hex))
         with self._writing():
-            self._replace(keys=[*target.every_key(), *LIVE.every_key()], args=["move", 0])
+            self._replace(keys=[*target.every_key(), *self.state.every_key()], args=["move", 0])
 
     @answering
     def reset(self) -> None:
         with self._writing():
-            self._replace(keys=[*SEED.every_key(), *LIVE.every_key()], args=["copy", 0])
+            self._replace(keys=[*SEED.every_key(), *self.state.every_key()], args=["copy", 0])
 
     @answering
     def export(self) -> dict[str, list[Record]]:
@@ -172,7 +188,7 @@ class RedisStore:
     # --- reads ----------------------------------------------------------------------------------
     @answering
     def count(self, collection: str) -> int:
-        return self.copy.read(("count", collection), lambda: int(self.client.zcard(LIVE.order(collection))))
+        return self.copy.read(("count", collection), lambda: int(self.client.zcard(self.state.order(collection))))
 
     @answering
     def page(self, collection: str, offset: int, limit: int) -> list[Record]:
@@ -183,7 +199,7 @@ class RedisStore:
         """One script: the count and the page of one moment, in one round trip."""
         if limit <= 0:
             return self.count(collection), []
-        keys = [LIVE.order(collection), LIVE.rows(collection)]
+        keys = [self.state.order(collection), self.state.rows(collection)]
         count, rows = self.copy.read(
             ("page", collection, offset, limit),
             lambda: tuple(self._page(keys=keys, args=[offset, offset + limit - 1])),
@@ -209,7 +225,7 @@ class RedisStore:
         answer = self.copy.read(
             ("owned", collection, field, owner_token, offset, limit),
             lambda: self._owned(
-                keys=[LIVE.rows(relation.parent), LIVE.index(relation), LIVE.rows(collection)],
+                keys=[self.state.rows(relation.parent), self.state.index(relation), self.state.rows(collection)],
                 args=[owner_token, owner_prefix(owner_token), offset, limit],
             ),
             records=lambda answer: len(answer[1]) + 1 if answer else 1,
@@ -227,11 +243,11 @@ class RedisStore:
         stored = dict(zip(self.fields[collection], row, strict=True))
         key_token = token(key)
         references = self._references[collection]
-        keys = [LIVE.rows(collection), LIVE.order(collection)]
+        keys = [self.state.rows(collection), self.state.order(collection)]
         args: list[bytes] = [key_token, orjson.dumps(row)]
         for relation in references:
             parent_token = reference_token(stored[relation.field])
-            keys += [LIVE.rows(relation.parent), LIVE.index(relation)]
+            keys += [self.state.rows(relation.parent), self.state.index(relation)]
             args += [parent_token, owner_prefix(parent_token) + key_token]
         with self._writing():
             answer = self._create(keys=keys, args=args)
@@ -251,11 +267,11 @@ class RedisStore:
                 raise identifier_change(collection, key)
             row = self._new_row(collection, {**current, **changes})
             updated = dict(zip(self.fields[collection], row, strict=True))
-            keys = [LIVE.rows(collection)]
+            keys = [self.state.rows(collection)]
             args: list[bytes] = [key_token, raw, orjson.dumps(row)]
             for relation in references:
                 old, new = reference_token(current[relation.field]), reference_token(updated[relation.field])
-                keys += [LIVE.rows(relation.parent), LIVE.index(relation)]
+                keys += [self.state.rows(relation.parent), self.state.index(relation)]
                 args += [new, owner_prefix(old) + key_token, owner_prefix(new) + key_token]
             with self._writing():
                 answer = self._update(keys=keys, args=args)
@@ -270,10 +286,10 @@ class RedisStore:
         while True:
             raw, current = self._current(collection, key)
             keys = [
-                LIVE.rows(collection),
-                LIVE.order(collection),
-                *(LIVE.index(r) for r in references),
-                *(LIVE.index(r) for r in dependants),
+                self.state.rows(collection),
+                self.state.order(collection),
+                *(self.state.index(r) for r in references),
+                *(self.state.index(r) for r in dependants),
             ]
             members = [owner_prefix(reference_token(current[r.field])) + key_token for r in references]
             args: list[bytes | int] = [key_token, raw, len(members), *members, owner_prefix(key_token)]
@@ -290,10 +306,10 @@ class RedisStore:
         """Every way the indexes disagree with the records, read in one transaction (MULTI/EXEC)."""
         pipe = self.bulk.pipeline(transaction=True)
         for name in COLLECTIONS:
-            pipe.hgetall(LIVE.rows(name))
-            pipe.zrange(LIVE.order(name), 0, -1)
+            pipe.hgetall(self.state.rows(name))
+            pipe.zrange(self.state.order(name), 0, -1)
         for relation in RELATIONS:
-            pipe.zrange(LIVE.index(relation), 0, -1)
+            pipe.zrange(self.state.index(relation), 0, -1)
         answers = iter(pipe.execute())
         problems = []
         tokens: dict[str, set[bytes]] = {}
@@ -335,7 +351,7 @@ class RedisStore:
             key_token = token(key)
         except (TypeError, ValueError):
             return None
-        row: bytes | None = self.client.hget(LIVE.rows(collection), key_token)  # type: ignore[assignment]
+        row: bytes | None = self.client.hget(self.state.rows(collection), key_token)  # type: ignore[assignment]
         return row
 
     def _current(self, collection: str, key: Key) -> tuple[bytes, Record]:
@@ -404,7 +420,7 @@ class RedisStore:
     def _snapshot(self) -> Iterator[State]:
         """A copy of the live state, taken by one script, read at leisure, then dropped."""
         state = snapshot(uuid.uuid4().hex)
-        self._replace(keys=[*LIVE.every_key(), *state.every_key()], args=["copy", STAGING_TTL_MS])
+        self._replace(keys=[*self.state.every_key(), *state.every_key()], args=["copy", STAGING_TTL_MS])
         try:
             yield state
         finally:

@@ -16,8 +16,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mock_server.header_names import header_names
 from mock_server.middleware import send_problem
-from mock_server.sessions import HEADER, SessionError, SessionRegistry, session_name
-from mock_server.store import Dataset, Key, Record, Store
+from mock_server.sessions import HEADER, SessionError, Sessions, session_name
+from mock_server.store import Dataset, Key, Record, StateUnavailable, Store
 
 CURRENT: ContextVar[Store | None] = ContextVar("mock_session_store", default=None)
 SESSION_HEADERS = frozenset({HEADER.lower().encode(), b"cookie"})  # where a request may name its session
@@ -71,11 +71,9 @@ class ScopedStore:
 
 
 class SessionScope:
-    """ASGI middleware: the request's session (header or cookie) made current for its handling.
+    """ASGI middleware: the request's session (header or cookie) made current for its handling."""
 
-    `registry` None: the state is shared (Redis), and a request naming a session is a 501."""
-
-    def __init__(self, app: ASGIApp, registry: SessionRegistry | None) -> None:
+    def __init__(self, app: ASGIApp, registry: Sessions) -> None:
         self.app = app
         self.registry = registry
 
@@ -92,13 +90,12 @@ class SessionScope:
             if name is None:
                 await self.app(scope, receive, send)
                 return
-            if self.registry is None:
-                raise SessionError(
-                    501, f"{HEADER}: sessions need the in-memory state (--state memory), not a shared one."
-                )
             store = self.registry.store(name)
         except SessionError as error:
             await send_problem(send, error.status, error.detail)
+            return
+        except StateUnavailable as error:  # the sessions live in a shared state that did not answer
+            await send_problem(send, 503, str(error))
             return
         token = CURRENT.set(store)
         try:

@@ -18,10 +18,11 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from mock_server.memory_store import MemoryStore
 from mock_server.overlay_store import OverlayStore
+from mock_server.store import Store
 
 HEADER = "X-Mock-Session"
 COOKIE = "mock_session"
@@ -76,10 +77,16 @@ def _cookie(header: str) -> str | None:
     return None
 
 
+class SessionStore(Store, Protocol):
+    def size(self) -> int:
+        """How many items the session holds itself."""
+        ...
+
+
 @dataclass
 class Session:
     name: str
-    store: OverlayStore
+    store: SessionStore
     created: float  # epoch seconds
     last_used: float  # epoch seconds
     touched: float  # the registry's clock, for expiry
@@ -97,8 +104,38 @@ def _iso(moment: float) -> str:
     return datetime.datetime.fromtimestamp(moment, datetime.UTC).isoformat(timespec="milliseconds")
 
 
+class Sessions(Protocol):
+    """The live sessions: of this process (`SessionRegistry`), or shared by replicas through Redis
+    (`redis_sessions.RedisSessions`)."""
+
+    ttl: float
+    limit: int
+
+    def store(self, name: str) -> SessionStore:
+        """The session's store, created on first use; SessionError (429) past the limit."""
+        ...
+
+    def sessions(self) -> list[Session]:
+        """The live sessions, by name."""
+        ...
+
+    def find(self, name: str) -> Session | None: ...
+
+    def remove(self, name: str) -> bool:
+        """Forget the session (its next request starts afresh); False if there was none."""
+        ...
+
+
+def too_many(name: str, live: int, limit: int, ttl: float) -> SessionError:
+    return SessionError(
+        429,
+        f"Session {name!r} not created: {live} sessions exist, the limit (--max-sessions) is {limit}."
+        f" Delete one (DELETE /__mock__/sessions/NAME) or let idle ones expire (--session-ttl {ttl:g} s).",
+    )
+
+
 class SessionRegistry:
-    """The live sessions, least recently used first, so that expiry pops from the front.
+    """The live sessions of this process, least recently used first, so that expiry pops from the front.
 
     `seed` gives the frozen base every session starts from, built on the first session only."""
 
@@ -117,7 +154,7 @@ class SessionRegistry:
         self._sessions: OrderedDict[str, Session] = OrderedDict()
         self._lock = threading.Lock()
 
-    def store(self, name: str) -> OverlayStore:
+    def store(self, name: str) -> SessionStore:
         """The session's store, created on first use; SessionError (429) past the limit."""
         now = self.clock()
         with self._lock:
@@ -125,12 +162,7 @@ class SessionRegistry:
             session = self._sessions.get(name)
             if session is None:
                 if len(self._sessions) >= self.limit:
-                    raise SessionError(
-                        429,
-                        f"Session {name!r} not created: {len(self._sessions)} sessions exist, the limit"
-                        f" (--max-sessions) is {self.limit}. Delete one (DELETE /__mock__/sessions/NAME)"
-                        f" or let idle ones expire (--session-ttl {self.ttl:g} s).",
-                    )
+                    raise too_many(name, len(self._sessions), self.limit, self.ttl)
                 if self._base is None:
                     self._base = self._seed()
                 wall = time.time()

@@ -1,10 +1,12 @@
-"""Which store the settings select, opened at start: in memory (the default), or shared in Redis."""
+"""Which store the settings select, opened at start: in memory (the default), or shared in Redis;
+and the sessions over it."""
 
 from __future__ import annotations
 
 from mock_server.fixtures import read_fixtures, record_fields
 from mock_server.memory_store import MemoryStore
 from mock_server.schemas import Schema
+from mock_server.sessions import SessionRegistry, Sessions
 from mock_server.settings import MEMORY, Settings
 from mock_server.store import Dataset, StateError, Store
 
@@ -34,3 +36,15 @@ def open_store(settings: Settings, spec: Schema, dataset: Dataset | None = None)
             f"--state {settings.state}: the redis package is missing (pip install 'shop-contract-suite[redis]')"
         ) from None
     return RedisStore.open(settings.state, record_fields(spec), seed)
+
+
+def open_sessions(store: Store, settings: Settings) -> Sessions:
+    """Sessions over `store`'s seed: in this process for the in-memory store, shared in Redis for a shared one."""
+    if isinstance(store, MemoryStore):
+        return SessionRegistry(store.seed_store, settings.session_ttl, settings.max_sessions)
+    from mock_server.redis_sessions import RedisSessions
+    from mock_server.redis_store import RedisStore
+
+    if not isinstance(store, RedisStore):
+        raise TypeError(f"no sessions for a {type(store).__name__}")
+    return RedisSessions(store, settings.session_ttl, settings.max_sessions)

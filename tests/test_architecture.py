@@ -22,6 +22,7 @@ CORE = [
     "redis_layout.py",
     "redis_scripts.py",
     "redis_copy.py",
+    "redis_sessions.py",
     "pagination.py",
     "fixtures.py",
     "schemas.py",

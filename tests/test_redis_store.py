@@ -319,6 +319,8 @@ def test_a_request_while_redis_is_down_is_a_503_problem() -> None:
         for response in (
             client.get(PRODUCTS),
             client.get(f"{PRODUCTS}S10_1678/"),
+            client.get(PRODUCTS, headers={"X-Mock-Session": "s"}),
+            client.get("/__mock__/sessions"),
             client.post(LINES, json=line("Hovercraft")),
             client.delete(f"{LINES}Motorcycles/"),
         ):

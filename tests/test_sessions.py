@@ -1,11 +1,14 @@
 """Sessions over real HTTP: each X-Mock-Session (or mock_session cookie) its own copy of the seed,
 isolated under concurrent writers, copy-on-write, expiring, bounded; admin, faults, journal and
-pagination per session."""
+pagination per session. Every test that serves a mock runs on both states: in memory, and shared
+through Redis (where replicas share the sessions too)."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -16,7 +19,7 @@ from mock_server.cli import parse_settings
 from mock_server.fixtures import record_fields
 from mock_server.memory_store import MemoryStore
 from mock_server.sessions import SessionError, SessionRegistry, session_name
-from mock_server.settings import Settings
+from mock_server.settings import MEMORY, Settings
 from tests.conftest import API_KEY_HEADERS, BACKEND
 from tests.live import running
 
@@ -24,8 +27,37 @@ LINES = f"{BACKEND}/productlines/"
 PRODUCTS = f"{BACKEND}/products/"
 
 
+@pytest.fixture(params=[MEMORY, "redis"])
+def state_url(request: pytest.FixtureRequest) -> str:
+    """Where the state lives: in memory, or in the session's redis-server."""
+    if request.param == MEMORY:
+        return MEMORY
+    url: str = request.getfixturevalue("redis_url")
+    return url
+
+
+@pytest.fixture
+def app(state_url: str) -> MockApp:
+    return create_app(Settings(state=state_url))
+
+
 def serve(**settings: Any) -> Any:
     return running(create_app(Settings(**settings)))
+
+
+@contextlib.contextmanager
+def client_of(**settings: Any) -> Iterator[httpx.Client]:
+    """A client of a mock served with `settings`, authenticated with the default API key."""
+    with serve(**settings) as origin, httpx.Client(base_url=origin, headers=API_KEY_HEADERS) as http:
+        yield http
+
+
+def size_after(http: httpx.Client, name: str, changed: int, state_url: str) -> int:
+    """A session's `size`: in memory, the records it changed; in Redis, every record it holds."""
+    if state_url == MEMORY:
+        return changed
+    counts = http.get("/__mock__/health", headers=in_session(name)).json()["counts"]
+    return sum(counts.values())
 
 
 def in_session(name: str) -> dict[str, str]:
@@ -104,16 +136,16 @@ def test_sessions_are_isolated_under_concurrent_writers(app: MockApp, live_origi
     assert set(sessions(http)) == set(names)
 
 
-def test_a_session_that_only_reads_holds_nothing(http: httpx.Client) -> None:
+def test_a_session_that_only_reads_holds_nothing(http: httpx.Client, state_url: str) -> None:
     reader = in_session("reader")
     assert http.get(LINES, headers=reader).status_code == 200
     assert http.get(f"{PRODUCTS}S10_1678/", headers=reader).status_code == 200
     assert http.get(f"{LINES}Classic Cars/products/", headers=reader).status_code == 200
     state(http, "reader")
-    assert sessions(http)["reader"]["size"] == 0
+    assert sessions(http)["reader"]["size"] == size_after(http, "reader", 0, state_url)
     assert http.patch(f"{PRODUCTS}S10_1678/", json={"productname": "x"}, headers=reader).status_code == 200
     listed = sessions(http)["reader"]
-    assert listed["size"] == 1
+    assert listed["size"] == size_after(http, "reader", 1, state_url)
     assert listed["created"] <= listed["last_used"]
 
 
@@ -142,8 +174,8 @@ def test_two_session_headers_are_a_400(http: httpx.Client) -> None:
     assert "X-Mock-Session" in response.json()["detail"]
 
 
-def test_idle_sessions_expire_and_come_back_fresh() -> None:
-    with serve(session_ttl=0.5) as origin, httpx.Client(base_url=origin, headers=API_KEY_HEADERS) as http:
+def test_idle_sessions_expire_and_come_back_fresh(state_url: str) -> None:
+    with client_of(state=state_url, session_ttl=0.5) as http:
         line = state(http)["productlines"][0]
         assert http.post(LINES, json={**line, "productline": "Brief"}, headers=in_session("brief")).status_code == 201
         assert "brief" in sessions(http)
@@ -168,8 +200,8 @@ def test_the_registry_expires_by_its_clock_and_touching_keeps_a_session() -> Non
     assert registry.store("a") is not first
 
 
-def test_the_number_of_sessions_is_bounded_with_a_429() -> None:
-    with serve(max_sessions=2) as origin, httpx.Client(base_url=origin, headers=API_KEY_HEADERS) as http:
+def test_the_number_of_sessions_is_bounded_with_a_429(state_url: str) -> None:
+    with client_of(state=state_url, max_sessions=2) as http:
         assert http.get(LINES, headers=in_session("one")).status_code == 200
         assert http.get(LINES, headers=in_session("two")).status_code == 200
         refused = http.get(LINES, headers=in_session("three"))
@@ -182,7 +214,7 @@ def test_the_number_of_sessions_is_bounded_with_a_429() -> None:
         assert set(sessions(http)) == {"two", "three"}
 
 
-def test_reset_delete_export_and_import_work_per_session(http: httpx.Client) -> None:
+def test_reset_delete_export_and_import_work_per_session(http: httpx.Client, state_url: str) -> None:
     seed = state(http)
     alone = {name: [] for name in seed} | {"productlines": seed["productlines"][:1]}
     assert http.put("/__mock__/state", json=alone, headers=in_session("imported")).status_code == 204
@@ -201,7 +233,7 @@ def test_reset_delete_export_and_import_work_per_session(http: httpx.Client) -> 
     assert state(http, "b") != seed
     assert http.post("/__mock__/sessions/b/reset").status_code == 204
     assert state(http, "b") == seed
-    assert sessions(http)["b"]["size"] == 0
+    assert sessions(http)["b"]["size"] == size_after(http, "b", 0, state_url)
 
     assert http.delete("/__mock__/sessions/b").status_code == 204
     assert "b" not in sessions(http)
@@ -247,13 +279,42 @@ def test_fault_rules_and_the_journal_are_scoped_to_a_session(http: httpx.Client)
     assert bad.status_code == 400 and "session" in bad.json()["detail"]
 
 
-def test_sessions_with_a_shared_state_are_a_clear_501(redis_url: str) -> None:
-    with serve(state=redis_url) as origin, httpx.Client(base_url=origin, headers=API_KEY_HEADERS) as http:
-        refused = http.get(LINES, headers=in_session("a"))
-        assert refused.status_code == 501
-        assert "--state memory" in refused.json()["detail"]
-        assert http.get("/__mock__/sessions").status_code == 501
-        assert http.get(LINES).status_code == 200
+def test_replicas_on_one_redis_share_their_sessions(redis_url: str) -> None:
+    """A session made through one replica is the same session on the other: its writes, its listing,
+    its reset and delete, and the limit, which counts the sessions of every replica."""
+    with (
+        serve(state=redis_url, max_sessions=2) as one_origin,
+        serve(state=redis_url, max_sessions=2) as other_origin,
+        httpx.Client(base_url=one_origin, headers=API_KEY_HEADERS) as one,
+        httpx.Client(base_url=other_origin, headers=API_KEY_HEADERS) as other,
+    ):
+        line = {**state(one)["productlines"][0], "productline": "Shared"}
+        created = one.post(LINES, json=line, headers=in_session("a"))
+        assert created.status_code == 201
+        assert other.get(f"{LINES}Shared/", headers=in_session("a")).json() == created.json()
+        assert other.get(f"{LINES}Shared/").status_code == 404  # not in the default state
+        assert one.get(f"{LINES}Shared/", headers=in_session("b")).status_code == 404  # nor in another session
+        assert set(sessions(other)) == {"a", "b"}
+        refused = other.get(LINES, headers=in_session("c"))
+        assert refused.status_code == 429 and "2 sessions exist" in refused.json()["detail"]
+        assert other.post("/__mock__/sessions/a/reset").status_code == 204
+        assert one.get(f"{LINES}Shared/", headers=in_session("a")).status_code == 404
+        assert one.delete("/__mock__/sessions/b").status_code == 204
+        assert set(sessions(other)) == {"a"}
+        assert other.get(LINES, headers=in_session("c")).status_code == 200
+
+
+def test_a_redis_session_past_its_deadline_leaves_no_keys(redis_url: str) -> None:
+    import redis
+
+    with client_of(state=redis_url, session_ttl=0.3) as http:
+        line = {**state(http)["productlines"][0], "productline": "Brief"}
+        assert http.post(LINES, json=line, headers=in_session("brief")).status_code == 201
+        keys = redis.Redis.from_url(redis_url).keys("{shop}:session:brief:*")
+        assert keys
+        time.sleep(0.5)
+        assert sessions(http) == {}
+        assert redis.Redis.from_url(redis_url).keys("{shop}:session:brief:*") == []
 
 
 def test_session_names_are_checked_before_any_state_is_made() -> None:
@@ -273,11 +334,13 @@ def test_the_session_flags_build_the_settings() -> None:
         assert exit_info.value.code == 2
 
 
-def test_a_steered_write_is_computed_on_the_sessions_state_and_changes_nothing(http: httpx.Client) -> None:
+def test_a_steered_write_is_computed_on_the_sessions_state_and_changes_nothing(
+    http: httpx.Client, state_url: str
+) -> None:
     line = {**state(http)["productlines"][0], "productline": "Steered"}
     steer = {**in_session("steer"), "Prefer": "code=201"}
     assert http.post(LINES, json=line, headers=in_session("steer")).status_code == 201
     assert http.post(LINES, json=line, headers=steer).status_code == 400  # it would conflict in the session
     assert http.post(LINES, json=line, headers={"Prefer": "code=201"}).status_code == 201  # not in the default
     assert http.get(f"{LINES}Steered/").status_code == 404
-    assert sessions(http)["steer"]["size"] == 1
+    assert sessions(http)["steer"]["size"] == size_after(http, "steer", 1, state_url)
