@@ -28,7 +28,7 @@ MASKED = frozenset({b"authorization", b"proxy-authorization", b"x-api-key", b"co
 FAULT = "mock.fault"  # the scope key where `faults.Faults` notes the fault it applied to a request
 VIOLATIONS = "mock.violations"  # the scope key where `proxy.Proxy` notes a request's spec violations
 RawHeaders = list[tuple[bytes, bytes]]
-_NONE: RawHeaders = []  # shared, never changed
+NO_HEADERS: RawHeaders = []  # shared, never changed
 
 
 @dataclass(slots=True)
@@ -51,6 +51,8 @@ class Entry:
 
 
 class Journal:
+    """This process's exchanges; a shared state's replicas share theirs (`redis_journal.RedisJournal`)."""
+
     def __init__(self, size: int, index: OperationIndex) -> None:
         # an exchange is kept as a plain tuple of `Entry`'s fields (a third of the cost of an `Entry`
         # on the hot path) and made an `Entry` when the journal is read
@@ -63,7 +65,7 @@ class Journal:
         scope: Scope,
         started: float,
         status: int | None,
-        response_headers: RawHeaders = _NONE,
+        response_headers: RawHeaders = NO_HEADERS,
         request_body: bytes = b"",
         response_body: bytes = b"",
         fault: dict[str, Any] | None = None,
@@ -224,7 +226,7 @@ class RequestJournal:
             return
         started = time.perf_counter()
         status: int | None = None
-        response_headers = _NONE
+        response_headers = NO_HEADERS
         request_body = b""
         response_body = b""
 
@@ -239,7 +241,7 @@ class RequestJournal:
             nonlocal status, response_headers, response_body
             if message["type"] == "http.response.start":
                 status = message["status"]
-                response_headers = message.get("headers", _NONE)
+                response_headers = message.get("headers", NO_HEADERS)
             elif len(response_body) <= BODY_LIMIT and message["type"] == "http.response.body":
                 response_body += message.get("body", b"")[: BODY_LIMIT + 1 - len(response_body)]
             await send(message)
