@@ -213,7 +213,7 @@ class RedisStore:
             key_token = token(key)
         except (TypeError, ValueError):
             raise NotFound(collection, key) from None
-        raw = self.copy.read(("row", collection, key_token), lambda: self._row(collection, key))
+        raw = self.copy.read(("row", collection, key_token), lambda: self._row(collection, key_token))
         if raw is None:
             raise NotFound(collection, key)
         return self._record(collection, raw)
@@ -262,7 +262,7 @@ class RedisStore:
         references = self._references[collection]
         key_token = token(key)
         while True:
-            raw, current = self._current(collection, key)
+            raw, current = self._current(collection, key, key_token)
             if changes.get(key_field, key) != key:
                 raise identifier_change(collection, key)
             row = self._new_row(collection, {**current, **changes})
@@ -284,7 +284,7 @@ class RedisStore:
         references, dependants = self._references[collection], self._dependants[collection]
         key_token = token(key)
         while True:
-            raw, current = self._current(collection, key)
+            raw, current = self._current(collection, key, key_token)
             keys = [
                 self.state.rows(collection),
                 self.state.order(collection),
@@ -346,17 +346,13 @@ class RedisStore:
         finally:
             self.copy.drop()
 
-    def _row(self, collection: str, key: Key) -> bytes | None:
-        try:
-            key_token = token(key)
-        except (TypeError, ValueError):
-            return None
+    def _row(self, collection: str, key_token: bytes) -> bytes | None:
         row: bytes | None = self.client.hget(self.state.rows(collection), key_token)  # type: ignore[assignment]
         return row
 
-    def _current(self, collection: str, key: Key) -> tuple[bytes, Record]:
+    def _current(self, collection: str, key: Key, key_token: bytes) -> tuple[bytes, Record]:
         """The stored row (what a write's script compares against) and its record; NotFound if none."""
-        raw = self._row(collection, key)
+        raw = self._row(collection, key_token)
         if raw is None:
             raise NotFound(collection, key)
         return raw, self._record(collection, raw)
