@@ -20,7 +20,8 @@ from mock_server.realm.flows import LoginFailed, OAuthError, PageError, Realm, R
 from mock_server.realm.login_page import error_page, logged_out_page, login_page
 
 Endpoint = Callable[[Request], Any]
-SESSION_COOKIE = "KEYCLOAK_IDENTITY"
+SESSION_COOKIE = "KEYCLOAK_IDENTITY"  # the single-sign-on cookie: a secret of its own, never the `sid`
+LOGIN_COOKIE = "AUTH_SESSION_ID"  # binds a login form to the browser it was served to
 NO_STORE = {"cache-control": "no-store", "pragma": "no-cache"}
 
 
@@ -125,14 +126,21 @@ class Identity:
             return page_error(error)
         except RedirectedError as error:
             return RedirectResponse(error.location, status_code=302)
-        session = self.realm.sessions.get(request.cookies.get(SESSION_COOKIE, ""))
+        session = self.realm.browser_session(request.cookies.get(SESSION_COOKIE))
         prompt = params.get("prompt", "").split()
         if session is not None and "login" not in prompt:
             return RedirectResponse(self.realm.code_redirect(checked, session), status_code=302)
         if "none" in prompt:
             location = self.realm.error_redirect(checked, "login_required", "Login required")
             return RedirectResponse(location, status_code=302)
-        return self._login_form(checked.client.client_id, self.realm.begin_login(checked))
+        tab_id, binding = self.realm.begin_login(checked, request.cookies.get(LOGIN_COOKIE))
+        response = self._login_form(checked.client.client_id, tab_id)
+        self._set_cookie(response, LOGIN_COOKIE, binding)
+        return response
+
+    def _set_cookie(self, response: Response, name: str, value: str) -> None:
+        """One of the realm's browser cookies: HttpOnly, SameSite=Lax, the realm's path, the session's."""
+        response.set_cookie(name, value, path=self.realm.path, httponly=True, samesite="lax")
 
     def _login_form(self, client_id: str, tab_id: str, error: str | None = None, username: str = "") -> Response:
         action = f"{self.realm.path}/login-actions/authenticate?tab_id={tab_id}"
@@ -144,15 +152,16 @@ class Identity:
         try:
             tab_id = form_fields(request.scope["query_string"]).get("tab_id", "")
             fields = form_fields(await request.body())
-            location, session = self.realm.login(tab_id, fields.get("username", ""), fields.get("password", ""))
+            binding = request.cookies.get(LOGIN_COOKIE)
+            location, cookie = self.realm.login(tab_id, binding, fields.get("username", ""), fields.get("password", ""))
         except (FormError, PageError) as error:
             return page_error(error)
         except LoginFailed as error:
             pending = self.realm.pending.get(tab_id)
-            client_id = pending.client.client_id if pending else ""
+            client_id = pending.request.client.client_id if pending else ""
             return self._login_form(client_id, tab_id, str(error), fields.get("username", ""))
         response = RedirectResponse(location, status_code=302)
-        response.set_cookie(SESSION_COOKIE, session.id, path=self.realm.path, httponly=True, samesite="lax")
+        self._set_cookie(response, SESSION_COOKIE, cookie)
         return response
 
     async def userinfo(self, request: Request) -> Response:

@@ -395,7 +395,7 @@ def test_discovery_advertises_every_endpoint_and_each_answers(browser: httpx.Cli
 
 def test_sessions_and_codes_stay_bounded(live: tuple[MockApp, str]) -> None:
     app, _ = live
-    for store in (app.realm.sessions, app.realm.codes, app.realm.pending):
+    for store in (app.realm.sessions, app.realm.codes, app.realm.pending, app.realm.browsers):
         assert len(store) <= store.capacity
     started = time.time()
     for number in range(3 * app.realm.sessions.capacity):
