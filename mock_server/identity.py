@@ -16,6 +16,7 @@ from urllib.parse import parse_qsl, unquote
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from mock_server.masking import mask_access_log
 from mock_server.realm.flows import LoginFailed, OAuthError, PageError, Realm, RedirectedError
 from mock_server.realm.login_page import error_page, logged_out_page, login_page
 
@@ -23,6 +24,14 @@ Endpoint = Callable[[Request], Any]
 SESSION_COOKIE = "KEYCLOAK_IDENTITY"  # the single-sign-on cookie: a secret of its own, never the `sid`
 LOGIN_COOKIE = "AUTH_SESSION_ID"  # binds a login form to the browser it was served to
 NO_STORE = {"cache-control": "no-store", "pragma": "no-cache"}
+PAGE = {  # Keycloak's default browser security headers: no other site may frame the login form
+    **NO_STORE,
+    "x-frame-options": "SAMEORIGIN",
+    "content-security-policy": "frame-src 'self'; frame-ancestors 'self'; object-src 'none';",
+    "x-content-type-options": "nosniff",
+    "x-robots-tag": "none",
+    "referrer-policy": "no-referrer",
+}
 
 
 class FormError(Exception):
@@ -68,7 +77,7 @@ def oauth_error(error: OAuthError, headers: dict[str, str] | None = None) -> JSO
 
 
 def page_error(error: PageError | FormError) -> HTMLResponse:
-    return HTMLResponse(error_page(str(error)), status_code=400, headers=NO_STORE)
+    return HTMLResponse(error_page(str(error)), status_code=400, headers=PAGE)
 
 
 class Identity:
@@ -76,6 +85,7 @@ class Identity:
 
     def __init__(self, realm: Realm) -> None:
         self.realm = realm
+        mask_access_log()  # the realm puts credentials in URLs: codes in redirects, ID tokens in logouts
 
     def routes(self) -> list[tuple[str, str, Endpoint]]:
         path = self.realm.path
@@ -146,7 +156,7 @@ class Identity:
         action = f"{self.realm.path}/login-actions/authenticate?tab_id={tab_id}"
         users = sorted(name for name, user in self.realm.config.users.items() if user.password.value)
         html = login_page(self.realm.config.name, client_id, action, users, error, username)
-        return HTMLResponse(html, status_code=200 if error is None else 401, headers=NO_STORE)
+        return HTMLResponse(html, status_code=200 if error is None else 401, headers=PAGE)
 
     async def authenticate(self, request: Request) -> Response:
         try:
@@ -186,7 +196,7 @@ class Identity:
         except OAuthError as error:
             return oauth_error(error)
         response: Response = (
-            RedirectResponse(target, status_code=302) if target else HTMLResponse(logged_out_page(), headers=NO_STORE)
+            RedirectResponse(target, status_code=302) if target else HTMLResponse(logged_out_page(), headers=PAGE)
         )
         response.delete_cookie(SESSION_COOKIE, path=self.realm.path)
         return response

@@ -1,4 +1,4 @@
-"""What the journal must never show: credentials, masked by one rule wherever they travel.
+"""What the journal and the logs must never show: credentials, masked by one rule wherever they travel.
 
 A credential is masked by name, its name kept and its value replaced by `***`, so a reader still sees
 that a code was sent, not the code: the `Authorization` (its scheme kept), `Proxy-Authorization` and
@@ -7,11 +7,14 @@ that a code was sent, not the code: the `Authorization` (its scheme kept), `Prox
 `Location`, `Referer`), a form, a JSON body at any depth. The realm's request bodies are read as forms
 whatever their type (as the realm reads them); a JSON body that does not parse (cut at the journal's
 limit, or broken) is masked whole if it is the realm's or names a credential.
+
+`AccessLog` applies the same rule to the request lines of uvicorn's access log (`--access-log`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import unquote_plus
@@ -126,3 +129,25 @@ def json_value(value: Any) -> Any:
     if isinstance(value, list):
         return [json_value(item) for item in value]
     return value
+
+
+class AccessLog(logging.Filter):
+    """The credentials in uvicorn's access log lines masked: a logout URL carries `id_token_hint`,
+    and a page the mock serves may be a redirect URI given a `code` (Swagger UI's oauth2-redirect).
+
+    uvicorn's internals, read here only: its `uvicorn.access` logger logs each request with the
+    arguments (client, method, path with query, HTTP version, status)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) == 5 and isinstance(args[2], str):
+            record.args = (args[0], args[1], url(args[2]), args[3], args[4])
+        return True
+
+
+ACCESS_LOG = AccessLog()
+
+
+def mask_access_log() -> None:
+    """Install `AccessLog` on uvicorn's access logger (once: a logger keeps one of each filter)."""
+    logging.getLogger("uvicorn.access").addFilter(ACCESS_LOG)

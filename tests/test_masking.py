@@ -1,12 +1,17 @@
-"""The journal's masking rule on the shapes a credential takes that a login does not show."""
+"""The masking rule on the shapes a credential takes that a login does not show, and in the access log
+of the real mock process."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import httpx
 import pytest
 
 from mock_server import masking
+from tests.conftest import TOKEN_PATH
+from tests.test_mock_cli import mock_process, stop
 
 FORM = "application/x-www-form-urlencoded"
 
@@ -71,3 +76,24 @@ def test_headers_keep_names_schemes_and_attributes_and_mask_values() -> None:
         ),
         "referer": "http://localhost:5173/callback?code=***&state=x#id_token=***",
     }
+
+
+def test_the_access_log_masks_the_credentials_in_request_lines(tmp_path: Path) -> None:
+    with mock_process("--access-log", port_file=tmp_path / "port") as (process, origin):
+        with httpx.Client(base_url=origin, timeout=30) as http:
+            password_grant = {
+                "grant_type": "password",
+                "client_id": "shop-dev",
+                "client_secret": "shop-dev-secret",
+                "username": "shop-user",
+                "password": "shop-password",
+                "scope": "openid",
+            }
+            id_token = http.post(TOKEN_PATH, data=password_grant).json()["id_token"]
+            logout = http.get("/realms/shop/protocol/openid-connect/logout", params={"id_token_hint": id_token})
+            assert logout.status_code == 200
+            http.get("/shop/api/v1/ui/oauth2-redirect.html", params={"code": "c0de-s3cret", "state": "s1"})
+        out, _ = stop(process)
+    assert id_token not in out and "c0de-s3cret" not in out
+    assert "/realms/shop/protocol/openid-connect/logout?id_token_hint=*** HTTP/1.1" in out
+    assert "/shop/api/v1/ui/oauth2-redirect.html?code=***&state=s1 HTTP/1.1" in out

@@ -1,5 +1,5 @@
-"""The realm's browser cookies over real HTTP: the single-sign-on cookie is a secret of its own, and
-the login form answers only the browser it was served to (login CSRF)."""
+"""The realm's browser surface over real HTTP: the single-sign-on cookie is a secret of its own, the
+login form answers only the browser it was served to (login CSRF), and no other site frames a page."""
 
 from __future__ import annotations
 
@@ -116,3 +116,15 @@ def test_a_login_form_posted_without_the_pages_cookie_is_refused(origin: str) ->
         )
         other.cookies.set(LOGIN_COOKIE, served.cookies[LOGIN_COOKIE], path=REALM)  # the page's own cookie
         assert "code" in redirect_params(other.post(action, data=USER), CALLBACK)
+
+
+def test_no_other_site_may_frame_the_realms_pages(origin: str) -> None:
+    with browser(origin) as http:
+        login_form = http.get(AUTH_PATH, params=Authorization().params())
+        error_page = http.get(AUTH_PATH, params=Authorization().params(client_id="nobody"))
+        logged_out = http.get(f"{REALM}/protocol/openid-connect/logout")
+    for page in (login_form, error_page, logged_out):
+        assert page.headers["content-type"].startswith("text/html"), page.text
+        assert page.headers["x-frame-options"] == "SAMEORIGIN"
+        assert "frame-ancestors 'self'" in page.headers["content-security-policy"]
+        assert page.headers["referrer-policy"] == "no-referrer"
