@@ -18,7 +18,8 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 
 from mock_server.masking import mask_access_log
 from mock_server.realm.flows import LoginFailed, OAuthError, PageError, Realm, RedirectedError
-from mock_server.realm.login_page import error_page, logged_out_page, login_page
+from mock_server.realm.login_page import error_page, logged_out_page, login_page, logout_confirm_page
+from mock_server.realm.sessions import LogoutConfirmation
 
 Endpoint = Callable[[Request], Any]
 SESSION_COOKIE = "KEYCLOAK_IDENTITY"  # the single-sign-on cookie: a secret of its own, never the `sid`
@@ -100,6 +101,7 @@ class Identity:
             ("POST", f"{endpoints}/userinfo", self.userinfo),
             ("GET", f"{endpoints}/logout", self.logout),
             ("POST", f"{endpoints}/logout", self.logout),
+            ("POST", f"{endpoints}/logout/logout-confirm", self.confirm_logout),
         ]
 
     def base(self, request: Request) -> str:
@@ -190,11 +192,29 @@ class Identity:
                 client = self.realm.authenticate_client(params, basic_credentials(request))
                 self.realm.backchannel_logout(client, params["refresh_token"])
                 return Response(status_code=204, headers=NO_STORE)
-            target = self.realm.logout(params, request.cookies.get(SESSION_COOKIE))
+            cookies = request.cookies
+            target = self.realm.logout(params, cookies.get(SESSION_COOKIE), cookies.get(LOGIN_COOKIE))
         except (FormError, PageError) as error:
             return page_error(error)
         except OAuthError as error:
             return oauth_error(error)
+        if isinstance(target, LogoutConfirmation):
+            action = f"{self.realm.path}/protocol/openid-connect/logout/logout-confirm"
+            response = HTMLResponse(logout_confirm_page(action, target.code), headers=PAGE)
+            self._set_cookie(response, LOGIN_COOKIE, target.binding)
+            return response
+        return self._logged_out(target)
+
+    async def confirm_logout(self, request: Request) -> Response:
+        try:
+            code = form_fields(await request.body()).get("session_code", "")
+            target = self.realm.confirm_logout(code, request.cookies.get(LOGIN_COOKIE))
+        except (FormError, PageError) as error:
+            return page_error(error)
+        return self._logged_out(target)
+
+    def _logged_out(self, target: str | None) -> Response:
+        """Back to the client's URI, or the logged-out page; the SSO cookie removed either way."""
         response: Response = (
             RedirectResponse(target, status_code=302) if target else HTMLResponse(logged_out_page(), headers=PAGE)
         )

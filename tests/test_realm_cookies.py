@@ -15,11 +15,13 @@ from mock_server.settings import Settings
 from tests.conftest import TOKEN_PATH
 from tests.live import running
 from tests.realm_login import AUTH_PATH, CALLBACK, REALM, Authorization, form_action, log_in, redirect_params
+from tests.test_realm_flows import confirm_form
 
 SSO_COOKIE = "KEYCLOAK_IDENTITY"
 LOGIN_COOKIE = "AUTH_SESSION_ID"
 USER = {"username": "shop-user", "password": "shop-password"}
 COOKIE_NOT_FOUND = "Cookie not found. Please make sure cookies are enabled in your browser."
+LOGOUT = f"{REALM}/protocol/openid-connect/logout"
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +84,7 @@ def test_logging_out_with_a_cookie_made_from_a_sid_ends_no_session(origin: str) 
         code = log_in(victim, authorization)["code"]
         tokens = victim.post(TOKEN_PATH, data=authorization.token_form(code)).json()
         attacker.cookies.set(SSO_COOKIE, tokens["session_state"], path=REALM)
-        assert attacker.get(f"{REALM}/protocol/openid-connect/logout").status_code == 200
+        assert attacker.get(LOGOUT).status_code == 200
         refresh = {"grant_type": "refresh_token", "client_id": "shop-web", "refresh_token": tokens["refresh_token"]}
         assert victim.post(TOKEN_PATH, data=refresh).status_code == 200
 
@@ -122,9 +124,36 @@ def test_no_other_site_may_frame_the_realms_pages(origin: str) -> None:
     with browser(origin) as http:
         login_form = http.get(AUTH_PATH, params=Authorization().params())
         error_page = http.get(AUTH_PATH, params=Authorization().params(client_id="nobody"))
-        logged_out = http.get(f"{REALM}/protocol/openid-connect/logout")
+        logged_out = http.get(LOGOUT)
     for page in (login_form, error_page, logged_out):
         assert page.headers["content-type"].startswith("text/html"), page.text
         assert page.headers["x-frame-options"] == "SAMEORIGIN"
         assert "frame-ancestors 'self'" in page.headers["content-security-policy"]
         assert page.headers["referrer-policy"] == "no-referrer"
+
+
+def test_a_logout_without_an_id_token_needs_the_users_confirmation_in_the_same_browser(origin: str) -> None:
+    with browser(origin) as victim, browser(origin) as other:
+        authorization = Authorization()
+        code = log_in(victim, authorization)["code"]
+        tokens = victim.post(TOKEN_PATH, data=authorization.token_form(code)).json()
+        refresh = {"grant_type": "refresh_token", "client_id": "shop-web", "refresh_token": tokens["refresh_token"]}
+        # a page of another site sends the browser to the logout URL: the user is asked, still logged in
+        asked = victim.get(LOGOUT, params={"client_id": "shop-web", "post_logout_redirect_uri": CALLBACK})
+        assert asked.status_code == 200 and "Do you want to log out?" in asked.text
+        assert asked.headers["x-frame-options"] == "SAMEORIGIN"
+        action, session_code = confirm_form(asked.text)
+        refused = other.post(action, data={"session_code": session_code})  # without the browser's cookie
+        assert refused.status_code == 400 and COOKIE_NOT_FOUND in refused.text
+        victim_binding = victim.cookies[LOGIN_COOKIE]
+        other.cookies.set(LOGIN_COOKIE, "x" * 43, path=REALM)
+        assert other.post(action, data={"session_code": session_code}).status_code == 400
+        renewed = victim.post(TOKEN_PATH, data=refresh)
+        assert renewed.status_code == 200  # still logged in
+        assert victim.post(action, data={"session_code": "guessed"}).status_code == 400
+        confirmed = victim.post(action, data={"session_code": session_code, "confirmLogout": "Logout"})
+        assert (confirmed.status_code, confirmed.headers["location"]) == (302, CALLBACK)
+        assert victim.cookies[LOGIN_COOKIE] == victim_binding and SSO_COOKIE not in victim.cookies
+        again = {**refresh, "refresh_token": renewed.json()["refresh_token"]}
+        assert victim.post(TOKEN_PATH, data=again).status_code == 400  # logged out
+        assert victim.post(action, data={"session_code": session_code}).status_code == 400  # used once

@@ -22,7 +22,15 @@ from urllib.parse import urlencode
 
 from mock_server.realm.keys import KeyRing
 from mock_server.realm.realm_file import Client, RealmConfig, User
-from mock_server.realm.sessions import AuthorizationCode, AuthorizationRequest, Expiring, PendingLogin, Session
+from mock_server.realm.sessions import (
+    AuthorizationCode,
+    AuthorizationRequest,
+    Expiring,
+    LogoutConfirmation,
+    PendingLogin,
+    PendingLogout,
+    Session,
+)
 from mock_server.realm.tokens import ACCESS, ID, REFRESH, Tokens, half_hash
 
 CODE_TTL = 60  # Keycloak's accessCodeLifespan
@@ -33,6 +41,7 @@ CHALLENGE = re.compile(r"[A-Za-z0-9\-._~]{43,128}")
 BROWSER_SECRET = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32): a cookie the realm made
 COOKIE_NOT_FOUND = "Cookie not found. Please make sure cookies are enabled in your browser."
 TIMED_OUT = "Your login attempt timed out. Login will start from the beginning."
+LOGOUT_FAILED = "Logout failed"
 BAD_CLIENT = "Invalid client or Invalid client credentials"
 NOT_ALLOWED = "Client is not allowed to initiate browser login with given response_type"
 NO_CLIENT_FOR_LOGOUT = (
@@ -81,6 +90,7 @@ class Realm:
         self.codes: Expiring[AuthorizationCode] = Expiring(CAPACITY)
         self.pending: Expiring[PendingLogin] = Expiring(CAPACITY)
         self.browsers: Expiring[str] = Expiring(CAPACITY)  # SSO cookie secret's digest (hex) -> session id
+        self.logouts: Expiring[PendingLogout] = Expiring(CAPACITY)
 
     def discovery(self, base: str) -> dict[str, Any]:
         """The OpenID Connect discovery document, its endpoints under `base` (the realm's URL as called)."""
@@ -335,11 +345,10 @@ class Realm:
         """Keep the checked request for the login form, bound to the browser it is served to.
 
         Returns the tab id (in the form's action) and the binding: the browser's own (Keycloak's
-        AUTH_SESSION_ID cookie, one for all its tabs) if it is one the realm made, else a new one.
+        AUTH_SESSION_ID cookie, one for all its tabs) if it has the shape the realm gives one, else a new one.
         Only a post carrying that cookie may use the form, so a page of another site cannot post it
         (login CSRF): the cookie is SameSite=Lax and never sent with a cross-site POST."""
-        if binding is None or not BROWSER_SECRET.fullmatch(binding):
-            binding = secrets.token_urlsafe(32)
+        binding = browser_binding(binding)
         tab_id = secrets.token_urlsafe(24)
         self.pending.put(tab_id, PendingLogin(request, digest(binding)), LOGIN_TTL)
         return tab_id, binding
@@ -402,9 +411,12 @@ class Realm:
         keys = ("sub", "email_verified", "name", "preferred_username", "given_name", "family_name", "email")
         return {key: claims[key] for key in keys if key in claims}
 
-    def logout(self, params: Mapping[str, str], cookie: str | None) -> str | None:
+    def logout(
+        self, params: Mapping[str, str], cookie: str | None, binding: str | None
+    ) -> str | LogoutConfirmation | None:
         """A browser's end-session request: ends the session of its SSO cookie (and of the
-        `id_token_hint`); the URI to go back to, if any."""
+        `id_token_hint`); the URI to go back to, if any. Without an ID token, as Keycloak, the user
+        must confirm first (a page of another site could send the browser here): the confirmation."""
         hint_text = params.get("id_token_hint")
         hint = self.tokens.decode(hint_text, ID, verify_exp=False) if hint_text else None
         if hint_text and hint is None:
@@ -422,10 +434,27 @@ class Realm:
             if "state" in params:
                 target = f"{target}{'&' if '?' in target else '?'}{urlencode({'state': params['state']})}"
         session = self.browser_session(cookie)
+        if hint is None and session is not None:
+            binding = browser_binding(binding)
+            code = secrets.token_urlsafe(24)
+            self.logouts.put(code, PendingLogout(session.id, target, digest(binding)), LOGIN_TTL)
+            return LogoutConfirmation(code, binding)
         self.end_session(session.id if session else None)
         if hint:
             self.end_session(str(hint.get("sid", "")))
         return target
+
+    def confirm_logout(self, code: str, binding: str | None) -> str | None:
+        """The confirmation form's submission, from the browser it was served to: ends the session;
+        the URI to go back to, if any."""
+        if not binding:
+            raise PageError(COOKIE_NOT_FOUND)
+        pending = self.logouts.get(code)
+        if pending is None or not secrets.compare_digest(pending.binding, digest(binding)):
+            raise PageError(LOGOUT_FAILED)
+        self.logouts.pop(code)
+        self.end_session(pending.session_id)
+        return pending.target
 
     def backchannel_logout(self, client: Client, refresh_token: str | None) -> None:
         """A confidential client's logout with its refresh token (Keycloak's POST to the logout URL)."""
@@ -442,6 +471,11 @@ def origin_of(uri: str) -> str | None:
     if not scheme or not host or host.endswith(":"):
         return None
     return f"{scheme}://{host}"
+
+
+def browser_binding(cookie: str | None) -> str:
+    """The browser's binding cookie if it has the shape the realm gives one, else a new one."""
+    return cookie if cookie is not None and BROWSER_SECRET.fullmatch(cookie) else secrets.token_urlsafe(32)
 
 
 def digest(secret: str) -> bytes:

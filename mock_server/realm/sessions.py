@@ -90,3 +90,20 @@ class PendingLogin:
 
     request: AuthorizationRequest
     binding: bytes
+
+
+@dataclass(frozen=True)
+class PendingLogout:
+    """A logout asked without an ID token, waiting for the user's confirmation in the same browser."""
+
+    session_id: str
+    target: str | None  # where to go afterwards: the checked post_logout_redirect_uri, with the state
+    binding: bytes
+
+
+@dataclass(frozen=True)
+class LogoutConfirmation:
+    """The user must confirm: `code` goes in the confirmation form, `binding` in the browser's cookie."""
+
+    code: str
+    binding: str
