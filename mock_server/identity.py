@@ -17,9 +17,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from mock_server.masking import mask_access_log
-from mock_server.realm.flows import LoginFailed, OAuthError, PageError, Realm, RedirectedError
+from mock_server.realm.flows import LoginFailed, LogoutConfirmation, OAuthError, PageError, Realm, RedirectedError
 from mock_server.realm.login_page import error_page, logged_out_page, login_page, logout_confirm_page
-from mock_server.realm.sessions import LogoutConfirmation
 
 Endpoint = Callable[[Request], Any]
 SESSION_COOKIE = "KEYCLOAK_IDENTITY"  # the single-sign-on cookie: a secret of its own, never the `sid`

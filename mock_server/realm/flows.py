@@ -26,7 +26,6 @@ from mock_server.realm.sessions import (
     AuthorizationCode,
     AuthorizationRequest,
     Expiring,
-    LogoutConfirmation,
     PendingLogin,
     PendingLogout,
     Session,
@@ -72,6 +71,14 @@ class RedirectedError(Exception):
     def __init__(self, location: str) -> None:
         super().__init__(location)
         self.location = location
+
+
+@dataclasses.dataclass(frozen=True)
+class LogoutConfirmation:
+    """A logout the user must confirm: `code` goes in the confirmation form, `binding` in the cookie."""
+
+    code: str
+    binding: str
 
 
 class Realm:

@@ -99,11 +99,3 @@ class PendingLogout:
     session_id: str
     target: str | None  # where to go afterwards: the checked post_logout_redirect_uri, with the state
     binding: bytes
-
-
-@dataclass(frozen=True)
-class LogoutConfirmation:
-    """The user must confirm: `code` goes in the confirmation form, `binding` in the browser's cookie."""
-
-    code: str
-    binding: str
