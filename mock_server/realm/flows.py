@@ -34,10 +34,10 @@ from mock_server.realm.tokens import ACCESS, ID, REFRESH, Tokens, half_hash
 
 CODE_TTL = 60  # Keycloak's accessCodeLifespan
 LOGIN_TTL = 1800  # Keycloak's accessCodeLifespanLogin
-CAPACITY = 4096  # sessions, codes and pending logins each
+CAPACITY = 4096  # sessions, codes, pending logins, SSO cookies and pending logouts each
 VERIFIER = re.compile(r"[A-Za-z0-9\-._~]{43,128}")  # RFC 7636 code_verifier
 CHALLENGE = re.compile(r"[A-Za-z0-9\-._~]{43,128}")
-BROWSER_SECRET = re.compile(r"[A-Za-z0-9_-]{43}")  # secrets.token_urlsafe(32): a cookie the realm made
+BROWSER_SECRET = re.compile(r"[A-Za-z0-9_-]{43}")  # the shape of secrets.token_urlsafe(32): the realm's cookies
 COOKIE_NOT_FOUND = "Cookie not found. Please make sure cookies are enabled in your browser."
 TIMED_OUT = "Your login attempt timed out. Login will start from the beginning."
 LOGOUT_FAILED = "Logout failed"
