@@ -35,7 +35,6 @@ FIELDS = frozenset(
     }
 )
 WHOLE = frozenset({b"proxy-authorization", b"x-api-key"})
-COOKIES = frozenset({b"cookie", b"set-cookie"})
 URLS = frozenset({b"location", b"content-location", b"referer"})
 
 
@@ -114,13 +113,14 @@ def body(text: str, content_type: str, realm: bool, request: bool) -> str:
 
 
 def json_text(text: str) -> str | None:
-    """JSON text with the credentials' values masked at any depth; unchanged if none; None if not JSON."""
+    """JSON text with the credentials' values masked at any depth; unchanged if none; None if not JSON
+    or nested too deep to walk (a hostile body: the journal's reader must not fail on it)."""
     try:
         document = json.loads(text)
+        masked = json_value(document)
+        return text if masked == document else json.dumps(masked, separators=(",", ":"), ensure_ascii=False)
     except (ValueError, RecursionError):
         return None
-    masked = json_value(document)
-    return text if masked == document else json.dumps(masked, separators=(",", ":"), ensure_ascii=False)
 
 
 def json_value(value: Any) -> Any:

@@ -52,6 +52,13 @@ def test_json_that_does_not_parse_is_masked_whole_when_it_may_hold_a_credential(
     assert masking.body(text, "application/json; charset=utf-8", realm=realm, request=False) == shown
 
 
+def test_json_nested_too_deep_to_walk_is_judged_like_json_that_does_not_parse() -> None:
+    deep = "[" * 600 + '"password"' + "]" * 600
+    assert masking.body(deep, "application/json", realm=False, request=True) == "***"
+    harmless = "[" * 600 + "]" * 600
+    assert masking.body(harmless, "application/json", realm=False, request=True) == harmless
+
+
 def test_a_realm_response_is_shown_only_as_json_a_form_or_a_page() -> None:
     assert masking.body("<h1>Sign in</h1>", "text/html; charset=utf-8", realm=True, request=False) == "<h1>Sign in</h1>"
     assert masking.body("opaque", "application/octet-stream", realm=True, request=False) == "***"
