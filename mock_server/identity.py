@@ -16,12 +16,22 @@ from urllib.parse import parse_qsl, unquote
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from mock_server.realm.flows import LoginFailed, OAuthError, PageError, Realm, RedirectedError
-from mock_server.realm.login_page import error_page, logged_out_page, login_page
+from mock_server.masking import mask_access_log
+from mock_server.realm.flows import LoginFailed, LogoutConfirmation, OAuthError, PageError, Realm, RedirectedError
+from mock_server.realm.login_page import error_page, logged_out_page, login_page, logout_confirm_page
 
 Endpoint = Callable[[Request], Any]
-SESSION_COOKIE = "KEYCLOAK_IDENTITY"
+SESSION_COOKIE = "KEYCLOAK_IDENTITY"  # the single-sign-on cookie: a secret of its own, never the `sid`
+LOGIN_COOKIE = "AUTH_SESSION_ID"  # binds a login form to the browser it was served to
 NO_STORE = {"cache-control": "no-store", "pragma": "no-cache"}
+PAGE = {  # Keycloak's default browser security headers: no other site may frame the login form
+    **NO_STORE,
+    "x-frame-options": "SAMEORIGIN",
+    "content-security-policy": "frame-src 'self'; frame-ancestors 'self'; object-src 'none';",
+    "x-content-type-options": "nosniff",
+    "x-robots-tag": "none",
+    "referrer-policy": "no-referrer",
+}
 
 
 class FormError(Exception):
@@ -67,7 +77,7 @@ def oauth_error(error: OAuthError, headers: dict[str, str] | None = None) -> JSO
 
 
 def page_error(error: PageError | FormError) -> HTMLResponse:
-    return HTMLResponse(error_page(str(error)), status_code=400, headers=NO_STORE)
+    return HTMLResponse(error_page(str(error)), status_code=400, headers=PAGE)
 
 
 class Identity:
@@ -75,6 +85,7 @@ class Identity:
 
     def __init__(self, realm: Realm) -> None:
         self.realm = realm
+        mask_access_log()  # the realm puts credentials in URLs: codes in redirects, ID tokens in logouts
 
     def routes(self) -> list[tuple[str, str, Endpoint]]:
         path = self.realm.path
@@ -89,6 +100,7 @@ class Identity:
             ("POST", f"{endpoints}/userinfo", self.userinfo),
             ("GET", f"{endpoints}/logout", self.logout),
             ("POST", f"{endpoints}/logout", self.logout),
+            ("POST", f"{endpoints}/logout/logout-confirm", self.confirm_logout),
         ]
 
     def base(self, request: Request) -> str:
@@ -125,34 +137,42 @@ class Identity:
             return page_error(error)
         except RedirectedError as error:
             return RedirectResponse(error.location, status_code=302)
-        session = self.realm.sessions.get(request.cookies.get(SESSION_COOKIE, ""))
+        session = self.realm.browser_session(request.cookies.get(SESSION_COOKIE))
         prompt = params.get("prompt", "").split()
         if session is not None and "login" not in prompt:
             return RedirectResponse(self.realm.code_redirect(checked, session), status_code=302)
         if "none" in prompt:
             location = self.realm.error_redirect(checked, "login_required", "Login required")
             return RedirectResponse(location, status_code=302)
-        return self._login_form(checked.client.client_id, self.realm.begin_login(checked))
+        tab_id, binding = self.realm.begin_login(checked, request.cookies.get(LOGIN_COOKIE))
+        response = self._login_form(checked.client.client_id, tab_id)
+        self._set_cookie(response, LOGIN_COOKIE, binding)
+        return response
+
+    def _set_cookie(self, response: Response, name: str, value: str) -> None:
+        """One of the realm's browser cookies: HttpOnly, SameSite=Lax, the realm's path, the session's."""
+        response.set_cookie(name, value, path=self.realm.path, httponly=True, samesite="lax")
 
     def _login_form(self, client_id: str, tab_id: str, error: str | None = None, username: str = "") -> Response:
         action = f"{self.realm.path}/login-actions/authenticate?tab_id={tab_id}"
         users = sorted(name for name, user in self.realm.config.users.items() if user.password.value)
         html = login_page(self.realm.config.name, client_id, action, users, error, username)
-        return HTMLResponse(html, status_code=200 if error is None else 401, headers=NO_STORE)
+        return HTMLResponse(html, status_code=200 if error is None else 401, headers=PAGE)
 
     async def authenticate(self, request: Request) -> Response:
         try:
             tab_id = form_fields(request.scope["query_string"]).get("tab_id", "")
             fields = form_fields(await request.body())
-            location, session = self.realm.login(tab_id, fields.get("username", ""), fields.get("password", ""))
+            binding = request.cookies.get(LOGIN_COOKIE)
+            location, cookie = self.realm.login(tab_id, binding, fields.get("username", ""), fields.get("password", ""))
         except (FormError, PageError) as error:
             return page_error(error)
         except LoginFailed as error:
             pending = self.realm.pending.get(tab_id)
-            client_id = pending.client.client_id if pending else ""
+            client_id = pending.request.client.client_id if pending else ""
             return self._login_form(client_id, tab_id, str(error), fields.get("username", ""))
         response = RedirectResponse(location, status_code=302)
-        response.set_cookie(SESSION_COOKIE, session.id, path=self.realm.path, httponly=True, samesite="lax")
+        self._set_cookie(response, SESSION_COOKIE, cookie)
         return response
 
     async def userinfo(self, request: Request) -> Response:
@@ -171,13 +191,31 @@ class Identity:
                 client = self.realm.authenticate_client(params, basic_credentials(request))
                 self.realm.backchannel_logout(client, params["refresh_token"])
                 return Response(status_code=204, headers=NO_STORE)
-            target = self.realm.logout(params, request.cookies.get(SESSION_COOKIE))
+            cookies = request.cookies
+            target = self.realm.logout(params, cookies.get(SESSION_COOKIE), cookies.get(LOGIN_COOKIE))
         except (FormError, PageError) as error:
             return page_error(error)
         except OAuthError as error:
             return oauth_error(error)
+        if isinstance(target, LogoutConfirmation):
+            action = f"{self.realm.path}/protocol/openid-connect/logout/logout-confirm"
+            response = HTMLResponse(logout_confirm_page(action, target.code), headers=PAGE)
+            self._set_cookie(response, LOGIN_COOKIE, target.binding)
+            return response
+        return self._logged_out(target)
+
+    async def confirm_logout(self, request: Request) -> Response:
+        try:
+            code = form_fields(await request.body()).get("session_code", "")
+            target = self.realm.confirm_logout(code, request.cookies.get(LOGIN_COOKIE))
+        except (FormError, PageError) as error:
+            return page_error(error)
+        return self._logged_out(target)
+
+    def _logged_out(self, target: str | None) -> Response:
+        """Back to the client's URI, or the logged-out page; the SSO cookie removed either way."""
         response: Response = (
-            RedirectResponse(target, status_code=302) if target else HTMLResponse(logged_out_page(), headers=NO_STORE)
+            RedirectResponse(target, status_code=302) if target else HTMLResponse(logged_out_page(), headers=PAGE)
         )
         response.delete_cookie(SESSION_COOKIE, path=self.realm.path)
         return response

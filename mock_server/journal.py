@@ -4,7 +4,7 @@ Memory is bounded: a ring buffer of `Settings.journal_size` entries (200 by defa
 to its first `BODY_LIMIT` bytes. Recording stays cheap on the hot path: an entry keeps references to
 the raw header lists and the body's first bytes; masking credentials, decoding bodies and naming the
 operation happen when the journal is read, not when a request is served. Credentials never show:
-the Authorization, X-API-Key and cookie headers are masked, and so are the identity realm's bodies.
+`mock_server.masking` is the one rule, applied to the query, the headers and the bodies.
 """
 
 from __future__ import annotations
@@ -13,18 +13,18 @@ import datetime
 import itertools
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mock_server import masking
 from mock_server.auth import REALM_PATH
 from mock_server.operations import OperationIndex
 from mock_server.sessions import requested
 
 BODY_LIMIT = 4096  # bytes of each request and response body kept in an entry
-MASKED = frozenset({b"authorization", b"proxy-authorization", b"x-api-key", b"cookie", b"set-cookie"})
 FAULT = "mock.fault"  # the scope key where `faults.Faults` notes the fault it applied to a request
 VIOLATIONS = "mock.violations"  # the scope key where `proxy.Proxy` notes a request's spec violations
 RawHeaders = list[tuple[bytes, bytes]]
@@ -151,12 +151,18 @@ class Journal:
             "session": session_of(entry),
             "method": entry.method,
             "path": entry.path,
-            "query": entry.query.decode("latin-1"),
+            "query": masking.form(entry.query.decode("latin-1")),
             "operationId": self.operation_id(entry),
             "status": entry.status,
             "duration_ms": round(entry.duration * 1000, 3),
-            "request": {"headers": masked(entry.request_headers), **body_json(entry.request_body, entry.path)},
-            "response": {"headers": masked(entry.response_headers), **body_json(entry.response_body, entry.path)},
+            "request": {
+                "headers": masking.headers(entry.request_headers),
+                **body_json(entry.request_body, entry.path, entry.request_headers, request=True),
+            },
+            "response": {
+                "headers": masking.headers(entry.response_headers),
+                **body_json(entry.response_body, entry.path, entry.response_headers, request=False),
+            },
             "fault": entry.fault,
             "violations": entry.violations or [],
         }
@@ -167,24 +173,12 @@ def session_of(entry: Entry) -> str | None:
     return next(iter(requested(entry.request_headers)), None)
 
 
-def masked(headers: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
-    """Headers by lower-case name (repeated ones joined by ", "); credentials replaced by `***`."""
-    result: dict[str, str] = {}
-    for name, value in headers:
-        key = name.lower()
-        text = "***" if key in MASKED else value.decode("latin-1")
-        if key == b"authorization" and b" " in value:
-            text = value.split(b" ", 1)[0].decode("latin-1") + " ***"
-        label = key.decode("latin-1")
-        result[label] = f"{result[label]}, {text}" if label in result else text
-    return result
-
-
-def body_json(body: bytes, path: str) -> dict[str, Any]:
-    """The body as text; the realm's are masked whole (client secrets, passwords, tokens)."""
-    if path.startswith(REALM_PATH) and body:
-        return {"body": "***", "truncated": False}
-    return {"body": body[:BODY_LIMIT].decode("utf-8", "replace"), "truncated": len(body) > BODY_LIMIT}
+def body_json(body: bytes, path: str, headers: RawHeaders, request: bool) -> dict[str, Any]:
+    """The body as text, credentials masked (`masking.body`): the realm's fields, anyone's password."""
+    text = body[:BODY_LIMIT].decode("utf-8", "replace")
+    content_type = next((value.decode("latin-1") for name, value in headers if name.lower() == b"content-type"), "")
+    shown = masking.body(text, content_type, path.startswith(REALM_PATH), request)
+    return {"body": shown, "truncated": len(body) > BODY_LIMIT}
 
 
 def _status_test(text: str) -> Callable[[Entry], bool]:

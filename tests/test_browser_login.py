@@ -145,6 +145,14 @@ def test_a_front_end_logs_in_calls_the_api_refreshes_and_logs_out(oidc_bundle: P
         assert page.evaluate("window.failure || null") is None
         user = page.evaluate("({token: user.access_token, refresh: user.refresh_token, name: user.profile.name})")
         assert user["name"] == "Shop User"
+        cookies = {cookie["name"]: cookie for cookie in page.context.cookies(f"{mock}/realms/shop/")}
+        for name in ("AUTH_SESSION_ID", "KEYCLOAK_IDENTITY"):  # the login's binding and the SSO secret
+            assert (cookies[name]["httpOnly"], cookies[name]["sameSite"], cookies[name]["path"]) == (
+                True,
+                "Lax",
+                "/realms/shop",
+            )
+        assert page.evaluate("user.session_state") not in cookies["KEYCLOAK_IDENTITY"]["value"]
         assert page.evaluate(CALL_API, [mock, user["token"]]) == [200, 200]
 
         renewed = page.evaluate(REFRESH)

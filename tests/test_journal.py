@@ -12,8 +12,9 @@ import pytest
 from mock_server.app import create_app
 from mock_server.journal import BODY_LIMIT
 from mock_server.settings import DEFAULT_API_KEY, Settings
-from tests.conftest import API_KEY_HEADERS, BACKEND, fetch_token
+from tests.conftest import API_KEY_HEADERS, BACKEND, TOKEN_PATH, fetch_token
 from tests.live import running
+from tests.realm_login import AUTH_PATH, CALLBACK, REALM, Authorization, form_action, redirect_params
 
 PRODUCT = f"{BACKEND}/products/S10_1678/"
 
@@ -63,7 +64,7 @@ def test_an_entry_has_the_whole_exchange_with_credentials_masked(http: httpx.Cli
     assert entry["response"]["headers"]["content-type"] == "application/json"  # type: ignore[index]
     request_headers = entry["request"]["headers"]  # type: ignore[index]
     assert request_headers["authorization"] == "Bearer ***"
-    assert request_headers["x-api-key"] == "***" and request_headers["cookie"] == "***"
+    assert request_headers["x-api-key"] == "***" and request_headers["cookie"] == "sid=***"
     everything = json.dumps(journal(http))
     assert not any(secret in everything for secret in secrets)
 
@@ -118,3 +119,49 @@ def test_delete_clears_and_the_journal_is_bounded(http: httpx.Client) -> None:
     entries = journal(http)
     assert len(entries) == 50  # Settings(journal_size=50)
     assert entries[-1]["path"] == PRODUCT and entries[0]["id"] < entries[-1]["id"]
+
+
+def test_a_browser_login_leaves_no_code_session_cookie_or_token_in_the_journal() -> None:
+    admin = {"Authorization": "Bearer journal-admin-token"}
+    user = {"username": "shop-user", "password": "shop-password"}
+    app = create_app(Settings(admin_token="journal-admin-token"))
+    with running(app) as origin, httpx.Client(base_url=origin, timeout=30) as browser:
+        authorization = Authorization()
+        page = browser.get(AUTH_PATH, params=authorization.params())
+        login = browser.post(form_action(page.text), data=user)
+        redirect = redirect_params(login, CALLBACK)
+        tokens = browser.post(TOKEN_PATH, data=authorization.token_form(redirect["code"])).json()
+        refresh = {"grant_type": "refresh_token", "client_id": "shop-web", "refresh_token": tokens["refresh_token"]}
+        renewed = browser.post(TOKEN_PATH, data=refresh).json()
+        in_fragment = browser.get(AUTH_PATH, params=Authorization().params(response_mode="fragment"))
+        assert in_fragment.headers["location"].startswith(f"{CALLBACK}#code=")  # the SSO cookie, no form
+        logout = browser.get(f"{REALM}/protocol/openid-connect/logout", params={"id_token_hint": renewed["id_token"]})
+        assert logout.status_code == 200
+        secrets = {
+            redirect["code"],
+            redirect["session_state"],
+            in_fragment.headers["location"].split("code=")[1].split("&")[0],
+            authorization.verifier,
+            user["password"],
+            *browser.cookies.values(),
+            *(grant[kind] for grant in (tokens, renewed) for kind in ("access_token", "refresh_token", "id_token")),
+        }
+        assert len(secrets) == 12  # two cookies: the login binding and the SSO secret
+        entries = browser.get("/__mock__/requests", headers=admin).json()
+    everything = json.dumps(entries)
+    assert not [secret for secret in secrets if secret in everything]
+    served, posted, exchanged, refreshed, fragment, logged_out = entries
+    assert served["response"]["headers"]["set-cookie"].startswith("AUTH_SESSION_ID=***; HttpOnly; Path=/realms/shop")
+    assert posted["request"]["headers"]["cookie"] == "AUTH_SESSION_ID=***"
+    assert posted["request"]["body"] == "username=shop-user&password=***"
+    assert "KEYCLOAK_IDENTITY=***; HttpOnly" in posted["response"]["headers"]["set-cookie"]
+    location = posted["response"]["headers"]["location"]
+    assert location.startswith(f"{CALLBACK}?code=***&session_state=***&state={authorization.state}&iss=")
+    assert "code=***" in exchanged["request"]["body"] and "code_verifier=***" in exchanged["request"]["body"]
+    assert "grant_type=authorization_code" in exchanged["request"]["body"]
+    shown = json.loads(exchanged["response"]["body"])
+    assert [shown[kind] for kind in ("access_token", "refresh_token", "id_token", "session_state")] == ["***"] * 4
+    assert shown["token_type"] == "Bearer"
+    assert "refresh_token=***" in refreshed["request"]["body"]
+    assert fragment["response"]["headers"]["location"].startswith(f"{CALLBACK}#code=***&session_state=***&")
+    assert logged_out["query"] == "id_token_hint=***"

@@ -3,8 +3,10 @@ named as Keycloak names it."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
+from html import unescape
 from typing import Any
 
 import httpx
@@ -57,6 +59,14 @@ def code_tokens(browser: httpx.Client, authorization: Authorization | None = Non
     assert response.status_code == 200, response.text
     tokens: dict[str, Any] = response.json()
     return tokens
+
+
+def confirm_form(html: str) -> tuple[str, str]:
+    """The logout confirmation form's action and its `session_code`."""
+    action = re.search(r'<form action="([^"]+)"', html)
+    code = re.search(r'name="session_code" value="([^"]+)"', html)
+    assert action and code, html
+    return unescape(action.group(1)), unescape(code.group(1))
 
 
 def assert_error(response: httpx.Response, status: int, error: str, description: str | None = None) -> None:
@@ -369,13 +379,21 @@ def test_a_bad_logout_request_is_an_error_page(browser: httpx.Client, params: di
     assert browser.post(TOKEN_PATH, data=refresh).status_code == 200  # still logged in
 
 
-def test_logout_without_a_redirect_shows_a_page_and_a_client_may_log_out_with_its_refresh_token(
+def test_logout_without_an_id_token_is_confirmed_and_a_client_may_log_out_with_its_refresh_token(
     browser: httpx.Client,
 ) -> None:
-    code_tokens(browser)
-    page = browser.get(LOGOUT)
+    browser_tokens = code_tokens(browser)
+    confirmation = browser.get(LOGOUT)
+    assert confirmation.status_code == 200 and "Do you want to log out?" in confirmation.text
+    browser_refresh = {"grant_type": "refresh_token", "client_id": "shop-web"}
+    renewed = browser.post(TOKEN_PATH, data={**browser_refresh, "refresh_token": browser_tokens["refresh_token"]})
+    assert renewed.status_code == 200  # not yet logged out
+    action, code = confirm_form(confirmation.text)
+    page = browser.post(action, data={"session_code": code, "confirmLogout": "Logout"})
     assert page.status_code == 200
     assert "logged out" in page.text
+    after = browser.post(TOKEN_PATH, data={**browser_refresh, "refresh_token": renewed.json()["refresh_token"]})
+    assert_error(after, 400, "invalid_grant", "Session not active")
     user = {"grant_type": "password", "username": "shop-user", "password": "shop-password"}
     tokens = browser.post(TOKEN_PATH, data={**DEV_CLIENT, **user}).json()
     form = {"client_id": "shop-dev", "client_secret": "shop-dev-secret", "refresh_token": tokens["refresh_token"]}
@@ -395,7 +413,7 @@ def test_discovery_advertises_every_endpoint_and_each_answers(browser: httpx.Cli
 
 def test_sessions_and_codes_stay_bounded(live: tuple[MockApp, str]) -> None:
     app, _ = live
-    for store in (app.realm.sessions, app.realm.codes, app.realm.pending):
+    for store in (app.realm.sessions, app.realm.codes, app.realm.pending, app.realm.browsers, app.realm.logouts):
         assert len(store) <= store.capacity
     started = time.time()
     for number in range(3 * app.realm.sessions.capacity):

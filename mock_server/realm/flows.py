@@ -22,14 +22,25 @@ from urllib.parse import urlencode
 
 from mock_server.realm.keys import KeyRing
 from mock_server.realm.realm_file import Client, RealmConfig, User
-from mock_server.realm.sessions import AuthorizationCode, AuthorizationRequest, Expiring, Session
+from mock_server.realm.sessions import (
+    AuthorizationCode,
+    AuthorizationRequest,
+    Expiring,
+    PendingLogin,
+    PendingLogout,
+    Session,
+)
 from mock_server.realm.tokens import ACCESS, ID, REFRESH, Tokens, half_hash
 
 CODE_TTL = 60  # Keycloak's accessCodeLifespan
 LOGIN_TTL = 1800  # Keycloak's accessCodeLifespanLogin
-CAPACITY = 4096  # sessions, codes and pending logins each
+CAPACITY = 4096  # sessions, codes, pending logins, SSO cookies and pending logouts each
 VERIFIER = re.compile(r"[A-Za-z0-9\-._~]{43,128}")  # RFC 7636 code_verifier
 CHALLENGE = re.compile(r"[A-Za-z0-9\-._~]{43,128}")
+BROWSER_SECRET = re.compile(r"[A-Za-z0-9_-]{43}")  # the shape of secrets.token_urlsafe(32): the realm's cookies
+COOKIE_NOT_FOUND = "Cookie not found. Please make sure cookies are enabled in your browser."
+TIMED_OUT = "Your login attempt timed out. Login will start from the beginning."
+LOGOUT_FAILED = "Logout failed"
 BAD_CLIENT = "Invalid client or Invalid client credentials"
 NOT_ALLOWED = "Client is not allowed to initiate browser login with given response_type"
 NO_CLIENT_FOR_LOGOUT = (
@@ -62,6 +73,14 @@ class RedirectedError(Exception):
         self.location = location
 
 
+@dataclasses.dataclass(frozen=True)
+class LogoutConfirmation:
+    """A logout the user must confirm: `code` goes in the confirmation form, `binding` in the cookie."""
+
+    code: str
+    binding: str
+
+
 class Realm:
     """One realm: its config (the realm file), keys, fixed issuer, sessions and codes."""
 
@@ -76,7 +95,9 @@ class Realm:
         self.sign = self.tokens.sign
         self.sessions: Expiring[Session] = Expiring(CAPACITY)
         self.codes: Expiring[AuthorizationCode] = Expiring(CAPACITY)
-        self.pending: Expiring[AuthorizationRequest] = Expiring(CAPACITY)
+        self.pending: Expiring[PendingLogin] = Expiring(CAPACITY)
+        self.browsers: Expiring[str] = Expiring(CAPACITY)  # SSO cookie secret's digest (hex) -> session id
+        self.logouts: Expiring[PendingLogout] = Expiring(CAPACITY)
 
     def discovery(self, base: str) -> dict[str, Any]:
         """The OpenID Connect discovery document, its endpoints under `base` (the realm's URL as called)."""
@@ -327,23 +348,46 @@ class Realm:
             request = dataclasses.replace(request, code_challenge_method="plain")
         return request
 
-    def begin_login(self, request: AuthorizationRequest) -> str:
-        """Keep the checked request for the login form; the id goes in the form's action."""
-        tab_id = secrets.token_urlsafe(24)
-        self.pending.put(tab_id, request, LOGIN_TTL)
-        return tab_id
+    def begin_login(self, request: AuthorizationRequest, binding: str | None) -> tuple[str, str]:
+        """Keep the checked request for the login form, bound to the browser it is served to.
 
-    def login(self, tab_id: str, username: str, password: str) -> tuple[str, Session]:
-        """The login form's submission: the redirect with a code, and the new session."""
-        request = self.pending.get(tab_id)
-        if request is None:
-            raise PageError("Your login attempt timed out. Login will start from the beginning.")
+        Returns the tab id (in the form's action) and the binding: the browser's own (Keycloak's
+        AUTH_SESSION_ID cookie, one for all its tabs) if it has the shape the realm gives one, else a new one.
+        Only a post carrying that cookie may use the form, so a page of another site cannot post it
+        (login CSRF): the cookie is SameSite=Lax and never sent with a cross-site POST."""
+        binding = browser_binding(binding)
+        tab_id = secrets.token_urlsafe(24)
+        self.pending.put(tab_id, PendingLogin(request, digest(binding)), LOGIN_TTL)
+        return tab_id, binding
+
+    def login(self, tab_id: str, binding: str | None, username: str, password: str) -> tuple[str, str]:
+        """The login form's submission, from the browser it was served to: the redirect with a code,
+        and the new session's SSO cookie secret."""
+        if not binding:
+            raise PageError(COOKIE_NOT_FOUND)
+        pending = self.pending.get(tab_id)
+        if pending is None or not secrets.compare_digest(pending.binding, digest(binding)):
+            raise PageError(TIMED_OUT)  # as Keycloak: this browser's login has no such tab
         user = self.check_user(username, password)
         if user is None:
             raise LoginFailed("Invalid username or password.")
         self.pending.pop(tab_id)
         session = self.start_session(user)
-        return self.code_redirect(request, session), session
+        cookie = secrets.token_urlsafe(32)
+        session.browser = digest(cookie)
+        self.browsers.put(session.browser.hex(), session.id, self.config.sso_session_max)
+        return self.code_redirect(pending.request, session), cookie
+
+    def browser_session(self, cookie: str | None) -> Session | None:
+        """The live session an SSO cookie's secret opens: found by the secret's digest (a look-up
+        that tells nothing of the secret), then compared in constant time. A `sid` opens nothing."""
+        if not cookie:
+            return None
+        presented = digest(cookie)
+        session = self.sessions.get(self.browsers.get(presented.hex()) or "")
+        if session is None or session.browser is None or not secrets.compare_digest(session.browser, presented):
+            return None
+        return session
 
     def code_redirect(self, request: AuthorizationRequest, session: Session) -> str:
         code = secrets.token_urlsafe(32)
@@ -374,8 +418,12 @@ class Realm:
         keys = ("sub", "email_verified", "name", "preferred_username", "given_name", "family_name", "email")
         return {key: claims[key] for key in keys if key in claims}
 
-    def logout(self, params: Mapping[str, str], session_id: str | None) -> str | None:
-        """A browser's end-session request: ends the session; the URI to go back to, if any."""
+    def logout(
+        self, params: Mapping[str, str], cookie: str | None, binding: str | None
+    ) -> str | LogoutConfirmation | None:
+        """A browser's end-session request: ends the session of its SSO cookie (and of the
+        `id_token_hint`); the URI to go back to, if any. Without an ID token, as Keycloak, the user
+        must confirm first (a page of another site could send the browser here): the confirmation."""
         hint_text = params.get("id_token_hint")
         hint = self.tokens.decode(hint_text, ID, verify_exp=False) if hint_text else None
         if hint_text and hint is None:
@@ -392,10 +440,28 @@ class Realm:
                 raise PageError("Invalid redirect uri")
             if "state" in params:
                 target = f"{target}{'&' if '?' in target else '?'}{urlencode({'state': params['state']})}"
-        self.end_session(session_id)
+        session = self.browser_session(cookie)
+        if hint is None and session is not None:
+            binding = browser_binding(binding)
+            code = secrets.token_urlsafe(24)
+            self.logouts.put(code, PendingLogout(session.id, target, digest(binding)), LOGIN_TTL)
+            return LogoutConfirmation(code, binding)
+        self.end_session(session.id if session else None)
         if hint:
             self.end_session(str(hint.get("sid", "")))
         return target
+
+    def confirm_logout(self, code: str, binding: str | None) -> str | None:
+        """The confirmation form's submission, from the browser it was served to: ends the session;
+        the URI to go back to, if any."""
+        if not binding:
+            raise PageError(COOKIE_NOT_FOUND)
+        pending = self.logouts.get(code)
+        if pending is None or not secrets.compare_digest(pending.binding, digest(binding)):
+            raise PageError(LOGOUT_FAILED)
+        self.logouts.pop(code)
+        self.end_session(pending.session_id)
+        return pending.target
 
     def backchannel_logout(self, client: Client, refresh_token: str | None) -> None:
         """A confidential client's logout with its refresh token (Keycloak's POST to the logout URL)."""
@@ -412,6 +478,16 @@ def origin_of(uri: str) -> str | None:
     if not scheme or not host or host.endswith(":"):
         return None
     return f"{scheme}://{host}"
+
+
+def browser_binding(cookie: str | None) -> str:
+    """The browser's binding cookie if it has the shape the realm gives one, else a new one."""
+    return cookie if cookie is not None and BROWSER_SECRET.fullmatch(cookie) else secrets.token_urlsafe(32)
+
+
+def digest(secret: str) -> bytes:
+    """What the realm keeps of a browser's secret: its SHA-256, never the secret itself."""
+    return hashlib.sha256(secret.encode()).digest()
 
 
 def check_verifier(verifier: str | None, challenge: str, method: str | None) -> None:

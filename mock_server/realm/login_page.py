@@ -56,5 +56,16 @@ def error_page(message: str) -> str:
     return page("We are sorry...", f'<h1>We are sorry...</h1><p id="kc-error-message">{escape(message)}</p>')
 
 
+def logout_confirm_page(action: str, code: str) -> str:
+    """Keycloak's logout confirmation: its form posts `session_code` with the button `confirmLogout`."""
+    return page(
+        "Logging out",
+        '<h1>Logging out</h1><div id="kc-logout-confirm"><p class="instruction">Do you want to log out?</p>'
+        f'<form action="{escape(action)}" method="post">'
+        f'<input type="hidden" name="session_code" value="{escape(code)}">'
+        '<input id="kc-logout" name="confirmLogout" type="submit" value="Logout"></form></div>',
+    )
+
+
 def logged_out_page() -> str:
     return page("Logged out", "<h1>You are logged out</h1>")

@@ -1,5 +1,8 @@
 """What the realm remembers between requests: login sessions, authorization codes, pending logins.
 
+A browser holds secrets of its own, never a value that a token, a redirect or a page carries: the
+single-sign-on cookie's secret and the login form's binding are kept here only as SHA-256 digests.
+
 Every one of them lives in an `Expiring` map: entries expire, and the map never holds more than its
 capacity (the oldest go first), so no sequence of requests grows the realm's memory without bound.
 """
@@ -57,6 +60,7 @@ class Session:
     user: User
     started: int
     refresh_ids: dict[str, str] = field(default_factory=dict)  # client id -> the one valid refresh token's jti
+    browser: bytes | None = None  # the digest of the SSO cookie's secret, for a browser's login
 
 
 @dataclass(frozen=True)
@@ -78,3 +82,20 @@ class AuthorizationCode:
     request: AuthorizationRequest
     session_id: str
     auth_time: int
+
+
+@dataclass(frozen=True)
+class PendingLogin:
+    """A login form served: the request it answers, and the digest of the browser's binding cookie."""
+
+    request: AuthorizationRequest
+    binding: bytes
+
+
+@dataclass(frozen=True)
+class PendingLogout:
+    """A logout asked without an ID token, waiting for the user's confirmation in the same browser."""
+
+    session_id: str
+    target: str | None  # where to go afterwards: the checked post_logout_redirect_uri, with the state
+    binding: bytes

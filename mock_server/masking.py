@@ -1,0 +1,153 @@
+"""What the journal and the logs must never show: credentials, masked by one rule wherever they travel.
+
+A credential is masked by name, its name kept and its value replaced by `***`, so a reader still sees
+that a code was sent, not the code: the `Authorization` (its scheme kept), `Proxy-Authorization` and
+`X-API-Key` headers; every cookie's value in `Cookie` and `Set-Cookie` (the attributes kept); and the
+`FIELDS` below wherever a URL or a body carries them: a URL's query and fragment (the request's query,
+`Location`, `Referer`), a form, a JSON body at any depth. The realm's request bodies are read as forms
+whatever their type (as the realm reads them); a JSON body that does not parse (cut at the journal's
+limit, or broken) is masked whole if it is the realm's or names a credential.
+
+`AccessLog` applies the same rule to the request lines of uvicorn's access log (`--access-log`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import unquote_plus
+
+MASK = "***"
+FIELDS = frozenset(
+    {
+        "code",  # an authorization code: redeemable for tokens
+        "session_state",  # the realm's session id, in a redirect and a token response
+        "access_token",
+        "id_token",
+        "refresh_token",
+        "id_token_hint",  # an ID token, in a logout URL
+        "code_verifier",
+        "client_secret",
+        "client_assertion",
+        "password",
+    }
+)
+WHOLE = frozenset({b"proxy-authorization", b"x-api-key"})
+URLS = frozenset({b"location", b"content-location", b"referer"})
+
+
+def headers(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    """Headers by lower-case name (repeated ones joined by ", "), credentials masked."""
+    result: dict[str, str] = {}
+    for name, value in raw:
+        key = name.lower()
+        label = key.decode("latin-1")
+        text = header(key, value.decode("latin-1"))
+        result[label] = f"{result[label]}, {text}" if label in result else text
+    return result
+
+
+def header(name: bytes, value: str) -> str:
+    """One header's value, masked by the rule for its (lower-case) name."""
+    if name == b"authorization":
+        scheme, space, _ = value.partition(" ")
+        return f"{scheme} {MASK}" if space else MASK
+    if name in WHOLE:
+        return MASK
+    if name == b"cookie":
+        return "; ".join(cookie(part.strip()) for part in value.split(";"))
+    if name == b"set-cookie":
+        first, semicolon, attributes = value.partition(";")
+        return f"{cookie(first)}{semicolon}{attributes}"
+    if name in URLS:
+        return url(value)
+    return value
+
+
+def cookie(pair: str) -> str:
+    name, equals, _ = pair.partition("=")
+    return f"{name}={MASK}" if equals else MASK
+
+
+def url(text: str) -> str:
+    """A URL (absolute or relative) with the credentials in its query and its fragment masked."""
+    before, hash_mark, fragment = text.partition("#")
+    path, question, query = before.partition("?")
+    return f"{path}{question}{form(query)}{hash_mark}{form(fragment)}"
+
+
+def form(text: str) -> str:
+    """URL-encoded fields with credentials masked; every other byte kept as sent.
+
+    A field's name is decoded before it is compared (`pass%77ord` is `password`, as the realm reads it)."""
+    if not text:
+        return text
+    return "&".join(field(pair) for pair in text.split("&"))
+
+
+def field(pair: str) -> str:
+    name, equals, _ = pair.partition("=")
+    return f"{name}={MASK}" if equals and unquote_plus(name) in FIELDS else pair
+
+
+def body(text: str, content_type: str, realm: bool, request: bool) -> str:
+    """A body's text (of an exchange with the realm if `realm`) with its credentials masked.
+
+    The realm reads any request body as a form, so its requests are masked as forms whatever their
+    type; the realm's other bodies are shown only if read as JSON or forms, or HTML (its pages)."""
+    kind = content_type.partition(";")[0].strip().lower()
+    if realm and request:
+        text = form(text)
+    if not text:
+        return text
+    if kind == "application/json" or kind.endswith("+json"):
+        masked = json_text(text)
+        if masked is not None:
+            return masked
+        return MASK if realm or any(f'"{name}"' in text for name in FIELDS) else text
+    if kind == "application/x-www-form-urlencoded" or (realm and request):
+        return form(text)
+    return MASK if realm and kind != "text/html" else text
+
+
+def json_text(text: str) -> str | None:
+    """JSON text with the credentials' values masked at any depth; unchanged if none; None if not JSON
+    or nested too deep to walk (a hostile body: the journal's reader must not fail on it)."""
+    try:
+        document = json.loads(text)
+        masked = json_value(document)
+        return text if masked == document else json.dumps(masked, separators=(",", ":"), ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return None
+
+
+def json_value(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: MASK if key in FIELDS else json_value(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [json_value(item) for item in value]
+    return value
+
+
+class AccessLog(logging.Filter):
+    """The credentials in uvicorn's access log lines masked: a logout URL carries `id_token_hint`,
+    and a page the mock serves may be a redirect URI given a `code` (Swagger UI's oauth2-redirect).
+
+    uvicorn's internals, read here only: its `uvicorn.access` logger logs each request with the
+    arguments (client, method, path with query, HTTP version, status)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) == 5 and isinstance(args[2], str):
+            record.args = (args[0], args[1], url(args[2]), args[3], args[4])
+        return True
+
+
+ACCESS_LOG = AccessLog()
+
+
+def mask_access_log() -> None:
+    """Install `AccessLog` on uvicorn's access logger (once: a logger keeps one of each filter)."""
+    logging.getLogger("uvicorn.access").addFilter(ACCESS_LOG)
