@@ -138,7 +138,7 @@ def load_schema(
     config = schemathesis.Config.from_dict(schemathesis_config(options, surface, linked, stateless))
     schema = schemathesis.openapi.from_dict(spec.raw, config=config).include(operation_id=sorted(operations))
     schema.config.__class__ = UntargetedProject  # same slots; only the settings method differs
-    limits = Limits(options.request_timeout, options.max_response_size)
+    limits = Limits.of(options)
     bound(schema, BoundedTransport(schema.transport, limits, keyring, surface.headers))
     hooks.register_formats()
     hooks.install(schema, spec, known)

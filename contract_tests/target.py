@@ -117,7 +117,7 @@ def build_target(options: Options, spec: Spec) -> Target:
         surfaces.append(
             Surface("gateway", options.gateway_url, operations, bearer, {"bearer": bearer}, gateway_refused)
         )
-    limits = Limits(options.request_timeout, options.max_response_size)
+    limits = Limits.of(options)
     for surface in surfaces:
         _waiting(give_up, partial(_probe, surface, spec, limits, keyring))
     return Target(tuple(surfaces), credentials, keyring, limits)
