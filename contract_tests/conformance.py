@@ -26,6 +26,7 @@ from contract_tests.options import Options
 from contract_tests.sharding import collection_name, collection_operations
 from contract_tests.spec import Spec
 from contract_tests.target import Surface
+from contract_tests.trust import Trust
 
 if TYPE_CHECKING:
     from contract_tests.known import Known
@@ -48,6 +49,7 @@ def schemathesis_config(options: Options, surface: Surface, stateful: bool, stat
         "base-url": surface.base_url,
         "headers": surface.headers,
         "request-timeout": options.request_timeout,
+        "tls-verify": Trust(options.ca_bundle, options.insecure).verify(),  # its reproductions say `curl -k`
         "cache": {"enabled": False},
         "generation": {
             "max-examples": options.examples,

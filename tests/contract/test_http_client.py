@@ -22,6 +22,11 @@ import requests
 
 from contract_tests import cli
 from contract_tests.bounded import ACCEPT_ENCODING, Limits, ResponseTooLarge, bounded_session, httpx_client, send_httpx
+from contract_tests.conformance import load_schema
+from contract_tests.identities import Identities
+from contract_tests.known import Known
+from contract_tests.spec import Spec
+from contract_tests.target import Surface
 from contract_tests.trust import Trust
 from tests.contract.support import shop_contract
 from tests.contract.wire import Authority, Wire, authority, read_request, reset, serving
@@ -271,6 +276,22 @@ def test_the_ca_bundle_flag_reaches_both_clients(clients: Clients, ca: Authority
         options = cli.options_from(["--base-url", wire.origin, "--ca-bundle", str(ca.ca_file)], {})
         client = clients(trust=Limits.of(options).trust)
         assert client.get(wire.origin + "/") == Reply(200, b"ok")
+
+
+@pytest.mark.parametrize("flag", ["--ca-bundle", "--insecure", None])
+def test_the_tls_flags_reach_schemathesis_requests(ca: Authority, flag: str | None) -> None:
+    flags = {"--ca-bundle": ["--ca-bundle", str(ca.ca_file)], "--insecure": ["--insecure"], None: []}[flag]
+    with _tls_ok(ca) as wire:
+        base_url = wire.origin + "/shop/api/v1"
+        options = cli.options_from(["--base-url", base_url, "--api-key", "k", *flags], {})
+        surface = Surface("backend", base_url, operations=("list_product_lines",), headers={}, accepted={})
+        schema = load_schema(Spec.load(), options, surface, {"list_product_lines"}, Known(Identities()))
+        case = schema.find_operation_by_id("list_product_lines").Case()
+        if flag is None:
+            with pytest.raises(requests.exceptions.SSLError, match="CERTIFICATE_VERIFY_FAILED"):
+                case.call()
+        else:
+            assert case.call().content == b"ok"
 
 
 def test_a_ca_bundle_that_is_not_a_file_is_a_usage_error(tmp_path: Path) -> None:
