@@ -8,8 +8,10 @@ HTTP proxy; and the deadline and the size limit still hold on each way.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import socket
+import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
@@ -342,6 +344,38 @@ def test_no_proxy_bypasses_the_proxy(clients: Clients, monkeypatch: pytest.Monke
         client = clients()
         assert client.get(target.origin + "/x") == Reply(200, b"direct")
     assert proxy.requests == []
+
+
+def tunnelling(conn: socket.socket, wire: Wire) -> None:
+    """An HTTPS proxy: CONNECT, then the bytes relayed both ways until one side closes."""
+    head = read_request(conn, wire)
+    assert head is not None and head.startswith(b"CONNECT ")
+    host, port = head.split(b" ")[1].decode().rsplit(":", 1)
+    with socket.create_connection((host, int(port))) as upstream:
+        conn.sendall(_head("200 Connection established"))
+        relay = threading.Thread(target=_relay, args=(upstream, conn), daemon=True)
+        relay.start()
+        _relay(conn, upstream)
+        relay.join(timeout=5)
+
+
+def _relay(source: socket.socket, sink: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        while data := source.recv(65536):
+            sink.sendall(data)
+    with contextlib.suppress(OSError):
+        sink.shutdown(socket.SHUT_WR)
+
+
+def test_https_proxy_from_the_environment_tunnels_to_a_tls_target(
+    clients: Clients, ca: Authority, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with _tls_ok(ca) as target, serving(tunnelling) as proxy:
+        monkeypatch.setenv("HTTPS_PROXY", proxy.origin)
+        client = clients(trust=Trust(ca_bundle=ca.ca_file))
+        assert client.get(target.origin + "/") == Reply(200, b"ok")
+    [line] = proxy.request_lines()  # http.client says HTTP/1.0, httpcore HTTP/1.1
+    assert line.startswith(f"CONNECT {target.origin.removeprefix('https://')} HTTP/1.")
 
 
 # the deadline and the size limit, direct and through a proxy ---------------------------------------------
