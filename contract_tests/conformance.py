@@ -19,7 +19,8 @@ from schemathesis.engine.recorder import CheckFailureInfo, ScenarioRecorder
 
 from contract_tests import checks as _registered_checks  # noqa: F401  (registers our checks)
 from contract_tests import hooks, refusals
-from contract_tests.bounded import Limits, ResponseTooLarge, bounded_session
+from contract_tests.bounded import Limits, ResponseTooLarge
+from contract_tests.bounded_requests import bounded_session
 from contract_tests.findings import ALL_CHECKS, STRICT_CHECKS, Ledger, Violation
 from contract_tests.keyring import CredentialsLost, Keyring
 from contract_tests.options import Options

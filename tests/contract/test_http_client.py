@@ -23,7 +23,9 @@ import pytest
 import requests
 
 from contract_tests import cli
-from contract_tests.bounded import ACCEPT_ENCODING, Limits, ResponseTooLarge, bounded_session, httpx_client, send_httpx
+from contract_tests.bounded import ACCEPT_ENCODING, Limits, ResponseTooLarge
+from contract_tests.bounded_httpx import httpx_client, send_httpx
+from contract_tests.bounded_requests import bounded_session
 from contract_tests.conformance import load_schema
 from contract_tests.identities import Identities
 from contract_tests.known import Known
