@@ -17,6 +17,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -101,6 +102,15 @@ def clients(request: pytest.FixtureRequest) -> Iterator[Clients]:
         client.close()
 
 
+def _case(origin: str, flags: list[str]) -> Any:
+    """A Schemathesis case of `list_product_lines` at `origin`, sent as a run with `flags` sends it."""
+    base_url = origin + "/shop/api/v1"
+    options = cli.options_from(["--base-url", base_url, "--api-key", "k", *flags], {})
+    surface = Surface("backend", base_url, operations=("list_product_lines",), headers={}, accepted={})
+    schema = load_schema(Spec.load(), options, surface, {"list_product_lines"}, Known(Identities()))
+    return schema.find_operation_by_id("list_product_lines").Case()
+
+
 def _in_pieces(conn: socket.socket, data: bytes, pieces: int = 8, pause: float = 0.02) -> None:
     size = -(-len(data) // pieces)
     for start in range(0, len(data), size):
@@ -136,6 +146,14 @@ def test_a_closing_answer_is_read_whole_when_its_body_comes_after_its_headers(cl
         assert client.get(wire.origin + "/") == Reply(200, BODY)
         assert client.get(wire.origin + "/") == Reply(200, BODY)
     assert wire.connections == 2
+
+
+def test_schemathesis_reads_a_closing_answer_whole() -> None:
+    """The case of issue 17, through Schemathesis' own transport: every request read, none broken."""
+    with serving(closing) as wire:
+        case = _case(wire.origin, [])
+        assert [case.call().content for _ in range(3)] == [BODY] * 3
+    assert wire.connections == 3
 
 
 def test_an_http_1_0_answer_is_read_to_the_end_of_the_connection(clients: Clients) -> None:
@@ -286,11 +304,7 @@ def test_the_ca_bundle_flag_reaches_both_clients(clients: Clients, ca: Authority
 def test_the_tls_flags_reach_schemathesis_requests(ca: Authority, flag: str | None) -> None:
     flags = {"--ca-bundle": ["--ca-bundle", str(ca.ca_file)], "--insecure": ["--insecure"], None: []}[flag]
     with _tls_ok(ca) as wire:
-        base_url = wire.origin + "/shop/api/v1"
-        options = cli.options_from(["--base-url", base_url, "--api-key", "k", *flags], {})
-        surface = Surface("backend", base_url, operations=("list_product_lines",), headers={}, accepted={})
-        schema = load_schema(Spec.load(), options, surface, {"list_product_lines"}, Known(Identities()))
-        case = schema.find_operation_by_id("list_product_lines").Case()
+        case = _case(wire.origin, flags)
         if flag is None:
             with pytest.raises(requests.exceptions.SSLError, match="CERTIFICATE_VERIFY_FAILED"):
                 case.call()
