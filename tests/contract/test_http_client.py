@@ -323,6 +323,15 @@ def test_a_ca_bundle_that_holds_no_certificate_is_a_usage_error(tmp_path: Path) 
         Trust(ca_bundle=tmp_path / "empty.pem").ssl_context()
 
 
+def test_a_ca_bundle_variable_naming_no_certificate_is_a_usage_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "empty.pem").write_text("")
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(tmp_path / "empty.pem"))
+    with pytest.raises(cli.UsageError, match=r"^REQUESTS_CA_BUNDLE .*empty\.pem: not a readable PEM file"):
+        Trust().ssl_context()
+
+
 def test_the_cli_warns_once_with_insecure_and_reaches_a_self_signed_target(ca: Authority) -> None:
     with serving(_keeping_alive(lambda head: _head("404 Not Found", Content_Length=0)), tls=ca.server) as wire:
         args = ["--base-url", wire.origin, "--api-key", "k", "--no-conformance", "--quiet"]
