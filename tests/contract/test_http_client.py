@@ -9,6 +9,7 @@ HTTP proxy; and the deadline and the size limit still hold on each way.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gzip
 import socket
 import threading
@@ -93,8 +94,8 @@ def clients(request: pytest.FixtureRequest) -> Iterator[Clients]:
     """Makes the client under test (after the test set its environment): `clients(deadline=..., ...)`."""
     made: list[Client] = []
 
-    def make(**limits: object) -> Client:
-        made.append(Client(request.param, Limits(**{"deadline": 3, **limits})))  # type: ignore[arg-type]
+    def make(**limits: Any) -> Client:
+        made.append(Client(request.param, dataclasses.replace(Limits(deadline=3), **limits)))
         return made[-1]
 
     yield make
@@ -261,8 +262,8 @@ def ca(tmp_path_factory: pytest.TempPathFactory) -> Authority:
     return authority(tmp_path_factory.mktemp("ca"))
 
 
-def _tls_ok(ca: Authority) -> Iterator[Wire]:
-    return serving(_keeping_alive(lambda head: _head(Content_Length=2) + b"ok"), tls=ca.server)  # type: ignore[return-value]
+def _tls_ok(ca: Authority) -> contextlib.AbstractContextManager[Wire]:
+    return serving(_keeping_alive(lambda head: _head(Content_Length=2) + b"ok"), tls=ca.server)
 
 
 def test_a_private_ca_given_as_ca_bundle_is_trusted(clients: Clients, ca: Authority) -> None:
