@@ -21,6 +21,9 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from contract_tests.bounded import Limits, ResponseTooLarge
+from contract_tests.bounded_httpx import httpx_client, send_httpx
+
 TOKEN_SUFFIX = "/protocol/openid-connect/token"
 DISCOVERY_SUFFIX = "/.well-known/openid-configuration"
 
@@ -45,11 +48,19 @@ class Credentials:
         return {} if self.token is None else {"Authorization": f"Bearer {self.token}"}
 
 
-def fetch_token(token_url: str, client_id: str, client_secret: str, timeout: float = 10.0) -> tuple[str, float | None]:
+def _get_or_post(limits: Limits, method: str, url: str, form: dict[str, str] | None = None) -> httpx.Response:
+    """One request to the realm, under the run's deadline, size limit and TLS trust, like any other."""
+    with httpx_client(limits) as client:
+        return send_httpx(client, client.build_request(method, url, data=form), limits)
+
+
+def fetch_token(token_url: str, client_id: str, client_secret: str, limits: Limits) -> tuple[str, float | None]:
     """A client_credentials grant against an OpenID Connect token endpoint: the token and its `expires_in`."""
     form = {"grant_type": "client_credentials", "client_id": client_id, "client_secret": client_secret}
     try:
-        response = httpx.post(token_url, data=form, timeout=timeout)
+        response = _get_or_post(limits, "POST", token_url, form)
+    except ResponseTooLarge as exc:
+        raise CredentialsError(f"the token endpoint {token_url} answered more than {exc.limit} bytes") from exc
     except httpx.HTTPError as exc:
         raise TokenEndpointUnreachable(f"cannot reach the token endpoint {token_url}: {exc}") from exc
     if response.status_code != 200:
@@ -59,7 +70,7 @@ def fetch_token(token_url: str, client_id: str, client_secret: str, timeout: flo
     try:
         answer = response.json()
         token = answer["access_token"]
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
         raise CredentialsError(f"the token endpoint {token_url} answered no access_token") from exc
     expires_in = answer.get("expires_in")
     return str(token), float(expires_in) if isinstance(expires_in, int | float) and expires_in > 0 else None
@@ -84,17 +95,19 @@ def _claims_and_header(token: str | None) -> tuple[dict[str, Any], dict[str, Any
         return default, {"alg": "RS256", "typ": "JWT"}
 
 
-def realm_public_key(token: str | None, token_url: str | None, timeout: float = 10.0) -> bytes | None:
+def realm_public_key(token: str | None, token_url: str | None, limits: Limits) -> bytes | None:
     """The realm's first RSA public key (PEM), found through OIDC discovery; None when not published."""
     claims, _ = _claims_and_header(token)
     realm = token_url.removesuffix(TOKEN_SUFFIX) if token_url else claims.get("iss")
     if not realm:
         return None
     try:
-        discovery = httpx.get(f"{realm}{DISCOVERY_SUFFIX}", timeout=timeout).json()
-        keys = httpx.get(discovery["jwks_uri"], timeout=timeout).json()["keys"]
+        discovery = _get_or_post(limits, "GET", f"{realm}{DISCOVERY_SUFFIX}").json()
+        keys = _get_or_post(limits, "GET", str(discovery["jwks_uri"])).json()["keys"]
         key = jwt.algorithms.RSAAlgorithm.from_jwk(json.dumps(keys[0]))
-    except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError, jwt.PyJWTError):
+    except (httpx.HTTPError, ResponseTooLarge, ValueError, KeyError, IndexError, TypeError, RecursionError):
+        return None
+    except jwt.PyJWTError:
         return None
     if not isinstance(key, rsa.RSAPublicKey):
         return None

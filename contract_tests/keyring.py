@@ -19,6 +19,7 @@ from typing import Any
 import jwt
 
 from contract_tests.auth import CredentialsError, fetch_token
+from contract_tests.bounded import Limits
 
 MARGIN_SHARE = 0.2
 """Renew when this share of the token's lifetime is left (at most MAX_MARGIN seconds before expiry)."""
@@ -51,10 +52,10 @@ def _expiry(token: str) -> float | None:
 class Keyring:
     """The credentials of a run, renewed when due; thread-safe (Schemathesis may use workers)."""
 
-    def __init__(self, api_key: str | None, token: str | None, realm: Realm | None, timeout: float) -> None:
+    def __init__(self, api_key: str | None, token: str | None, realm: Realm | None, limits: Limits) -> None:
         self.api_key = api_key
         self.realm = realm
-        self.timeout = timeout
+        self.limits = limits
         self.refused = 0
         """Requests refused (401) although they carried the suite's current credentials."""
         self._lock = threading.Lock()
@@ -80,7 +81,7 @@ class Keyring:
         assert self.realm is not None
         realm = self.realm
         try:
-            token, expires_in = fetch_token(realm.token_url, realm.client_id, realm.client_secret, self.timeout)
+            token, expires_in = fetch_token(realm.token_url, realm.client_id, realm.client_secret, self.limits)
         except CredentialsError as exc:
             raise CredentialsLost(str(exc)) from exc
         # The earlier of `expires_in` and the token's own `exp` (whole seconds: up to a second earlier).

@@ -78,7 +78,7 @@ def _keyring(options: Options) -> Keyring:
     if options.token_url and options.client_id and options.client_secret:
         realm = Realm(options.token_url, options.client_id, options.client_secret)
     try:
-        return Keyring(options.api_key, options.token, realm, options.request_timeout)
+        return Keyring(options.api_key, options.token, realm, Limits.of(options))
     except CredentialsLost as exc:
         if isinstance(exc.__cause__, TokenEndpointUnreachable):
             raise Unreached(str(exc)) from exc
@@ -94,7 +94,8 @@ def build_target(options: Options, spec: Spec) -> Target:
     except CredentialsLost as exc:
         raise TargetError(str(exc)) from exc
     credentials = Credentials(api_key=options.api_key, token=token)
-    refused = _refused(credentials, forged_tokens(token, realm_public_key(token, options.token_url)))
+    public_key = realm_public_key(token, options.token_url, Limits.of(options))
+    refused = _refused(credentials, forged_tokens(token, public_key))
     surfaces = []
     if options.base_url is not None:
         if credentials.api_key is None and credentials.token is None:
