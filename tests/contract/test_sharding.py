@@ -16,7 +16,7 @@ import pytest
 
 from contract_tests import cli, report
 from contract_tests.domain.data import Context
-from contract_tests.findings import Ledger, RunInfo, Violation
+from contract_tests.findings import Ledger, RunError, RunInfo, Violation
 from contract_tests.identities import Identities
 from contract_tests.known import Known
 from contract_tests.sharding import Shard, collection_name
@@ -176,7 +176,7 @@ def test_merge_of_clean_shards_is_exit_0_and_adds_up(tmp_path: Path, capsys: pyt
     ("changes", "code"),
     [
         ({"violations": [Violation("round_trip", "backend", "get_product", "rule", "curl", "HTTP 200")]}, 1),
-        ({"errors": ["[backend] schemathesis: stopped"]}, 2),
+        ({"errors": [RunError("connection reset", "backend", "schemathesis", "GET http://x/", "stopped")]}, 2),
         ({"aborted": "credentials lost"}, 2),
     ],
 )
