@@ -100,7 +100,7 @@ def _selected_only(ledger: Ledger, options: Options) -> None:
     ledger.violations[:] = [v for v in ledger.violations if options.selects(v.check)]
 
 
-def _seeded(options: Options, spec: Spec, progress: Progress) -> Options:
+def seeded(options: Options, spec: Spec, progress: Progress) -> Options:
     """A shard without `--seed` takes the seed every shard of its run derives alike (sharding.derived_seed)."""
     if options.shard is None or options.seed is not None:
         return options
@@ -121,7 +121,7 @@ def run(options: Options, progress: Progress) -> Ledger:
     unknown = set(options.include) - set(spec.operations)
     if unknown:
         raise UsageError(f"unknown operation(s) for --include: {', '.join(sorted(unknown))}")
-    options = _seeded(options, spec, progress)
+    options = seeded(options, spec, progress)
     target = build_target(options, spec)
     ledger = Ledger(secrets=target.keyring.secrets())
     ledger.run = RunInfo(
