@@ -108,6 +108,8 @@ def summary(ledger: Ledger) -> str:
     )
     if ledger.aborted:
         verdict = f"stopped: {ledger.aborted}; {verdict} up to then"
+    elif ledger.errors:
+        verdict = f"incomplete, {len(ledger.errors)} part(s) could not complete (see Errors); {verdict} in the rest"
     return Redactor(ledger.secrets)("\n".join([*parts, "", f"Result: {verdict}."]))
 
 

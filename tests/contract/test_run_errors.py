@@ -173,3 +173,4 @@ def test_a_target_resetting_one_operation_is_exit_2_naming_the_cause_and_request
     assert all(error["request"].startswith(f"GET {origin}{API}/productlines/") for error in errors), errors
     summary = (tmp_path / "summary.txt").read_text(encoding="utf-8")
     assert f"by cause:\n  connection reset ({len(errors)}):\n    [backend] " in summary
+    assert f"Result: incomplete, {len(errors)} part(s) could not complete (see Errors);" in summary
