@@ -2,7 +2,8 @@
 
 Exit 0: no violation; 1: violations found; 2: could not run or could not finish (bad arguments,
 unreadable spec, unreachable target or not this API, credentials refused or lost during the run, an
-internal error), said in one line on stderr; the reports are written whenever testing started.
+internal error, a part of the run that could not complete: even with violations found, the verdict is
+incomplete), said in one line on stderr; the reports are written whenever testing started.
 Secrets may come from the environment (SECRET_VARIABLES) so that no command line or CI log holds them.
 
 Importing this module is cheap (the pytest plugin builds its options from `parser()` in every pytest
@@ -174,14 +175,28 @@ def _fail(message: str) -> int:
 
 
 def verdict(ledger: Ledger) -> int:
-    """The exit code of a finished (or stopped) run, with its one line on stderr when it is 2."""
+    """The exit code of a finished (or stopped) run, with its one line on stderr when it is 2.
+
+    A part of the run that could not complete makes the verdict incomplete: 2, even with violations found.
+    """
+    shown = Redactor(ledger.secrets)
     if ledger.aborted:
-        return _fail(Redactor(ledger.secrets)(ledger.aborted))
+        return _fail(shown(ledger.aborted))
+    if ledger.errors:
+        return _fail(shown(incomplete(ledger)))
     if ledger.violations:
         return EXIT_VIOLATIONS
-    if ledger.errors:
-        return _fail(f"{len(ledger.errors)} part(s) of the run could not complete (see Errors above)")
     return EXIT_OK
+
+
+def incomplete(ledger: Ledger) -> str:
+    """One line: how many parts could not complete, the first one's cause and request, the other causes."""
+    first, causes = ledger.errors[0], ledger.causes()
+    on = f"{first.cause} on {first.request}" if first.request else f"{first.cause} in [{first.surface}] {first.where}"
+    more = len(ledger.errors) - 1
+    counted = ", ".join(f"{cause} {count}" for cause, count in causes.items())
+    tail = f"and {more} more of {len(causes)} cause(s): {counted}; " if more else ""
+    return f"{len(ledger.errors)} part(s) of the run could not complete; first: {on} ({tail}see Errors above)"
 
 
 def merge(argv: Sequence[str]) -> int:

@@ -21,7 +21,8 @@ from contract_tests import checks as _registered_checks  # noqa: F401  (register
 from contract_tests import hooks, refusals
 from contract_tests.bounded import Limits, ResponseTooLarge
 from contract_tests.bounded_requests import bounded_session
-from contract_tests.findings import ALL_CHECKS, STRICT_CHECKS, Ledger, Violation
+from contract_tests.causes import chain, classify, request_of
+from contract_tests.findings import ALL_CHECKS, STRICT_CHECKS, Ledger, RunError, Violation
 from contract_tests.keyring import CredentialsLost, Keyring
 from contract_tests.options import Options
 from contract_tests.sharding import collection_name, collection_operations
@@ -285,17 +286,12 @@ def execute(spec: Spec, options: Options, surface: Surface, ledger: Ledger, prog
         elif isinstance(event, events.FatalError):
             if isinstance(event.exception, CredentialsLost):
                 raise event.exception
-            raise ConformanceError(f"Schemathesis stopped: {event.exception}")
+            raise ConformanceError(f"Schemathesis stopped: {event.exception}") from event.exception
 
 
 def _cause(error: BaseException, kind: type[BaseException]) -> BaseException | None:
-    """`error` or the first exception of that `kind` in its chain of causes."""
-    seen: BaseException | None = error
-    while seen is not None:
-        if isinstance(seen, kind):
-            return seen
-        seen = seen.__cause__ or seen.__context__
-    return None
+    """`error` or the first exception of that `kind` it wraps."""
+    return next((item for item in chain(error) if isinstance(item, kind)), None)
 
 
 def non_fatal(spec: Spec, options: Options, surface: Surface, event: events.NonFatalError, ledger: Ledger) -> None:
@@ -315,4 +311,15 @@ def non_fatal(spec: Spec, options: Options, surface: Surface, event: events.NonF
         shown = "(no whole answer within the deadline)"
         ledger.violated(Violation("response_time", surface.name, operation, rule, sample, shown))
     else:
-        ledger.errors.append(f"[{surface.name}] {event.label}: {event.info.title}: {event.info.message}")
+        detail = f"{event.info.title}: {event.info.message}"
+        ledger.errors.append(RunError(classify(event.value), surface.name, operation, _request(event, surface), detail))
+
+
+def _request(event: events.NonFatalError, surface: Surface) -> str:
+    """The request the error happened on: the one its exception names, else its operation on the surface
+    ("GET /productlines/{productline}/" as "GET {base_url}/productlines/{productline}/"); "" for none."""
+    named = request_of(event.value)
+    method, _, path = event.label.partition(" ")
+    if named or not path.startswith("/"):
+        return named
+    return f"{method} {surface.base_url.rstrip('/')}{path}"

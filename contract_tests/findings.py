@@ -79,6 +79,24 @@ class Skip:
 
 
 @dataclass(frozen=True)
+class RunError:
+    """A part of the run that could not complete: the verdict is incomplete (exit 2), never a silent pass."""
+
+    cause: str
+    """The cause class (contract_tests.causes): "connection reset", "timeout", "TLS", ..."""
+    surface: str
+    where: str
+    """The check or operation that could not complete."""
+    request: str
+    """`METHOD URL` of the request it happened on; "" when it was no request's."""
+    detail: str
+
+    def __str__(self) -> str:
+        on = f" on {self.request}" if self.request else ""
+        return f"[{self.surface}] {self.where}: {self.cause}{on}: {self.detail}"
+
+
+@dataclass(frozen=True)
 class Key:
     surface: str
     operation: str
@@ -116,7 +134,7 @@ class Ledger:
 
     passes: Counter[Key] = field(default_factory=Counter)
     violations: list[Violation] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
+    errors: list[RunError] = field(default_factory=list)
     not_exercised: list[Skip] = field(default_factory=list)
     run: RunInfo = field(default_factory=RunInfo)
     secrets: tuple[str, ...] = ()
@@ -140,6 +158,10 @@ class Ledger:
         skip = Skip(surface, operation, check, reason)
         if skip not in self.not_exercised:
             self.not_exercised.append(skip)
+
+    def causes(self) -> Counter[str]:
+        """How many errors of each cause, in the order the causes were first met."""
+        return Counter(error.cause for error in self.errors)
 
     def failures(self) -> Counter[Key]:
         return Counter(Key(v.surface, v.operation, v.check) for v in self.violations)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from contract_tests.findings import Ledger, RunInfo, Skip, Violation
+from contract_tests.findings import Ledger, RunError, RunInfo, Skip, Violation
 
 SAME = ("seed", "profile", "suite_version", "spec_version")
 """What the shards of one run share."""
@@ -45,7 +46,7 @@ def ledger_of(document: dict[str, Any]) -> Ledger:
         ledger.passed(entry["surface"], entry["operation"], entry["check"], int(entry["times"]))
     ledger.violations = [Violation(**{**v, "setup": tuple(v.get("setup", ()))}) for v in document["violations"]]
     ledger.not_exercised = [Skip(**skip) for skip in document["not_exercised"]]
-    ledger.errors = [str(error) for error in document["errors"]]
+    ledger.errors = [RunError(**error) for error in document["errors"]]
     ledger.aborted = document.get("aborted")
     return ledger
 
@@ -105,7 +106,7 @@ def _added(ledgers: list[Ledger], count: int) -> Ledger:
             merged.violated(violation)
         for skip in ledger.not_exercised:
             merged.skipped(skip.surface, skip.operation, skip.check, skip.reason)
-        merged.errors += [f"shard {run.shard}: {error}" for error in ledger.errors]
+        merged.errors += [replace(error, where=f"shard {run.shard}: {error.where}") for error in ledger.errors]
         if ledger.aborted:
             aborted.append(f"shard {run.shard}: {ledger.aborted}")
     merged.aborted = "; ".join(aborted) or None

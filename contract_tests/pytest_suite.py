@@ -79,7 +79,7 @@ class ContractCheck(pytest.Item):
         ledger = outcome.ledger
         assert ledger is not None
         if self.check == "run_completed" and (ledger.aborted or ledger.errors):
-            raise AssertionError("\n".join([*([ledger.aborted] if ledger.aborted else []), *ledger.errors]))
+            raise AssertionError("\n".join([*([ledger.aborted] if ledger.aborted else []), *map(str, ledger.errors)]))
         found = [v for v in ledger.violations if v.check == self.check]
         if found:
             raise AssertionError("\n\n".join(report.describe(n, v) for n, v in enumerate(found, 1)))

@@ -84,13 +84,23 @@ def describe(number: int, violation: Violation) -> str:
     )
 
 
+def _errors(ledger: Ledger) -> list[str]:
+    """The run errors grouped by cause, causes in the order first met."""
+    if not ledger.errors:
+        return []
+    lines = ["", "Errors (parts of the run that could not complete), by cause:"]
+    for cause, count in ledger.causes().items():
+        lines.append(f"  {cause} ({count}):")
+        lines += [f"    {error}" for error in ledger.errors if error.cause == cause]
+    return lines
+
+
 def summary(ledger: Ledger) -> str:
     parts = [*_run_lines(ledger), "", *_by_check(ledger), "", *_by_operation(ledger), *_not_exercised(ledger)]
     if ledger.violations:
         parts += ["", RULE, f"{len(ledger.violations)} violation(s):", ""]
         parts += [describe(n, v) + "\n" for n, v in enumerate(ledger.violations, 1)]
-    if ledger.errors:
-        parts += ["", "Errors (parts of the run that could not complete):", *(f"  {e}" for e in ledger.errors)]
+    parts += _errors(ledger)
     verdict = (
         "no violation"
         if ledger.ok
@@ -98,6 +108,8 @@ def summary(ledger: Ledger) -> str:
     )
     if ledger.aborted:
         verdict = f"stopped: {ledger.aborted}; {verdict} up to then"
+    elif ledger.errors:
+        verdict = f"incomplete, {len(ledger.errors)} part(s) could not complete (see Errors); {verdict} in the rest"
     return Redactor(ledger.secrets)("\n".join([*parts, "", f"Result: {verdict}."]))
 
 
@@ -106,7 +118,7 @@ def junit_xml(ledger: Ledger) -> bytes:
     keys = sorted(set(ledger.passes) | set(ledger.failures()), key=lambda k: (k.surface, k.operation, k.check))
     failures = ledger.failures()
     run = ledger.run
-    errors = [*ledger.errors, *([ledger.aborted] if ledger.aborted else [])]
+    errors = [*map(str, ledger.errors), *([ledger.aborted] if ledger.aborted else [])]
     suite = ET.Element(
         "testsuite",
         name="shop-contract",
@@ -163,7 +175,7 @@ def as_json(ledger: Ledger) -> dict[str, object]:
         "passes": [{**asdict(key), "times": times} for key, times in sorted(ledger.passes.items(), key=_order)],
         "not_exercised": [asdict(skip) for skip in ledger.not_exercised],
         "violations": [asdict(violation) for violation in ledger.violations],
-        "errors": ledger.errors,
+        "errors": [asdict(error) for error in ledger.errors],
         "aborted": ledger.aborted,
     }
     cleaned: dict[str, object] = _redacted(document, shown)

@@ -10,18 +10,20 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 
-from contract_tests import SUITE_VERSION, conformance
+from contract_tests import SUITE_VERSION, causes, conformance
 from contract_tests.conformance import ConformanceError
 from contract_tests.domain import PER_SURFACE, surfaces
 from contract_tests.domain.data import Context
 from contract_tests.domain.http import Abandoned, Session, Unreachable
-from contract_tests.findings import ALL_CHECKS, Ledger, RunInfo
+from contract_tests.findings import ALL_CHECKS, Ledger, RunError, RunInfo
 from contract_tests.identities import Identities
 from contract_tests.keyring import CredentialsLost
 from contract_tests.known import Known, discover, remove_made
 from contract_tests.options import Options, UsageError
+from contract_tests.sharding import derived_seed
 from contract_tests.spec import Spec
 from contract_tests.target import Target, TargetError, build_target
 
@@ -45,37 +47,42 @@ def learn(spec: Spec, target: Target, identities: Identities, ledger: Ledger) ->
 
 
 def guarded(ledger: Ledger, surface: str, check: str, work: Callable[[], None]) -> bool:
-    """Run one check's work; what stops it becomes a verdict, a "not exercised" entry or an error, never a
-    crash. CredentialsLost goes on up: it ends the run. False when the surface stopped answering."""
+    """Run one check's work; what stops it becomes a verdict, a "not exercised" entry or a run error with its
+    cause, never a crash. CredentialsLost goes on up: it ends the run. False when the surface is gone
+    (refused, unresolvable): its other checks cannot run either."""
     try:
         work()
     except CredentialsLost:
         raise
     except Abandoned as exc:
         ledger.skipped(surface, "-", check, f"not finished: {exc}")
-    except (Unreachable, TargetError) as exc:
-        ledger.skipped(surface, "-", check, f"the target stopped answering: {exc}")
-        ledger.errors.append(f"[{surface}] {check}: the target stopped answering: {exc}")
-        return False
     except ConformanceError as exc:
         ledger.skipped(surface, "-", check, str(exc))
-        ledger.errors.append(f"[{surface}] {check}: {exc}")
+        ledger.errors.append(run_error(surface, check, exc.__cause__ or exc, str(exc)))
     except Exception as exc:
-        reason = f"could not run: {type(exc).__name__}: {exc}"
-        ledger.skipped(surface, "-", check, reason)
-        ledger.errors.append(f"[{surface}] {check} {reason}")
+        shown = exc.__cause__ if isinstance(exc, Unreachable) and exc.__cause__ is not None else exc
+        error = run_error(surface, check, exc, f"{type(shown).__name__}: {shown}".removesuffix(": "))
+        ledger.skipped(surface, "-", check, f"could not complete: {error.cause}")
+        ledger.errors.append(error)
+        return error.cause not in causes.UNREACHABLE
     return True
+
+
+def run_error(surface: str, where: str, error: BaseException, detail: str) -> RunError:
+    """`error` as a run error: its cause class and the first request it names."""
+    return RunError(causes.classify(error), surface, where, causes.request_of(error), detail)
 
 
 def run_domain(ctx: Context, target: Target, options: Options, ledger: Ledger, progress: Progress) -> None:
     sessions = {surface.name: Session(surface, ledger, target.limits, target.keyring) for surface in target.surfaces}
     try:
         for session in sessions.values():
-            for name, test in PER_SURFACE.items():
-                if name in ALL_CHECKS and not options.selects(name):
-                    continue
+            tests = [name for name in PER_SURFACE if name not in ALL_CHECKS or options.selects(name)]
+            for done, name in enumerate(tests, 1):
                 progress(f"[{session.surface.name}] {name}")
-                if not guarded(ledger, session.surface.name, name, partial(test, ctx, session)):
+                if not guarded(ledger, session.surface.name, name, partial(PER_SURFACE[name], ctx, session)):
+                    for left in tests[done:]:
+                        ledger.skipped(session.surface.name, "-", left, "not run: the surface stopped answering")
                     break
         if "backend" in sessions and "gateway" in sessions and options.selects("surface_parity"):
             progress("[gateway] surface_parity")
@@ -93,6 +100,15 @@ def _selected_only(ledger: Ledger, options: Options) -> None:
     ledger.violations[:] = [v for v in ledger.violations if options.selects(v.check)]
 
 
+def seeded(options: Options, spec: Spec, progress: Progress) -> Options:
+    """A shard without `--seed` takes the seed every shard of its run derives alike (sharding.derived_seed)."""
+    if options.shard is None or options.seed is not None:
+        return options
+    seed = derived_seed(spec, options.shard.count)
+    progress(f"seed: {seed} (derived from the spec digest and {options.shard.count} shards; --seed overrides)")
+    return replace(options, seed=seed)
+
+
 def run(options: Options, progress: Progress) -> Ledger:
     """Test the target the options describe; raises for what makes a run impossible.
 
@@ -105,6 +121,7 @@ def run(options: Options, progress: Progress) -> Ledger:
     unknown = set(options.include) - set(spec.operations)
     if unknown:
         raise UsageError(f"unknown operation(s) for --include: {', '.join(sorted(unknown))}")
+    options = seeded(options, spec, progress)
     target = build_target(options, spec)
     ledger = Ledger(secrets=target.keyring.secrets())
     ledger.run = RunInfo(

@@ -12,11 +12,16 @@ Two kinds of unit, each sorted and dealt round-robin (unit n, from 0, goes to sh
 
 The assignment depends only on the spec and N, so every shard of a run computes the same one, and
 each unit lands in exactly one shard. 1/1 is the whole run, run as without `--shard`.
+
+The shards must also share the seed: without `--seed`, each derives it from what every runner has
+(`derived_seed`: the spec's digest and N), so N runners started alike agree without being told.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -52,6 +57,14 @@ class Shard:
 
 
 WHOLE = Shard(1, 1)
+
+
+def derived_seed(spec: Spec, count: int) -> int:
+    """The seed of a sharded run without `--seed`: the first 8 bytes of sha256 over the spec document (its
+    parsed content in canonical JSON, so a checkout's line endings or YAML layout do not matter) and N."""
+    document = json.dumps(spec.raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    digest = hashlib.sha256(f"{document}\n{count}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
 
 
 def collection_name(collection: Collection) -> str:

@@ -4,14 +4,17 @@ On an item the test creates, each writable field in turn (strings, integers, dec
 one also set to null and back), in each body encoding the operation accepts, is patched alone. The
 answer and the next read hold the new value and every other field's value unchanged. Identifiers and
 references stay (other checks cover them); an external reference changes only to another value the
-target serves.
+target serves. A form carries null as the empty value: what it reads back as is the spec's decision
+`empty-form-value`, whose admitted values (null or "") each count where the field's schema allows them.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
+from contract_tests.decisions import EMPTY_FORM_VALUE, admits
 from contract_tests.domain.data import Context, differences
 from contract_tests.domain.encodings import encoded
 from contract_tests.domain.http import Exchange, Session
@@ -58,8 +61,8 @@ def patch_each(ctx: Context, session: Session, collection: Collection, media: st
     setup: list[Exchange] = [created]
     params = {name: identifier}
     for field, value in changes(ctx, collection, state):
-        state = {**state, field: value}
         patched = session.call(patch, params, **encoded({field: value}, media))
+        state = {**state, field: stored(patched, field, admitted(ctx, collection, field, value, media))}
         read = session.call(get, params)
         evidence, broken = patched, judged(patched, 200, state, f"a PATCH of `{field}` alone to {value!r} ({media})")
         if broken is None:
@@ -68,6 +71,37 @@ def patch_each(ctx: Context, session: Session, collection: Collection, media: st
             return  # the item stays, named in the violation
         setup.append(patched)
     session.call(collection.item_ops["delete"], params)
+
+
+def admitted(ctx: Context, collection: Collection, field: str, value: Any, media: str) -> list[Any]:
+    """What `field` may read back as once sent alone as `value`: the value itself; for null in a form (the
+    empty value), each value the spec's decision admits that the field's schema allows."""
+    if value is not None or media == "application/json":
+        return [value]
+    schema = collection.request_schema["properties"][field]
+    allowed = [v for v in admits(ctx.spec, EMPTY_FORM_VALUE) if v is None or (v == "" and allows_empty(schema))]
+    return allowed or [value]
+
+
+def allows_empty(schema: JSON) -> bool:
+    """Whether the field's schema lets it hold the empty string: a string without a minimum length or a
+    `format` (a decimal or a date is never empty), whose pattern and enum allow it."""
+    pattern = schema.get("pattern")
+    return (
+        schema.get("type") == "string"
+        and "format" not in schema
+        and schema.get("minLength", 0) == 0
+        and (pattern is None or re.search(pattern, "") is not None)
+        and "" in schema.get("enum", [""])
+    )
+
+
+def stored(patched: Exchange, field: str, choices: list[Any]) -> Any:
+    """The admitted value the PATCH answered for `field` (the rest of the check holds the target to it), or
+    the first one: the answer is then judged against it."""
+    answer = patched.json()
+    answered = answer.get(field) if isinstance(answer, dict) else None
+    return answered if answered in choices else choices[0]
 
 
 def judged(exchange: Exchange, status: int, expected: JSON, what: str) -> str | None:

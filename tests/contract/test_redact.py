@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from contract_tests import report
-from contract_tests.findings import Ledger, Skip, Violation
+from contract_tests.findings import Ledger, RunError, Skip, Violation
 from contract_tests.redact import MASK, Redactor
 
 SECRET = "s3cret-api-key"
@@ -23,7 +23,7 @@ def ledger_showing(text: str) -> Ledger:
     ledger.violated(violation)
     ledger.passed("backend", text, "write_echo")
     ledger.not_exercised.append(Skip("backend", text, "pagination_walk", text))
-    ledger.errors.append(text)
+    ledger.errors.append(RunError(text, text, text, text, text))
     ledger.aborted = text
     return ledger
 

@@ -9,6 +9,7 @@ narrowed as test_broken_variants.py narrows them; every variant runs under `-m s
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +17,12 @@ import pytest
 
 from contract_tests import cli, report
 from contract_tests.domain.data import Context
-from contract_tests.findings import Ledger, RunInfo, Violation
+from contract_tests.findings import Ledger, RunError, RunInfo, Violation
 from contract_tests.identities import Identities
 from contract_tests.known import Known
-from contract_tests.sharding import Shard, collection_name
+from contract_tests.options import Options
+from contract_tests.runner import seeded
+from contract_tests.sharding import Shard, collection_name, derived_seed
 from contract_tests.spec import Spec
 from tests.contract.support import credentials
 from tests.contract.variants import VARIANTS, Variant
@@ -176,7 +179,7 @@ def test_merge_of_clean_shards_is_exit_0_and_adds_up(tmp_path: Path, capsys: pyt
     ("changes", "code"),
     [
         ({"violations": [Violation("round_trip", "backend", "get_product", "rule", "curl", "HTTP 200")]}, 1),
-        ({"errors": ["[backend] schemathesis: stopped"]}, 2),
+        ({"errors": [RunError("connection reset", "backend", "schemathesis", "GET http://x/", "stopped")]}, 2),
         ({"aborted": "credentials lost"}, 2),
     ],
 )
@@ -224,3 +227,37 @@ def test_a_report_without_passes_is_exit_2_saying_so(tmp_path: Path, capsys: pyt
     (parts[1] / "findings.json").write_text(json.dumps(document), encoding="utf-8")
     code, err = merge(parts, tmp_path / "out", capsys)
     assert code == 2 and "older than `merge`" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_shards_without_a_seed_agree_on_one_derived_from_the_spec_and_n(
+    spec: Spec, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Runners started alike, none told a seed: each derives the same one, `merge` accepts them, and the
+    merged verdict is that of the unsharded run with that seed."""
+    variant = next(v for v in VARIANTS if v.name == "customer_with_another_number")
+    seed = derived_seed(spec, 2)
+    parts = [tmp_path / f"{s.index}of2" for s in shards(2)]
+    for shard, part in zip(shards(2), parts, strict=True):
+        with running(variant.build()) as origin:
+            unseeded = [arg for arg in variant_args(variant, origin) if arg not in ("--seed", "7", "--quiet")]
+            assert cli.main([*unseeded, "--shard", str(shard), "--report-dir", str(part)]) in (0, 1)
+    shown = capsys.readouterr().out
+    assert shown.count(f"seed: {seed} (derived from the spec digest and 2 shards; --seed overrides)") == 2, shown
+    assert {findings(part)["run"]["seed"] for part in parts} == {seed}
+    with running(variant.build()) as origin:
+        whole_args = [*variant_args(variant, origin), "--seed", str(seed), "--report-dir", str(tmp_path / "whole")]
+        whole = cli.main(whole_args)
+    capsys.readouterr()
+    code, err = merge(parts, tmp_path / "merged", capsys)
+    assert (code, err) == (whole, "")
+    assert violated(tmp_path / "merged") == violated(tmp_path / "whole")
+
+
+def test_the_seed_is_derived_only_for_a_shard_without_seed(spec: Spec) -> None:
+    shown: list[str] = []
+    base = Options(base_url="http://127.0.0.1:1/shop/api/v1")
+    assert seeded(replace(base, shard=Shard(1, 4)), spec, shown.append).seed_value == derived_seed(spec, 4)
+    assert derived_seed(spec, 4) != derived_seed(spec, 2)
+    assert seeded(replace(base, shard=Shard(1, 4), seed=7), spec, shown.append).seed_value == 7
+    assert seeded(base, spec, shown.append) is base
+    assert len(shown) == 1

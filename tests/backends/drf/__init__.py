@@ -25,10 +25,19 @@ same service with ONE defect that DRF services commonly ship:
   PATCH that does not send it resets it: a product line's ``htmldescription`` (to null), a
   product's ``productscale`` (to "1:18"), a customer's ``addressline2`` (to null).
 - ``wrong_previous``: a paginator whose ``previous`` link on page N >= 2 points to page N.
+
+Each name in ``ADMITTED`` is the correct service answering one way the spec admits besides its own
+(its ``info.x-decisions``), which the suite must accept:
+
+- ``blank_kept``: DRF's own form parsing: an empty form value for a nullable string that allows blank
+  is kept as "" (the correct configuration stores null, as the mock does).
 """
 
 from __future__ import annotations
 
 CORRECT = "correct"
 VARIANTS = ("unprotected_fk", "default_lookup", "writable_pk", "patch_resets", "wrong_previous")
+ADMITTED = ("blank_kept",)
+CONFIGURATIONS = (CORRECT, *ADMITTED, *VARIANTS)
+"""Every configuration the backend serves."""
 API_KEY = "dev-api-key"

@@ -30,8 +30,8 @@ class ShopSerializer(serializers.ModelSerializer):
 
     serializer_field_mapping: ClassVar[dict[type[models.Field[Any, Any]], type[serializers.Field]]] = {
         **serializers.ModelSerializer.serializer_field_mapping,
-        models.CharField: FormCharField,
-        models.TextField: FormCharField,
+        # `blank_kept`: DRF's own CharField, which keeps an empty form value as "" (the spec admits both)
+        **({} if variant() == "blank_kept" else {models.CharField: FormCharField, models.TextField: FormCharField}),
     }
     # The defect of `writable_pk`: without this check Django saves a renamed item as a new row.
     immutable_identifier = variant() != "writable_pk"

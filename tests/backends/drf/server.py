@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.backends.drf import CORRECT, VARIANTS
+from tests.backends.drf import CONFIGURATIONS, CORRECT
 
 PROJECT = Path(__file__).resolve().parents[3]
 STARTUP_SECONDS = 30
@@ -25,7 +25,7 @@ def serve(variant: str = CORRECT, *, realm_url: str, extra_products: int = 0) ->
     Tokens are verified against the realm at `realm_url` (its JWKS and issuer); `extra_products`
     adds that many products to one product line. Each call is a fresh database.
     """
-    if variant not in (CORRECT, *VARIANTS):
+    if variant not in CONFIGURATIONS:
         raise ValueError(f"unknown variant {variant!r}")
     with tempfile.TemporaryDirectory(prefix="shop-drf-serve-") as directory:
         port_file, log_file = Path(directory) / "port", Path(directory) / "log"
