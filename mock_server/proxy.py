@@ -10,7 +10,11 @@ response unchanged. On the way, the request and the response are checked against
   body where the response declares none.
 
 Each violation is logged (one line), kept at /__mock__/violations (the last `KEPT`), and noted in
-the request's journal entry. With `fallback`, an operation the backend does not serve (it answers
+the request's journal entry: its message cut by `quoting.cut` (it quotes the offending value) and at
+most `VIOLATIONS_PER_PART` of them per request or response. The backend is reached by
+`backend_client.BackendClient`: one deadline per exchange, a body bounded as received and decoded;
+past them the answer is 502. A JSON body is read by the mock's bounded decoder (`inputs.load_json`):
+JSON nested too deeply is a violation, not a crash. With `fallback`, an operation the backend does not serve (it answers
 404 or 501, or refuses the connection) is answered by the mock's own state instead: a front end can
 move to the real backend one endpoint at a time. The admin API, the realm and the docs stay the mock's.
 """
@@ -18,22 +22,24 @@ move to the real backend one endpoint at a time. The admin API, the realm and th
 from __future__ import annotations
 
 import datetime
-import json
 import logging
-import zlib
 from collections import deque
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import httpx
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mock_server.backend_client import DECODERS, Answer, BackendClient, BackendError, TooLarge, Unreachable, decoded
+from mock_server.errors import BadRequest
+from mock_server.inputs import load_json
 from mock_server.journal import VIOLATIONS
 from mock_server.middleware import replay, send_problem
 from mock_server.operations import Operation, OperationIndex, describe
+from mock_server.quoting import cut
 from mock_server.schemas import Schema, SchemaValidator
 
 KEPT = 500  # violations kept for /__mock__/violations
+VIOLATIONS_PER_PART = 100  # listed per request or response: one per item of the largest page, at most
 HOP_BY_HOP = frozenset(
     {b"connection", b"keep-alive", b"proxy-connection", b"te", b"trailer", b"transfer-encoding", b"upgrade", b"host"}
 )
@@ -56,8 +62,13 @@ class Violations:
     def __init__(self) -> None:
         self.kept: deque[Violation] = deque(maxlen=KEPT)
 
-    def report(self, scope: Scope, operation: Operation, status: int | None, part: str, messages: list[str]) -> None:
+    def report(self, scope: Scope, operation: Operation, status: int | None, part: str, problems: list[str]) -> None:
+        """Keep, log and note in the journal each of `problems`: cut, and the first `VIOLATIONS_PER_PART`."""
         now = datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
+        messages = [cut(problem) for problem in problems[:VIOLATIONS_PER_PART]]
+        if len(problems) > VIOLATIONS_PER_PART:
+            unlisted = len(problems) - VIOLATIONS_PER_PART
+            messages.append(f"{unlisted} more violations of this {part} are not listed ({VIOLATIONS_PER_PART} are)")
         for message in messages:
             violation = Violation(now, scope["method"], scope["path"], operation.operation_id, status, part, message)
             self.kept.append(violation)
@@ -85,21 +96,17 @@ class Proxy:
         self,
         app: ASGIApp,
         index: OperationIndex,
-        backend: str,
+        backend: BackendClient,
         violations: Violations,
         fallback: bool,
         max_body_bytes: int,
     ) -> None:
         self.app = app
         self.index = index
-        self.backend = backend.rstrip("/")
+        self.backend = backend
         self.violations = violations
         self.fallback = fallback
         self.max_body_bytes = max_body_bytes
-        # no kept-alive connections: none is left open when the server stops its loop (it has no hook here)
-        self.client = httpx.AsyncClient(
-            timeout=30, follow_redirects=False, limits=httpx.Limits(max_keepalive_connections=0)
-        )
         self.validators: dict[int, SchemaValidator] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -115,31 +122,34 @@ class Proxy:
         self.report(scope, operation, None, "request", self.request_problems(operation, headers, body))
         path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
         query = scope["query_string"].decode("latin-1")
-        url = self.backend + path + (f"?{query}" if query else "")
-        request = self.client.build_request(scope["method"], url, headers=headers, content=body)
         try:
-            response = await self.client.send(request, stream=True)
-        except httpx.ConnectError as error:
+            answer = await self.backend.exchange(scope["method"], path + (f"?{query}" if query else ""), headers, body)
+        except Unreachable as error:
             if self.fallback:
                 await self.app(scope, replay(body, receive), send)
                 return
-            await send_problem(send, 502, f"The backend {self.backend} refused the connection: {error}")
+            await self.refuse(send, error)
             return
-        except httpx.HTTPError as error:
-            await send_problem(send, 502, f"The backend {self.backend} did not answer: {error!r}")
+        except BackendError as error:
+            await self.refuse(send, error)
             return
-        try:
-            raw = b"".join([chunk async for chunk in response.aiter_raw()])
-        finally:
-            await response.aclose()
-        if self.fallback and response.status_code in NOT_SERVED:
+        if self.fallback and answer.status in NOT_SERVED:
             await self.app(scope, replay(body, receive), send)
             return
-        problems = self.response_problems(operation, response, raw)
-        self.report(scope, operation, response.status_code, "response", problems)
-        out = [(name, value) for name, value in response.headers.raw if name.lower() not in HOP_BY_HOP]
-        await send({"type": "http.response.start", "status": response.status_code, "headers": out})
-        await send({"type": "http.response.body", "body": raw})
+        try:
+            problems = self.response_problems(operation, answer)
+        except TooLarge as error:
+            await self.refuse(send, error)
+            return
+        self.report(scope, operation, answer.status, "response", problems)
+        out = [(name, value) for name, value in answer.headers if name.lower() not in HOP_BY_HOP]
+        await send({"type": "http.response.start", "status": answer.status, "headers": out})
+        await send({"type": "http.response.body", "body": answer.body})
+
+    async def refuse(self, send: Send, error: BackendError) -> None:
+        """502 for a backend that gave no answer to pass on, logged: the client sees only the 502."""
+        log.warning("no answer passed on: %s", error)
+        await send_problem(send, 502, str(error))
 
     def report(self, scope: Scope, operation: Operation, status: int | None, part: str, problems: list[str]) -> None:
         if problems:
@@ -172,41 +182,47 @@ class Proxy:
             return []
         return self.json_problems(content[media].get("schema", {}), body, "request body")
 
-    def response_problems(self, operation: Operation, response: httpx.Response, raw: bytes) -> list[str]:
-        status = str(response.status_code)
+    def response_problems(self, operation: Operation, answer: Answer) -> list[str]:
+        """What `answer` breaks of the spec; TooLarge if its body inflates past the proxy's limit."""
+        status = str(answer.status)
         declared = operation.responses.get(status) or operation.responses.get(f"{status[0]}XX")
         declared = declared or operation.responses.get("default")
         if declared is None:
             return [f"status {status} is not declared for {operation.operation_id} ({describe(operation.declared())})"]
         content: dict[str, Schema] = declared.get("content", {})
         if not content:
-            return [f"status {status} declares no body, and one was answered"] if raw else []
-        media = _media_type(response.headers.raw)
+            return [f"status {status} declares no body, and one was answered"] if answer.body else []
+        media = _media_type(answer.headers)
         if media not in content:
             return [f"content type {media or 'none'!r} is not declared for status {status} ({describe(content)})"]
-        encoding = response.headers.get("content-encoding", "identity").lower()
-        if encoding not in ("identity", "gzip", "deflate"):
-            return [f"body not checked: content-encoding {encoding!r} is not one the proxy decodes"]
-        if encoding != "identity":
-            try:
-                raw = zlib.decompress(raw, wbits=47 if encoding == "gzip" else 15)
-            except zlib.error as error:
-                return [f"the status {status} body is not valid {encoding}: {error}"]
         if not media.endswith("json"):
             return []
+        encoding = _header(answer.headers, b"content-encoding").lower() or "identity"
+        if encoding != "identity" and encoding not in DECODERS:
+            return [f"body not checked: content-encoding {encoding!r} is not one the proxy decodes"]
+        try:
+            raw = decoded(answer.body, encoding)
+        except ValueError as error:
+            return [f"the status {status} body is not valid {encoding}: {error}"]
         return self.json_problems(content[media].get("schema", {}), raw, f"status {status} body")
 
     def json_problems(self, schema: Schema, raw: bytes, what: str) -> list[str]:
         try:
-            body = json.loads(raw)
-        except ValueError as error:
-            return [f"the {what} is not JSON: {error}"]
+            body = load_json(raw.decode("utf-8"), what)
+        except UnicodeDecodeError as error:
+            return [f"the {what} is not UTF-8 text: {error}"]
+        except BadRequest as error:  # not JSON, nested too deeply, a lone surrogate
+            return [error.detail]
         validator = self.validators.get(id(schema))
         if validator is None:
             validator = self.validators[id(schema)] = SchemaValidator(schema)
         return [f"{what}: {error.field or '(the body)'}: {error.message}" for error in validator.errors(body)]
 
 
+def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> str:
+    value = next((value for key, value in headers if key.lower() == name), b"")
+    return value.decode("latin-1").strip()
+
+
 def _media_type(headers: list[tuple[bytes, bytes]]) -> str:
-    value = next((value for name, value in headers if name.lower() == b"content-type"), b"")
-    return value.decode("latin-1").split(";")[0].strip().lower()
+    return _header(headers, b"content-type").split(";")[0].strip().lower()
