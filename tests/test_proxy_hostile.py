@@ -184,6 +184,28 @@ def test_a_backend_that_trickles_is_502_once_the_exchange_deadline_passes(answer
     assert "Traceback" not in log.read_text()
 
 
+def cut_short(connection: socket.socket, backend: HostileBackend) -> None:
+    connection.sendall(head("content-type: application/json", "content-length: 1000") + b'{"productcode": ')
+
+
+def not_http(connection: socket.socket, backend: HostileBackend) -> None:
+    connection.sendall(b"SSH-2.0-OpenSSH_9.6\r\n" + b"x" * 200_000)
+
+
+@pytest.mark.parametrize("answer", [cut_short, not_http], ids=lambda answer: answer.__name__)
+def test_a_backend_answer_that_is_broken_is_502_naming_the_backend(answer: Answer, tmp_path: Path) -> None:
+    with (
+        HostileBackend(answer) as backend,
+        proxy_mock(backend.origin, tmp_path) as (_, origin, log),
+        client(origin) as http,
+    ):
+        response = http.get(PRODUCT_PATH)
+        assert response.status_code == 502, response.text
+        detail = response.json()["detail"]
+        assert detail.startswith(f"The backend {backend.origin} did not answer") and len(detail) < 2 * MESSAGE_CHARS
+    assert "Traceback" not in log.read_text()
+
+
 def endless_chunked(connection: socket.socket, backend: HostileBackend) -> None:
     connection.sendall(head("content-type: application/json", "transfer-encoding: chunked"))
     chunk = b"%x\r\n%s\r\n" % (MIB, b"0" * MIB)
