@@ -7,6 +7,8 @@ inflate to 256 MiB. So each exchange has:
 
 - one deadline for all of it (`deadline` seconds, `--proxy-timeout`): connecting, sending the
   request, and the head and the whole body of the answer;
+- a cap on the answer's head (status line and headers), `MAX_HEAD_BYTES`, the mock's own bound on a
+  request's head: httpx admits 100 KiB, and the head is kept whole in the journal;
 - a cap on the body as received, `MAX_RECEIVED_BYTES`: reading stops there;
 - a cap on the body decoded, `MAX_DECODED_BYTES`: a gzip or deflate body is inflated piece by piece,
   never past it, and only as a copy for validation (`decoded`): the client gets the body as received,
@@ -24,8 +26,10 @@ from dataclasses import dataclass
 
 import httpx
 
+from mock_server.limits import Limits
 from mock_server.quoting import cut
 
+MAX_HEAD_BYTES = Limits.head_bytes  # a backend's status line and headers, as a client's request head
 MAX_RECEIVED_BYTES = 10 * 1024 * 1024  # a backend's body as received (still encoded)
 MAX_DECODED_BYTES = 10 * 1024 * 1024  # the same body with its Content-Encoding undone
 DECODERS = {"gzip": 47, "deflate": 15}  # zlib's `wbits`: gzip (or zlib), zlib
@@ -41,7 +45,8 @@ class Unreachable(BackendError):
 
 
 class TooLarge(BackendError):
-    """The backend's body is past `MAX_RECEIVED_BYTES`, or past `MAX_DECODED_BYTES` decoded."""
+    """The backend's head is past `MAX_HEAD_BYTES`, its body past `MAX_RECEIVED_BYTES` or past
+    `MAX_DECODED_BYTES` decoded."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,12 @@ class BackendClient:
         return Answer(response.status_code, response.headers.raw, received)
 
     async def read(self, response: httpx.Response) -> bytes:
-        """The body as received, refused (TooLarge) as soon as it is known to be too large."""
+        """The body as received, refused (TooLarge) as soon as the head or the body is known to be too large."""
+        head = len(response.reason_phrase) + sum(len(name) + len(value) + 4 for name, value in response.headers.raw)
+        if head > MAX_HEAD_BYTES:
+            raise TooLarge(
+                f"The backend {self.origin} answered a head larger than {MAX_HEAD_BYTES} bytes (the proxy's limit)."
+            )
         too_large = TooLarge(
             f"The backend {self.origin} answered a body larger than {MAX_RECEIVED_BYTES} bytes (the proxy's limit)."
         )

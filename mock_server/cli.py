@@ -289,6 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     gc.freeze()  # the data set lives as long as the process: keep the collector from walking it again
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("connexion").setLevel(max(logging.WARNING, logging.getLogger().level))
+    # httpx's line per proxied request repeats the journal and quotes the backend's reason phrase (up to 100 KiB)
+    logging.getLogger("httpx").setLevel(max(logging.WARNING, logging.getLogger().level))
     with sock, contextlib.suppress(KeyboardInterrupt):  # uvicorn handles SIGINT itself; belt and braces
         if settings.workers == 1:
             serve(app, settings, sock)

@@ -27,7 +27,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mock_server.backend_client import MAX_DECODED_BYTES, MAX_RECEIVED_BYTES
+from mock_server.backend_client import MAX_DECODED_BYTES, MAX_HEAD_BYTES, MAX_RECEIVED_BYTES
 from mock_server.proxy import VIOLATIONS_PER_PART
 from mock_server.quoting import MESSAGE_CHARS
 from mock_server.settings import DEFAULT_FIXTURES
@@ -204,6 +204,29 @@ def test_a_backend_answer_that_is_broken_is_502_naming_the_backend(answer: Answe
         detail = response.json()["detail"]
         assert detail.startswith(f"The backend {backend.origin} did not answer") and len(detail) < 2 * MESSAGE_CHARS
     assert "Traceback" not in log.read_text()
+
+
+def huge_head(connection: socket.socket, backend: HostileBackend) -> None:
+    headers = [f"x-padding-{index}: {'p' * 1000}" for index in range(48)]
+    body = json.dumps(PRODUCT).encode()
+    reason = "O" + "k" * 20_000
+    connection.sendall(
+        head("content-type: application/json", f"content-length: {len(body)}", *headers, status=f"200 {reason}") + body
+    )
+
+
+def test_a_backend_head_past_the_limit_is_502_and_no_log_line_quotes_it(tmp_path: Path) -> None:
+    with (
+        HostileBackend(huge_head) as backend,
+        proxy_mock(backend.origin, tmp_path) as (_, origin, log),
+        client(origin) as http,
+    ):
+        response = http.get(PRODUCT_PATH)
+        assert response.status_code == 502, response.text[:200]
+        assert f"a head larger than {MAX_HEAD_BYTES} bytes" in response.json()["detail"]
+        journal = http.get("/__mock__/requests")
+    assert len(journal.content) < 16 * 1024
+    assert all(len(line) < 2 * MESSAGE_CHARS for line in log.read_text().splitlines())
 
 
 def endless_chunked(connection: socket.socket, backend: HostileBackend) -> None:
