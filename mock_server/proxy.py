@@ -67,8 +67,7 @@ class Violations:
         now = datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
         messages = [cut(problem) for problem in problems[:VIOLATIONS_PER_PART]]
         if len(problems) > VIOLATIONS_PER_PART:
-            unlisted = len(problems) - VIOLATIONS_PER_PART
-            messages.append(f"{unlisted} more violations of this {part} are not listed ({VIOLATIONS_PER_PART} are)")
+            messages.append(f"more violations of this {part} are not listed (the first {VIOLATIONS_PER_PART} are)")
         for message in messages:
             violation = Violation(now, scope["method"], scope["path"], operation.operation_id, status, part, message)
             self.kept.append(violation)
@@ -216,7 +215,31 @@ class Proxy:
         validator = self.validators.get(id(schema))
         if validator is None:
             validator = self.validators[id(schema)] = SchemaValidator(schema)
-        return [f"{what}: {error.field or '(the body)'}: {error.message}" for error in validator.errors(body)]
+        # listing costs per error (a 10 MiB page of wrong items breaks millions of rules): the errors
+        # are listed on a copy whose arrays keep the items that can be listed, and the whole body is
+        # checked for a first error
+        listed, shortened = _first_items(body, VIOLATIONS_PER_PART + 1)
+        errors = validator.errors(listed)
+        first = validator.first_error(body) if shortened else None
+        if first is not None and first not in errors:
+            errors.append(first)
+        problems = [f"{what}: {error.field or '(the body)'}: {error.message}" for error in errors]
+        if first is not None:
+            keep = VIOLATIONS_PER_PART + 1
+            problems.append(f"the {what}'s arrays are listed to their first {keep} items, violations past them are not")
+        return problems
+
+
+def _first_items(value: Any, keep: int) -> tuple[Any, bool]:
+    """`value` with each array, at any depth, cut to its first `keep` items; and whether one was.
+    Recursive: a body has at most `inputs.MAX_JSON_DEPTH` levels."""
+    if isinstance(value, list):
+        items = [_first_items(item, keep) for item in value[:keep]]
+        return [item for item, _ in items], len(value) > keep or any(shortened for _, shortened in items)
+    if isinstance(value, dict):
+        members = {key: _first_items(item, keep) for key, item in value.items()}
+        return {key: item for key, (item, _) in members.items()}, any(shortened for _, shortened in members.values())
+    return value, False
 
 
 def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> str:

@@ -348,7 +348,8 @@ def test_a_violation_quotes_a_huge_value_cut_in_the_report_the_journal_and_the_l
 
 
 def test_a_body_breaking_the_spec_everywhere_reports_a_bounded_number_of_violations(tmp_path: Path) -> None:
-    page = json.dumps({"count": 100_000, "next": None, "previous": None, "results": [1] * 100_000}).encode()
+    # 3 million items, each breaking the schema: listed all, at tens of µs each, they held the mock minutes
+    page = json.dumps({"count": 3_000_000, "next": None, "previous": None, "results": [1] * 3_000_000}).encode()
     with (
         HostileBackend(answering(page, "content-type: application/json")) as backend,
         proxy_mock(backend.origin, tmp_path) as (_, origin, log),
@@ -360,3 +361,17 @@ def test_a_body_breaking_the_spec_everywhere_reports_a_bounded_number_of_violati
     assert len(violations) == VIOLATIONS_PER_PART + 1 and "not listed" in violations[-1]
     assert entry["violations"] == [f"response: {message}" for message in violations]
     assert len([line for line in log.read_text().splitlines() if "spec violation" in line]) == len(violations)
+
+
+def test_a_violation_past_the_listed_items_of_a_long_array_is_still_reported(tmp_path: Path) -> None:
+    results = [PRODUCT] * 149 + [{**PRODUCT, "msrp": 1}]
+    page = json.dumps({"count": 150, "next": None, "previous": None, "results": results}).encode()
+    with (
+        HostileBackend(answering(page, "content-type: application/json")) as backend,
+        proxy_mock(backend.origin, tmp_path) as (_, origin, _log),
+        client(origin) as http,
+    ):
+        assert http.get(f"{BACKEND}/products/").content == page
+        violations = [v["message"] for v in http.get("/__mock__/violations").json()]
+    assert len(violations) == 2 and violations[0].startswith("status 200 body: results.149.msrp: ")
+    assert "listed to their first" in violations[1]
