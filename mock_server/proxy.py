@@ -1,22 +1,24 @@
 """The validation proxy, as Prism's proxy mode: the API's traffic goes to a real backend, checked.
 
 `python -m mock_server --proxy URL` forwards each request of the spec's operations to the backend
-(httpx.AsyncClient, path and query as sent, hop-by-hop headers left out) and answers the backend's
-response unchanged. On the way, the request and the response are checked against the spec:
+(path and query as sent, hop-by-hop headers left out) and answers the backend's response unchanged.
+On the way, the request and the response are checked against the spec:
 
 - request: a body only where the operation takes one, of a declared content type, a JSON body
   valid against its schema (a form body's content type is checked, its fields are not);
 - response: a declared status, a declared content type, a JSON body valid against its schema, no
   body where the response declares none.
 
-Each violation is logged (one line), kept at /__mock__/violations (the last `KEPT`), and noted in
-the request's journal entry: its message cut by `quoting.cut` (it quotes the offending value) and at
-most `VIOLATIONS_PER_PART` of them per request or response. The backend is reached by
-`backend_client.BackendClient`: one deadline per exchange, a body bounded as received and decoded;
-past them the answer is 502. A JSON body is read by the mock's bounded decoder (`inputs.load_json`):
-JSON nested too deeply is a violation, not a crash. With `fallback`, an operation the backend does not serve (it answers
-404 or 501, or refuses the connection) is answered by the mock's own state instead: a front end can
-move to the real backend one endpoint at a time. The admin API, the realm and the docs stay the mock's.
+The backend is reached by `backend_client.BackendClient`, bounded: one deadline per exchange, the
+head and the body capped, the body as received and decoded; past a bound the answer is 502. A JSON
+body is read by the mock's bounded decoder (`inputs.load_json`): nested too deeply, it is a
+violation, not a crash. Each violation is logged (one line), kept at /__mock__/violations (the last
+`KEPT`) and noted in the request's journal entry, its message cut by `quoting.cut` (it quotes the
+offending value), at most `VIOLATIONS_PER_PART` per request or response.
+
+With `fallback`, an operation the backend does not serve (it answers 404 or 501, or refuses the
+connection) is answered by the mock's own state instead: a front end can move to the real backend
+one endpoint at a time. The admin API, the realm and the docs stay the mock's.
 """
 
 from __future__ import annotations
@@ -155,8 +157,9 @@ class Proxy:
             self.violations.report(scope, operation, status, part, problems)
 
     async def read_body(self, receive: Receive) -> bytes | None:
-        """The whole request body, or None past the size limit."""
-        body = b""
+        """The whole request body, or None past the size limit. Gathered in a bytearray: with `bytes`,
+        a body sent a few bytes at a time was copied whole again for each piece."""
+        body = bytearray()
         more = True
         while more:
             message = await receive()
@@ -166,7 +169,7 @@ class Proxy:
             more = message.get("more_body", False)
             if len(body) > self.max_body_bytes:
                 return None
-        return body
+        return bytes(body)
 
     def request_problems(self, operation: Operation, headers: list[tuple[bytes, bytes]], body: bytes) -> list[str]:
         content: dict[str, Schema] = operation.request_body.get("content", {})
