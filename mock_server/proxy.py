@@ -65,13 +65,15 @@ class Violations:
         self.kept: deque[Violation] = deque(maxlen=KEPT)
 
     def report(self, scope: Scope, operation: Operation, status: int | None, part: str, problems: list[str]) -> None:
-        """Keep, log and note in the journal each of `problems`: cut, and the first `VIOLATIONS_PER_PART`."""
+        """Keep, log and note in the journal each of `problems`: cut, and the first `VIOLATIONS_PER_PART`;
+        the path they are kept and logged with is cut too (the journal keeps it whole)."""
         now = datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
+        path = cut(scope["path"])  # the client's: up to the request head's limit, 32 KiB, in each violation
         messages = [cut(problem) for problem in problems[:VIOLATIONS_PER_PART]]
         if len(problems) > VIOLATIONS_PER_PART:
             messages.append(f"more violations of this {part} are not listed (the first {VIOLATIONS_PER_PART} are)")
         for message in messages:
-            violation = Violation(now, scope["method"], scope["path"], operation.operation_id, status, part, message)
+            violation = Violation(now, scope["method"], path, operation.operation_id, status, part, message)
             self.kept.append(violation)
             log.warning(
                 "spec violation: %s %s (%s) %s: %s",

@@ -347,6 +347,24 @@ def test_a_violation_quotes_a_huge_value_cut_in_the_report_the_journal_and_the_l
     assert len(lines) == 20 and all("productname" in line and len(line) < bound + 200 for line in lines)
 
 
+def test_a_violation_of_a_request_with_a_long_path_keeps_and_logs_the_path_cut(tmp_path: Path) -> None:
+    path = f"{BACKEND}/products/{'c' * 20_000}/"
+    with (
+        HostileBackend(answering(b"", status="501 Not Implemented")) as backend,
+        proxy_mock(backend.origin, tmp_path) as (_, origin, log),
+        client(origin) as http,
+    ):
+        assert http.get(path).status_code == 501
+        violations = http.get("/__mock__/violations").json()
+        assert http.get("/__mock__/requests").json()[-1]["path"] == path  # the journal: the request as it came
+    assert [v["operationId"] for v in violations] == ["get_product"]
+    assert (
+        violations[0]["path"].startswith(f"{BACKEND}/products/ccc") and len(violations[0]["path"]) < 2 * MESSAGE_CHARS
+    )
+    lines = [line for line in log.read_text().splitlines() if "spec violation" in line]
+    assert len(lines) == 1 and "status 501 is not declared" in lines[0] and len(lines[0]) < 3 * MESSAGE_CHARS
+
+
 def test_a_body_breaking_the_spec_everywhere_reports_a_bounded_number_of_violations(tmp_path: Path) -> None:
     # 3 million items, each breaking the schema: listed all, at tens of µs each, they held the mock minutes
     page = json.dumps({"count": 3_000_000, "next": None, "previous": None, "results": [1] * 3_000_000}).encode()
