@@ -1,13 +1,14 @@
 """The validation proxy in front of a hostile backend: a real `python -m mock_server --proxy` process,
 and a backend written here on raw sockets (loopback, a thread per connection) that answers as no
-well-behaved server would: a body a byte at a time, a body without end, a gzip bomb, JSON nested
-100,000 deep, megabyte strings.
+well-behaved server would: a head or a body a byte at a time, a body without end or cut short, a
+gzip bomb, a 68 KiB head, JSON nested 100,000 deep, megabyte strings, millions of wrong items.
 
-What the README promises: a backend that does not answer within the proxy's deadline is 502; a body
-past the proxy's size or decompression limit is 502 naming the limit, and the mock's memory stays
-bounded (its resident memory is read from /proc, with a generous bound); anything else the backend
-answers is passed on unchanged and what breaks the spec is reported, each violation cut to a
-bounded length in the report, the journal and the log.
+What the README promises ("Security and limits"): a backend that does not answer within the proxy's
+deadline is 502; a head or body past the proxy's size or decompression limit is 502 naming the
+limit, and the mock's memory stays bounded (its resident memory is read from /proc, with a generous
+bound); anything else the backend answers is passed on unchanged and what breaks the spec is
+reported, each violation cut to a bounded length in the report, the journal and the log, a bounded
+number of them per answer.
 """
 
 from __future__ import annotations
@@ -274,7 +275,8 @@ def test_a_body_past_the_limits_is_502_naming_the_limit_and_memory_stays_bounded
 
 def test_an_encoded_body_is_passed_on_encoded_and_checked_decoded(tmp_path: Path) -> None:
     good, bad = gzip.compress(json.dumps(PRODUCT).encode()), gzip.compress(json.dumps({**PRODUCT, "msrp": 1}).encode())
-    bodies = iter([good, bad])
+    cut_short = good[:-8]  # without its trailer
+    bodies = iter([good, bad, cut_short])
 
     def answer(connection: socket.socket, backend: HostileBackend) -> None:
         answering(next(bodies), "content-type: application/json", "content-encoding: gzip")(connection, backend)
@@ -284,12 +286,15 @@ def test_an_encoded_body_is_passed_on_encoded_and_checked_decoded(tmp_path: Path
         proxy_mock(backend.origin, tmp_path) as (_, origin, _log),
         client(origin) as http,
     ):
-        for sent in (good, bad):
+        for sent in (good, bad, cut_short):
             with http.stream("GET", PRODUCT_PATH, headers={"Accept-Encoding": "gzip"}) as response:
                 assert response.headers["content-encoding"] == "gzip"
                 assert b"".join(response.iter_raw()) == sent  # the backend's bytes, not re-encoded
         violations = http.get("/__mock__/violations").json()
-    assert [violation["message"].split(":")[1].strip() for violation in violations] == ["msrp"]
+    assert [violation["message"] for violation in violations] == [
+        'status 200 body: msrp: 1 is not of type "string"',
+        "the status 200 body is not valid gzip: the stream is cut short",
+    ]
 
 
 DEEP = b"[" * 100_000 + b"]" * 100_000
