@@ -30,6 +30,7 @@ from mock_server.admin import PREFIX as ADMIN_PREFIX
 from mock_server.admin import Admin
 from mock_server.admin_guard import AdminGuard
 from mock_server.auth import CHALLENGE, ApiKeys
+from mock_server.backend_client import BackendClient
 from mock_server.cors import CORS
 from mock_server.errors import PROBLEM_JSON, MockError, problem_bytes
 from mock_server.fastpath import Credential, FastPath, api_key_credential, bearer_credential, fast_routes
@@ -293,7 +294,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
             Proxy,
             position=before_exception,
             index=index,
-            backend=settings.proxy,
+            backend=BackendClient(settings.proxy, settings.proxy_timeout),
             violations=app.violations,
             fallback=settings.proxy_fallback,
             max_body_bytes=settings.max_body_bytes,

@@ -122,6 +122,12 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         help="with --proxy: the mock answers what the backend does not serve",
     )
     parser.add_argument(
+        "--proxy-timeout",
+        type=float,
+        metavar="SECONDS",
+        help=f"with --proxy: the backend's whole answer within this, else 502 (default: {Settings.proxy_timeout:g})",
+    )
+    parser.add_argument(
         "--session-ttl",
         type=float,
         default=Settings.session_ttl,
@@ -159,6 +165,10 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         parser.error(f"--proxy must be an http:// or https:// URL, not {args.proxy!r}")
     if args.proxy_fallback and args.proxy is None:
         parser.error("--proxy-fallback needs --proxy URL")
+    if args.proxy_timeout is not None and args.proxy is None:
+        parser.error("--proxy-timeout needs --proxy URL")
+    if args.proxy_timeout is not None and not (args.proxy_timeout > 0 and math.isfinite(args.proxy_timeout)):
+        parser.error(f"--proxy-timeout must be a positive number of seconds, not {args.proxy_timeout}")
     if args.workers < 1:
         parser.error(f"--workers must be at least 1, not {args.workers}")
     if not (args.session_ttl > 0 and math.isfinite(args.session_ttl)):
@@ -185,6 +195,7 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         admin_token=token,
         proxy=args.proxy,
         proxy_fallback=args.proxy_fallback,
+        proxy_timeout=Settings.proxy_timeout if args.proxy_timeout is None else args.proxy_timeout,
         state=args.state,
         workers=args.workers,
         session_ttl=args.session_ttl,
@@ -278,6 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     gc.freeze()  # the data set lives as long as the process: keep the collector from walking it again
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("connexion").setLevel(max(logging.WARNING, logging.getLogger().level))
+    # httpx's line per proxied request repeats the journal and quotes the backend's reason phrase (up to 100 KiB)
+    logging.getLogger("httpx").setLevel(max(logging.WARNING, logging.getLogger().level))
     with sock, contextlib.suppress(KeyboardInterrupt):  # uvicorn handles SIGINT itself; belt and braces
         if settings.workers == 1:
             serve(app, settings, sock)

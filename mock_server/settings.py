@@ -38,6 +38,7 @@ class Settings:
     admin_token: str | None = None  # required as `Authorization: Bearer` on /__mock__/ when set
     proxy: str | None = None  # a real backend's origin: the API's traffic goes there, checked (mock_server.proxy)
     proxy_fallback: bool = False  # with proxy: what the backend does not serve (404, 501, refused) is the mock's
+    proxy_timeout: float = 30.0  # with proxy: seconds for a whole exchange with the backend; past it, 502
     validate_responses: bool = False  # a self-test mode: costly, turns a non-conforming answer into a 500
     state: str = MEMORY  # or redis://host:port/db (mock_server.state)
     workers: int = 1  # uvicorn worker processes; more than one needs a shared state

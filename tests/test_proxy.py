@@ -139,11 +139,21 @@ def test_a_backend_that_is_not_there_is_502_or_the_mock_with_fallback() -> None:
 
 
 def test_the_proxy_options(capsys: pytest.CaptureFixture[str]) -> None:
-    settings = parse_settings(["--proxy", "http://127.0.0.1:9000/base", "--proxy-fallback"])
-    assert (settings.proxy, settings.proxy_fallback) == ("http://127.0.0.1:9000/base", True)
+    settings = parse_settings(["--proxy", "http://127.0.0.1:9000/base", "--proxy-fallback", "--proxy-timeout", "2.5"])
+    assert (settings.proxy, settings.proxy_fallback, settings.proxy_timeout) == (
+        "http://127.0.0.1:9000/base",
+        True,
+        2.5,
+    )
+    assert parse_settings(["--proxy", "http://127.0.0.1:9000"]).proxy_timeout == Settings().proxy_timeout == 30
     for argv, named in (
         (["--proxy", "127.0.0.1:9000"], "--proxy must be an http:// or https:// URL"),
         (["--proxy-fallback"], "--proxy-fallback needs --proxy URL"),
+        (["--proxy-timeout", "5"], "--proxy-timeout needs --proxy URL"),
+        *(
+            (["--proxy", "http://127.0.0.1:9000", "--proxy-timeout", seconds], "--proxy-timeout must be a positive")
+            for seconds in ("0", "-1", "nan", "inf")
+        ),
     ):
         with pytest.raises(SystemExit) as exit_info:
             parse_settings(argv)
