@@ -196,7 +196,7 @@ class Faults:
             return
         started = time.perf_counter()
         try:
-            preferred = preferences(scope)
+            preferred = preferences(scope, operation)
         except PreferenceError as error:  # the outermost layer to read Prefer answers for every preference
             await send_problem(send, 400, error.detail)
             return

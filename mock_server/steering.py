@@ -44,7 +44,7 @@ class Steering:
             await self.app(scope, receive, send)
             return
         try:
-            preferred = preferences(scope)
+            preferred = preferences(scope, operation)
         except PreferenceError as error:
             await send_problem(send, 400, error.detail)
             return
@@ -52,11 +52,6 @@ class Steering:
             await self.app(scope, receive, send)
             return
         code = preferred.code
-        if code is not None and code not in operation.declared():
-            declared = describe(operation.declared())
-            detail = f"Prefer: code={code} is not a status {operation.operation_id} declares ({declared})."
-            await send_problem(send, 400, detail)
-            return
         if preferred.example is not None:
             await self.example(operation, preferred.example, code, send)
             return
@@ -103,8 +98,8 @@ class Steering:
             CURRENT.reset(current)
         if answer.status != status:
             detail = (
-                f"Prefer: code={status} cannot be honoured: {operation.operation_id} would answer {answer.status} "
-                "for this request (send it without Prefer to see why)."
+                f"Prefer: code={status} cannot be honoured: {operation.operation_id} would not succeed for this "
+                f"request (it would answer {answer.status}: send it without Prefer to see why)."
             )
             await send_problem(send, 400, detail)
             return
