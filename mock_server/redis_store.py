@@ -83,7 +83,9 @@ T = TypeVar("T")
 def unavailable(error: redis.RedisError) -> StateUnavailable:
     """The domain error (503) a Redis failure during a request is: its detail is `UNAVAILABLE`, the
     failure itself (a script's SHA and line, a key of the wrong type, a lost connection) is logged."""
-    log.error("The shared state failed: %s: %s", type(error).__name__, error)
+    outage = isinstance(error, redis.ConnectionError | redis.TimeoutError)  # else a script's or a command's error
+    level = logging.WARNING if outage else logging.ERROR
+    log.log(level, "The shared state failed: %s: %s", type(error).__name__, error)
     return StateUnavailable(UNAVAILABLE)
 
 
