@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -190,7 +191,7 @@ class Faults:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         asking = scope["type"] == "http" and (bool(self.rules.rules) or sent(scope))
-        operation = self.rules.index.find(scope["method"], scope["path"]) if asking else None
+        operation = self.rules.index.find(scope["method"], routing_path(scope)) if asking else None
         if operation is None:  # only the spec's operations meet faults and Prefer
             await self.app(scope, receive, send)
             return
@@ -228,6 +229,15 @@ class Faults:
             await self.app(scope, receive, Mangled(send, kind))
             if kind != "empty":
                 await hang_up(scope)
+
+
+def routing_path(scope: Scope) -> str:
+    """The path as `addressing.RawPath` (inside this layer) will route it, as far as the operation
+    goes: an escaped `/` stays inside its segment (`/productlines/Slash%2FLine/` is one line)."""
+    raw: bytes | None = scope.get("raw_path")
+    if not raw or b"%" not in raw:
+        return str(scope["path"])
+    return "/".join(unquote(segment).replace("/", "%2F") for segment in raw.decode("latin-1").split("/"))
 
 
 class Mangled:

@@ -197,3 +197,4 @@ def test_prefer_is_ignored_outside_the_api(http: httpx.Client, path: str) -> Non
         response = http.get(path, headers={"Prefer": preference}, timeout=10)
         assert (response.status_code, response.json()) == (plain.status_code, plain.json()), preference
         assert "preference-applied" not in response.headers
+    assert all(entry["fault"] is None for entry in http.get("/__mock__/requests", params={"path": path}).json())
