@@ -255,17 +255,9 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     before_exception = MiddlewarePosition.BEFORE_EXCEPTION
     credentials = credential_checks(spec["components"]["securitySchemes"], api_keys, app.realm)
 
-    async def refuse(scope: Any, receive: Any, send: Any) -> None:
-        raise RuntimeError("a dry run serves nothing itself")  # only its recognise / write are called
-
-    def dry_run() -> FastPath:
-        """A fast path over a scratch copy of the state: a steered write's success, computed aside."""
-        scratch_readers, scratch_writers = operation_table(MemoryStore(record_fields(spec), store.export()), spec)
-        scratch_routes = [
-            *fast_routes(spec, backend_prefix, scratch_readers, scratch_writers, credentials),
-            *fast_routes(gateway, gateway_prefix, scratch_readers, scratch_writers, credentials),
-        ]
-        return FastPath(app=refuse, routes=scratch_routes, max_body_bytes=settings.max_body_bytes)
+    def scratch() -> domain.Store:
+        """A scratch copy of the request's current state, for a steered write's success."""
+        return MemoryStore(record_fields(spec), store.export())
 
     # outermost: Faults owns the connection (it can close it) and journals what it answers itself
     app.add_middleware(LastResort, position=before_exception)
@@ -300,7 +292,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
             max_body_bytes=settings.max_body_bytes,
         )
     # inside CORS (its headers), outside the fast path, so that a steered request is never served plainly
-    app.add_middleware(Steering, position=before_exception, index=index, dry_run=dry_run)
+    app.add_middleware(Steering, position=before_exception, index=index, scratch=scratch)
     if settings.fast_path and not settings.validate_responses:
         # inside CORS and the journal (their headers and records), before the layers a valid request skips
         shortcuts = [

@@ -1,6 +1,7 @@
 """Latency and faults, as WireMock injects them: `Prefer: delay=MS`, and rules at /__mock__/faults.
 
-A rule matches requests of the API (never the admin API or the realm) by any of `method`, `path`
+Both apply to the API's operations only: on the admin API and the realm, `Prefer` is ignored and no
+rule matches. A rule matches requests of the API by any of `method`, `path`
 (a spec path template), `operationId`, `surface` ("backend" or "gateway") and `session` (the
 request's X-Mock-Session or mock_session cookie, mock_server.sessions), and applies one `fault`:
 
@@ -30,16 +31,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mock_server.journal import FAULT, Journal
 from mock_server.middleware import send_problem
-from mock_server.operations import METHODS, OperationIndex, describe, prefer
+from mock_server.operations import METHODS, Operation, OperationIndex, describe
+from mock_server.prefer import MAX_DELAY_MS, PreferenceError, preferences, sent
 from mock_server.sessions import NAME, NAME_RULE, requested
 
 CONNECTION = "mock.connection"  # the scope key of the server's per-request object (uvicorn: has `transport`)
-MAX_DELAY_MS = 60_000  # for `Prefer: delay` and every rule's delay, drawn or fixed
 KINDS = ("delay", "status", "drop", "empty", "cut", "lost")
 FIELDS = {
     "method",
@@ -159,13 +161,8 @@ class FaultRules:
     def replace(self, rules: list[Rule]) -> None:
         self.rules = rules
 
-    def pick(self, scope: Scope) -> Rule | None:
-        """The first rule matching the API request that fires (its probability), its count spent.
-
-        Only the spec's operations meet faults: the admin API and the realm never do."""
-        operation = self.index.find(scope["method"], scope["path"])
-        if operation is None:
-            return None
+    def pick(self, scope: Scope, operation: Operation) -> Rule | None:
+        """The first rule matching the request of `operation` that fires (its probability), its count spent."""
         session = next(iter(requested(scope["headers"])), None) if any(r.session for r in self.rules) else None
         for rule in self.rules:
             if rule.count == 0 or not (
@@ -193,22 +190,23 @@ class Faults:
         self.journal = journal
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        preferences = prefer(scope)
-        rule = self.rules.pick(scope) if self.rules.rules else None
-        if rule is None and (preferences is None or "delay" not in preferences):
+        asking = scope["type"] == "http" and (bool(self.rules.rules) or sent(scope))
+        operation = self.rules.index.find(scope["method"], routing_path(scope)) if asking else None
+        if operation is None:  # only the spec's operations meet faults and Prefer
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        wait = 0.0
-        if preferences is not None and "delay" in preferences:
-            asked = preferences["delay"]
-            if not asked.isdecimal() or int(asked) > MAX_DELAY_MS:
-                await send_problem(send, 400, f"Prefer: delay must be whole milliseconds from 0 to {MAX_DELAY_MS}.")
-                return
-            wait = int(asked) / 1000
+        try:
+            preferred = preferences(scope, operation)
+        except PreferenceError as error:  # the outermost layer to read Prefer answers for every preference
+            await send_problem(send, 400, error.detail)
+            return
+        delay_ms = preferred.delay_ms if preferred is not None else None
+        rule = self.rules.pick(scope, operation) if self.rules.rules else None
+        if rule is None and delay_ms is None:
+            await self.app(scope, receive, send)
+            return
+        wait = (delay_ms or 0) / 1000
         if rule is not None:
             wait += rule.delay(self.rules.rng.lognormvariate)
         note = {"fault": rule.fault if rule else "delay", "delay_ms": round(wait * 1000, 3)}
@@ -231,6 +229,15 @@ class Faults:
             await self.app(scope, receive, Mangled(send, kind))
             if kind != "empty":
                 await hang_up(scope)
+
+
+def routing_path(scope: Scope) -> str:
+    """The path as `addressing.RawPath` (inside this layer) will route it, as far as the operation
+    goes: an escaped `/` stays inside its segment (`/productlines/Slash%2FLine/` is one line)."""
+    raw: bytes | None = scope.get("raw_path")
+    if not raw or b"%" not in raw:
+        return str(scope["path"])
+    return "/".join(unquote(segment).replace("/", "%2F") for segment in raw.decode("latin-1").split("/"))
 
 
 class Mangled:

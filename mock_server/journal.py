@@ -133,9 +133,11 @@ class Journal:
         found = [entry for entry in self.entries() if all(test(entry) for test in tests)]
         if "limit" in params:
             limit = params["limit"]
-            if not limit.isdecimal():
+            if not (limit.isascii() and limit.isdecimal()):
                 raise ValueError(f"limit must be a whole number, not {limit!r}")
-            found = found[-int(limit) :] if int(limit) else []
+            digits = limit.lstrip("0")  # counted before conversion: more than the matches' count has means all
+            kept = int(digits or "0") if len(digits) <= len(str(len(found))) else len(found)
+            found = found[-kept:] if kept else []
         return found
 
     def operation_id(self, entry: Entry) -> str | None:
@@ -182,7 +184,7 @@ def body_json(body: bytes, path: str, headers: RawHeaders, request: bool) -> dic
 
 
 def _status_test(text: str) -> Callable[[Entry], bool]:
-    if text.isdecimal():
+    if text.isascii() and text.isdecimal() and len(text) == 3:  # a status has three digits: int() reads them
         return lambda e: e.status == int(text)
     if len(text) == 3 and text[0] in "12345" and text[1:].lower() == "xx":
         return lambda e: e.status is not None and e.status // 100 == int(text[0])

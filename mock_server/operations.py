@@ -8,11 +8,10 @@ done only when one of those features asks (never on a plain request).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mock_server.header_names import header_names
 from mock_server.schemas import Schema
 from shop_contract.document import dereference
 
@@ -62,35 +61,6 @@ class OperationIndex:
 
     def surfaces(self) -> set[str]:
         return {operation.surface for _, operation in self.operations}
-
-
-PREFERENCES = "shop_mock.prefer"  # the scope key under which a request's preferences are kept
-PREFER = b"prefer"
-
-
-def prefer(scope: MutableMapping[str, Any]) -> dict[str, str] | None:
-    """The request's `Prefer` preferences (RFC 7240: `code=404, example=bare`), or None without one.
-
-    Parsed once per request, kept in the scope: Faults (outermost) reads them for `delay`, Steering
-    for `code` and `example`. On a request without it, the whole cost of both is a look in
-    `header_names`, which the other layers share.
-    """
-    if PREFERENCES not in scope:
-        scope[PREFERENCES] = _parse_prefer(scope["headers"]) if PREFER in header_names(scope) else None
-    found: dict[str, str] | None = scope[PREFERENCES]
-    return found
-
-
-def _parse_prefer(headers: list[tuple[bytes, bytes]]) -> dict[str, str] | None:
-    found: dict[str, str] | None = None
-    for name, value in headers:
-        if name.lower() == PREFER:
-            found = found or {}
-            for part in re.split(r"[,;]", value.decode("latin-1")):
-                key, _, val = part.strip().partition("=")
-                if key:
-                    found[key.strip().lower()] = val.strip().strip('"')
-    return found
 
 
 def describe(value: Any) -> str:

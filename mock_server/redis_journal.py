@@ -32,7 +32,7 @@ from starlette.types import Scope
 from mock_server.journal import NO_HEADERS, Entry, Journal, RawHeaders
 from mock_server.operations import OperationIndex
 from mock_server.redis_layout import HASH_TAG
-from mock_server.store import StateUnavailable
+from mock_server.redis_store import unavailable
 
 ENTRIES = f"{HASH_TAG}:journal"  # LIST: the entries, oldest first, each a JSON array of `Entry`'s fields but the id
 PUSHED = f"{HASH_TAG}:journal:pushed"  # the number of entries ever pushed: the id of the newest
@@ -81,7 +81,7 @@ class RedisJournal(Journal):
                 pipe.get(PUSHED)
                 *_, rows, pushed = pipe.execute()
         except redis.RedisError as error:
-            raise StateUnavailable(f"The shared state did not answer ({error}).") from None
+            raise unavailable(error) from None
         first = int(pushed or 0) - len(rows) + 1
         return [entry(first + n, row) for n, row in enumerate(rows)]
 
@@ -91,7 +91,7 @@ class RedisJournal(Journal):
         try:
             self.client.delete(ENTRIES)
         except redis.RedisError as error:
-            raise StateUnavailable(f"The shared state did not answer ({error}).") from None
+            raise unavailable(error) from None
 
     def _push(self) -> None:
         """Send the batch, or drop it: a request never fails, nor waits, for the journal."""

@@ -11,6 +11,11 @@ The client is redis-py's synchronous one: a store call is one round trip that th
 for, as the in-memory store's calls are plain function calls. Reads are answered from the replica's
 `LocalCopy` while Redis reports no change to the live state; writes always go to Redis, and read the
 rows they compare against from Redis, never from the copy.
+
+A page is asked for by rank, which Redis reads as a 64-bit integer: a rank past any collection
+Redis could hold is asked for as `MAX_RANK`, so every page past the last, however large its number,
+is an empty page (404, as in memory), never a Redis error. A Redis error is logged whole (a
+script's SHA and line are for the operator) and answered with one stable message (`unavailable`).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -65,10 +71,22 @@ BATCH = 10_000  # records per round trip of a bulk load or an export
 STAGING_TTL_MS = 3_600_000  # a bulk load or snapshot left by a replica that died disappears after an hour
 LOCK_TTL_MS = 30_000  # the seeding lock outlives a dead seeder by this much; a live one renews it
 WAIT_S = 0.05
+MAX_RANK = 2**53 - 1  # no Redis holds this many members; exact as a Lua number, within Redis's integers
+UNAVAILABLE = "The shared state did not answer."  # all a client is told of a Redis failure
+log = logging.getLogger("mock_server.state")
 
 
 P = ParamSpec("P")
 T = TypeVar("T")
+
+
+def unavailable(error: redis.RedisError) -> StateUnavailable:
+    """The domain error (503) a Redis failure during a request is: its detail is `UNAVAILABLE`, the
+    failure itself (a script's SHA and line, a key of the wrong type, a lost connection) is logged."""
+    outage = isinstance(error, redis.ConnectionError | redis.TimeoutError)  # else a script's or a command's error
+    level = logging.WARNING if outage else logging.ERROR
+    log.log(level, "The shared state failed: %s: %s", type(error).__name__, error)
+    return StateUnavailable(UNAVAILABLE)
 
 
 def answering(method: Callable[P, T]) -> Callable[P, T]:
@@ -79,9 +97,14 @@ def answering(method: Callable[P, T]) -> Callable[P, T]:
         try:
             return method(*args, **kwargs)
         except redis.RedisError as error:
-            raise StateUnavailable(f"The shared state did not answer ({error}).") from None
+            raise unavailable(error) from None
 
     return call
+
+
+def ranks(offset: int, limit: int) -> tuple[int, int]:
+    """The first and last rank of a page (limit > 0), each at most `MAX_RANK`: past every member anyway."""
+    return min(offset, MAX_RANK), min(offset + limit - 1, MAX_RANK)
 
 
 class RedisStore:
@@ -202,7 +225,7 @@ class RedisStore:
         keys = [self.state.order(collection), self.state.rows(collection)]
         count, rows = self.copy.read(
             ("page", collection, offset, limit),
-            lambda: tuple(self._page(keys=keys, args=[offset, offset + limit - 1])),
+            lambda: tuple(self._page(keys=keys, args=list(ranks(offset, limit)))),
             records=lambda answer: len(answer[1]) + 1,
         )
         return int(count), [self._record(collection, row) for row in rows]
@@ -226,7 +249,7 @@ class RedisStore:
             ("owned", collection, field, owner_token, offset, limit),
             lambda: self._owned(
                 keys=[self.state.rows(relation.parent), self.state.index(relation), self.state.rows(collection)],
-                args=[owner_token, owner_prefix(owner_token), offset, limit],
+                args=[owner_token, owner_prefix(owner_token), ranks(offset, limit)[0], limit],
             ),
             records=lambda answer: len(answer[1]) + 1 if answer else 1,
         )

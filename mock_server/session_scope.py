@@ -1,10 +1,11 @@
 """How a request's session reaches the handlers: a context variable, read by the store they hold.
 
-Handlers, the fast path, steering's dry run and the admin API were each built once, over one
-store. Rather than build them again per session, they are all given a `ScopedStore`: each call
-goes to the store of the request being served (`CURRENT`, set by the `SessionScope` middleware
-for the request's task), else to the default state. A request without a session pays a look in
-`header_names` (no X-Mock-Session, no cookie) and, per store call, one context variable read.
+Handlers, the fast path and the admin API were each built once, over one store. Rather than
+build them again per session, they are all given a `ScopedStore`: each call goes to the store of
+the request being served (`CURRENT`, set by the `SessionScope` middleware for the request's task,
+or by `Steering` to a scratch copy for a steered write), else to the default state. A request
+without a session pays a look in `header_names` (no X-Mock-Session, no cookie) and, per store
+call, one context variable read.
 """
 
 from __future__ import annotations

@@ -2,13 +2,15 @@
 
 - `code` of an error status: the operation's declared response for it, with a problem body;
 - `code` of a success status: what the operation would answer, computed without changing state (a
-  read is simply served; a write runs on a scratch copy of the state, see `DryRun`);
+  read is simply served; a write is served on a scratch copy of the state, see `success`);
 - `example=NAME`: the named example of one of the operation's responses (`examples:` in the spec);
   with `code` too, of that status only;
-- a status the operation does not declare, or an example it does not have: 400 naming the ones it has.
+- a status the operation does not declare, or an example it does not have: 400 naming the ones it has;
+  a value a preference does not take: 400 naming the preference (`prefer`).
 
-A request without `Prefer` costs a look in `header_names` (`operations.prefer`). Steering never
-changes the state, and answers `Preference-Applied` (RFC 7240) when it honoured the preference.
+Only the API's operations are steered: elsewhere (the admin API, the realm) `Prefer` is ignored. A
+request without `Prefer` costs a look in `header_names`. Steering never changes the state, and
+answers `Preference-Applied` (RFC 7240) when it honoured the preference.
 """
 
 from __future__ import annotations
@@ -17,55 +19,54 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from connexion.frameworks.starlette import Starlette as StarletteFramework
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mock_server.auth import CHALLENGE
 from mock_server.errors import PROBLEM_JSON, problem_bytes
-from mock_server.fastpath import FastPath
 from mock_server.middleware import send_problem
-from mock_server.operations import Operation, OperationIndex, describe, prefer
+from mock_server.operations import Operation, OperationIndex, describe
+from mock_server.prefer import PreferenceError, preferences, sent
+from mock_server.session_scope import CURRENT
+from mock_server.store import Store
 
-DryRun = Callable[[], FastPath]  # a fast path over a scratch copy of the current state
+Scratch = Callable[[], Store]  # a scratch copy of the request's current state
 
 
 class Steering:
-    def __init__(self, app: ASGIApp, index: OperationIndex, dry_run: DryRun) -> None:
+    def __init__(self, app: ASGIApp, index: OperationIndex, scratch: Scratch) -> None:
         self.app = app
         self.index = index
-        self.dry_run = dry_run
+        self.scratch = scratch
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        preferences = prefer(scope)
-        if preferences is None or not ("code" in preferences or "example" in preferences):
-            await self.app(scope, receive, send)
-            return
-        operation = self.index.find(scope["method"], scope["path"])
+        operation = self.index.find(scope["method"], scope["path"]) if scope["type"] == "http" and sent(scope) else None
         if operation is None:
             await self.app(scope, receive, send)
             return
-        code = preferences.get("code")
-        if code is not None and (not code.isdecimal() or int(code) not in operation.declared()):
-            declared = describe(operation.declared())
-            detail = f"Prefer: code={code} is not a status {operation.operation_id} declares ({declared})."
-            await send_problem(send, 400, detail)
+        try:
+            preferred = preferences(scope, operation)
+        except PreferenceError as error:
+            await send_problem(send, 400, error.detail)
             return
-        if "example" in preferences:
-            await self.example(operation, preferences["example"], code, send)
-        elif int(code or 0) >= 300:
-            await self.error(int(code or 0), send)
+        if preferred is None or not preferred.steer():
+            await self.app(scope, receive, send)
+            return
+        code = preferred.code
+        if preferred.example is not None:
+            await self.example(operation, preferred.example, code, send)
+            return
+        assert code is not None  # steer(): a code, else an example
+        if code >= 300:
+            await self.error(code, send)
         elif scope["method"] == "GET":
-            await self.app(scope, receive, self.applied(send, int(code or 0)))
+            await self.app(scope, receive, self.applied(send, code))
         else:
-            await self.success(operation, int(code or 0), scope, receive, send)
+            await self.success(operation, code, scope, receive, send)
 
-    async def example(self, operation: Operation, name: str, code: str | None, send: Send) -> None:
+    async def example(self, operation: Operation, name: str, code: int | None, send: Send) -> None:
         named: dict[str, tuple[int, str, Any]] = {}
         for status, response in operation.responses.items():
-            if status.isdecimal() and (code is None or status == code):
+            if status.isdecimal() and (code is None or status == str(code)):
                 for media, content in response.get("content", {}).items():
                     for example, value in content.get("examples", {}).items():
                         named.setdefault(example, (int(status), media, value.get("value")))
@@ -83,22 +84,28 @@ class Steering:
         await respond(send, status, PROBLEM_JSON, body, f"code={status}", extra)
 
     async def success(self, operation: Operation, status: int, scope: Scope, receive: Receive, send: Send) -> None:
-        """A write's success, run on a scratch copy of the state: the real state never sees it."""
-        scratch = self.dry_run()
-        found = scratch.recognise(scope)
-        response = None
-        if found is not None:
-            route, arguments = found
-            response = await scratch.write(route, arguments, await scratch.request_body(route, receive))
-        if response is None or response.status_code != status:
+        """A write's success, served on a scratch copy of the state: the real state never sees it.
+
+        The request goes through every layer an unsteered one does (the fast path, or Connexion's
+        security, validators, form and multipart parsers, and the handler), only with the scratch
+        copy as the current state: so it succeeds steered exactly when it would unsteered, whatever
+        its media type, and its answer is the one it would get."""
+        answer = Answer()
+        current = CURRENT.set(self.scratch())
+        try:
+            await self.app(scope, receive, answer)
+        finally:
+            CURRENT.reset(current)
+        if answer.status != status:
             detail = (
                 f"Prefer: code={status} cannot be honoured: {operation.operation_id} would not succeed for this "
-                "request (send it without Prefer to see its error)."
+                f"request (it would answer {answer.status}: send it without Prefer to see why)."
             )
             await send_problem(send, 400, detail)
             return
-        framework = StarletteFramework.connexion_to_framework_response(response)
-        await framework(scope, receive, self.applied(send, status))
+        applied = self.applied(send, status)
+        for message in answer.messages:
+            await applied(message)
 
     @staticmethod
     def applied(send: Send, status: int) -> Send:
@@ -113,6 +120,19 @@ class Steering:
             await send(message)
 
         return with_header
+
+
+class Answer:
+    """A `send` that keeps the answer, to be sent (or replaced) once its status is known."""
+
+    def __init__(self) -> None:
+        self.status: int | None = None
+        self.messages: list[Message] = []
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+        self.messages.append(message)
 
 
 async def respond(

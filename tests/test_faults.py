@@ -178,3 +178,11 @@ def test_a_delay_rule_holds_no_lock_on_writes(origin: str, http: httpx.Client) -
     entry = http.get("/__mock__/requests", params={"operationId": "create_product_line"}).json()[0]
     assert entry["fault"]["fault"] == "delay" and 900 < entry["fault"]["delay_ms"] < 1100
     assert entry["duration_ms"] >= entry["fault"]["delay_ms"]
+
+
+def test_rules_and_prefer_meet_an_operation_whose_identifier_holds_an_escaped_slash(http: httpx.Client) -> None:
+    """`/productlines/Slash%2FLine/` is get_product_line (an escaped `/` stays in its segment)."""
+    install(http, {"fault": "status", "status": 503, "operationId": "get_product_line"})
+    assert http.get(f"{BACKEND}/productlines/Slash%2FLine/").status_code == 503
+    refused = http.get(f"{BACKEND}/products/Slash%2FCode/", headers={"Prefer": "delay=soon"})
+    assert refused.status_code == 400 and refused.json()["detail"].startswith("Prefer: delay")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from mock_server.header_names import header_names
-from mock_server.operations import prefer
+from mock_server.operations import Operation
+from mock_server.prefer import Preferences, preferences
 
 
 def test_names_are_lower_case_and_taken_once_per_header_list() -> None:
@@ -24,5 +25,6 @@ def test_a_scope_with_other_headers_gets_its_own_names() -> None:
 
 
 def test_prefer_is_read_whatever_the_case_of_its_name() -> None:
-    assert prefer({"headers": [(b"PREFER", b"code=404")]}) == {"code": "404"}
-    assert prefer({"headers": [(b"host", b"x")]}) is None
+    operation = Operation("get_product", "GET", "/products/{productcode}/", "backend", {"200": {}, "404": {}}, {})
+    assert preferences({"headers": [(b"PREFER", b"code=404")]}, operation) == Preferences(code=404)
+    assert preferences({"headers": [(b"host", b"x")]}, operation) is None

@@ -530,3 +530,45 @@ def test_digits_int_cannot_read_are_refused_not_a_500(
     if text != "٣":  # an Arabic-Indic digit is a number to int(), as to Connexion's coercion
         assert_refused(response)
     assert readable_state(client) == before
+
+
+PREFER_DIGITS = [6, 4300, 4301, 5000]  # 6: past a delay's bound (60000 ms) yet readable
+
+
+@pytest.mark.parametrize("digits", PREFER_DIGITS)
+@pytest.mark.parametrize(
+    ("preference", "method", "path", "body"),
+    [
+        ("code", "GET", "/products/S10_1678/", None),
+        ("code", "POST", "/productlines/", b'{"productline": "Long Codes"}'),
+        ("delay", "GET", "/products/S10_1678/", None),
+        ("delay", "DELETE", "/products/S10_1678/", None),
+    ],
+)
+def test_a_prefer_number_of_thousands_of_digits_is_400_naming_the_preference(
+    mock: tuple[MockApp, httpx.Client], preference: str, method: str, path: str, body: bytes | None, digits: int
+) -> None:
+    """Python's int() refuses more than 4,300 digits: the one Prefer parser never hands it that many."""
+    client = mock[1]
+    before = readable_state(client)
+    headers = {**JSON, "Prefer": f"{preference}={'9' * digits}"}
+    response = send(client, (method, path, headers, body))
+    assert_refused(response, 400)
+    detail = response.json()["detail"]
+    assert detail.startswith(f"Prefer: {preference} ") and len(detail) < 200, detail
+    assert readable_state(client) == before
+
+
+@pytest.mark.parametrize("path", ["/__mock__/requests", "/__mock__/requests/count"])
+def test_journal_filters_of_thousands_of_digits_are_read_without_int(
+    mock: tuple[MockApp, httpx.Client], path: str
+) -> None:
+    """An admin query parameter is counted before int() sees it, like any other integer of a request."""
+    client = mock[1]
+    client.get(f"{BACKEND}/products/S10_1678/")
+    every = client.get(path).json()
+    assert client.get(path, params={"limit": "9" * 5000}).json() == every  # more than there are: all
+    assert client.get(path, params={"limit": "0" * 5000 + "1"}).status_code == 200
+    refused = client.get(path, params={"status": "2" * 5000})
+    assert_refused(refused, 400)
+    assert refused.json()["detail"].startswith("status must be a status"), refused.text

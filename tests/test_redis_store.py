@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -31,12 +32,14 @@ from mock_server.cli import main, parse_settings
 from mock_server.fixtures import read_fixtures, record_fields
 from mock_server.memory_store import MemoryStore
 from mock_server.redis_layout import END, owner_prefix, token
+from mock_server.schemas import load_spec
 from mock_server.settings import DEFAULT_FIXTURES, MEMORY, Settings
 from mock_server.store import Dataset, NotFound, StateError
+from shop_contract.document import dereference
 from tests.conftest import API_KEY_HEADERS, BACKEND, DEV_CLIENT, GATEWAY, TOKEN_PATH
-from tests.live import free_port
+from tests.live import free_port, running
 from tests.redis_server import redis_server
-from tests.test_api import PRODUCT
+from tests.test_api import CUSTOMER, PRODUCT
 from tests.test_store import line
 from tests.test_store import product as product_record
 
@@ -395,3 +398,72 @@ def test_a_token_issued_by_one_replica_verifies_on_every_other(redis_url: str, t
         assert answers_to(rotated, token) == answers_to(rotated, fresh) == 200  # the previous key still verifies
         kids = [key["kid"] for key in rotated.http.get("/realms/shop/protocol/openid-connect/certs").json()["keys"]]
         assert len(kids) == 2
+
+
+HUGE_PAGES = [2**31, 2**53 - 1, 2**53 + 1, 2**62, 2**63 - 1]  # past Lua's exact integers, and Redis's
+
+
+def list_urls() -> list[str]:
+    """Every list of the spec (an operation with a `page` parameter), with an owner that exists."""
+    spec = load_spec()
+    owners = {"productline": "Classic%20Cars", "productcode": "S10_1678", "customernumber": "103"}
+    urls = []
+    for path, item in spec["paths"].items():
+        parameters = dereference(item.get("get", {}).get("parameters", []), spec)
+        if any(parameter["name"] == "page" for parameter in parameters):
+            urls.append(BACKEND + re.sub(r"\{(\w+)\}", lambda match: owners[match[1]], path))
+    return urls
+
+
+def test_a_page_past_the_last_is_404_as_in_memory_however_large_its_number(redis_url: str) -> None:
+    urls = list_urls()
+    assert len(urls) == 7
+    urls.append(f"{BACKEND}/customers/1/orders/")  # an owner that does not exist: 404 for it first
+    session = {"X-Mock-Session": "pages"}  # a session's state is paged by the same scripts
+    asked = [(url, {}) for url in urls] + [(url, session) for url in urls[:2]]
+    with (
+        running(create_app(Settings())) as origin,
+        httpx.Client(base_url=origin, headers=API_KEY_HEADERS) as memory,
+        replicas(redis_url, 1) as (replica,),
+    ):
+        for url, headers in asked:
+            for page in HUGE_PAGES:
+                for size in (1, 100):
+                    query = {"page": page, "page_size": size}
+                    expected = memory.get(url, params=query, headers=headers)
+                    answer = replica.http.get(url, params=query, headers=headers)
+                    assert expected.status_code == 404, (url, page, expected.text)
+                    assert (answer.status_code, answer.json()) == (404, expected.json()), (url, page, size, headers)
+            first = memory.get(url).json()
+            assert replica.http.get(url).json().get("results") == first.get("results")  # the same data (or 404)
+    assert_sound(redis_url)
+
+
+def test_a_redis_error_is_a_503_with_a_stable_message_and_its_internals_only_in_the_log(redis_url: str) -> None:
+    import redis
+
+    from mock_server.redis_journal import ENTRIES
+    from mock_server.redis_layout import LIVE, SESSIONS
+    from mock_server.redis_store import UNAVAILABLE
+
+    raw = redis.Redis.from_url(redis_url)
+    with replicas(redis_url, 1) as (replica,):
+        for key in (LIVE.order("products"), LIVE.rows("customers"), SESSIONS, ENTRIES):  # keys of the wrong type
+            raw.delete(key)
+            raw.set(key, "not what the mock wrote")
+        for response in (
+            replica.http.get(PRODUCTS),  # a script (PAGE)
+            replica.http.get(f"{BACKEND}/customers/103/"),  # a command (HGET)
+            replica.http.post(f"{BACKEND}/customers/", json=CUSTOMER),  # a write's script (CREATE)
+            replica.http.get(f"{LINES}Motorcycles/", headers={"X-Mock-Session": "s"}),  # the sessions' script
+            replica.http.get("/__mock__/sessions"),
+            replica.http.get("/__mock__/requests"),  # the journal
+        ):
+            assert response.status_code == 503, response.text
+            assert response.headers["content-type"] == "application/problem+json"
+            assert response.json()["detail"] == UNAVAILABLE
+        os.killpg(replica.process.pid, signal.SIGTERM)
+        replica.process.wait(timeout=30)
+        log = replica.process.stderr.read().decode()  # type: ignore[union-attr]
+        replica.stop()
+    assert "@user_script" in log and "WRONGTYPE" in log, log

@@ -140,3 +140,61 @@ def test_steering_ignores_requests_outside_the_api_and_prefer_without_code_or_ex
     assert http.get("/__mock__/health", headers={"Prefer": "code=404"}).status_code == 200
     response = http.get(f"{BACKEND}/products/S10_1678/", headers={"Prefer": "return=minimal"})
     assert response.status_code == 200 and "preference-applied" not in response.headers
+
+
+LINE = {"productline": "Rockets", "textdescription": "Up."}
+MEDIA = ["json", "urlencoded", "multipart"]  # every media type the spec accepts for a write
+
+
+def encoded(media: str, fields: dict[str, str]) -> dict[str, Any]:
+    """httpx's arguments for a body of `fields` in `media`."""
+    if media == "json":
+        return {"json": fields}
+    if media == "urlencoded":
+        return {"data": fields}
+    return {"files": {name: (None, value) for name, value in fields.items()}}
+
+
+@pytest.mark.parametrize("media", MEDIA)
+def test_a_steered_write_succeeds_exactly_as_the_unsteered_one_in_every_media_type(
+    http: httpx.Client, media: str
+) -> None:
+    before = http.get("/__mock__/state").json()
+    lines = f"{BACKEND}/productlines/"
+    steered = http.post(lines, headers={"Prefer": "code=201"}, **encoded(media, LINE))
+    assert steered.status_code == 201, steered.text
+    assert steered.headers["preference-applied"] == "code=201"
+    change = encoded(media, {"textdescription": "Changed."})
+    patched = http.patch(f"{lines}Motorcycles/", headers={"Prefer": "code=200"}, **change)
+    assert patched.status_code == 200 and patched.json()["textdescription"] == "Changed.", patched.text
+    assert http.get("/__mock__/state").json() == before
+    plain = http.post(lines, **encoded(media, LINE))
+    assert (plain.status_code, plain.json()) == (201, steered.json())
+
+
+@pytest.mark.parametrize("media", MEDIA)
+def test_a_steered_write_that_would_fail_in_any_media_type_is_400_and_changes_nothing(
+    http: httpx.Client, media: str
+) -> None:
+    before = http.get("/__mock__/state").json()
+    lines = f"{BACKEND}/productlines/"
+    for fields, status in (({"productline": "Motorcycles"}, 409), ({"textdescription": "No identifier."}, 400)):
+        steered = http.post(lines, headers={"Prefer": "code=201"}, **encoded(media, fields))
+        assert steered.status_code == 400, steered.text
+        assert f"would answer {status}" in steered.json()["detail"], steered.text
+        assert http.post(lines, **encoded(media, fields)).status_code == status
+    assert http.get("/__mock__/state").json() == before
+
+
+@pytest.mark.parametrize(
+    "path", ["/__mock__/health", "/__mock__/faults", "/realms/shop/.well-known/openid-configuration"]
+)
+def test_prefer_is_ignored_outside_the_api(http: httpx.Client, path: str) -> None:
+    """Steering and Prefer delays apply to the API's operations only: a delay the client would time
+    out on, and values no preference takes, change nothing there."""
+    plain = http.get(path)
+    for preference in ("delay=60000", "delay=abc", "code=abc", "code=404", "example=none", f"delay={'9' * 5000}"):
+        response = http.get(path, headers={"Prefer": preference}, timeout=10)
+        assert (response.status_code, response.json()) == (plain.status_code, plain.json()), preference
+        assert "preference-applied" not in response.headers
+    assert all(entry["fault"] is None for entry in http.get("/__mock__/requests", params={"path": path}).json())
