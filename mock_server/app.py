@@ -1,6 +1,7 @@
 """create_app(settings) -> the mock: the only module that wires Connexion.
 
-Request path, outermost first: LastResort (an unexpected error is a problem+json 500) -> Faults (latency and
+Request path, outermost first: LastResort (an unexpected error is a problem+json 500) -> Bypass (a request
+asking for no control feature: straight to RawPath, journaled) -> Faults (latency and
 faults) -> RequestJournal -> AdminGuard (/__mock__/) -> CORS -> SessionScope (the request's X-Mock-Session
 state) -> RawPath (routing on the path as sent) -> [Proxy, with --proxy: the API's traffic to a real backend,
 checked] -> Steering (`Prefer: code / example`) -> FastPath (a valid request answered by its handler) ->
@@ -42,6 +43,7 @@ from mock_server.control.admin import PREFIX as ADMIN_PREFIX
 from mock_server.control.admin import Admin
 from mock_server.control.admin_guard import AdminGuard
 from mock_server.control.backend_client import BackendClient
+from mock_server.control.bypass import Bypass, Rejoin
 from mock_server.control.faults import CONNECTION, FaultRules, Faults
 from mock_server.control.journal.memory import Journal, RequestJournal
 from mock_server.control.landing import Landing
@@ -259,6 +261,10 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
 
     # outermost: Faults owns the connection (it can close it) and journals what it answers itself
     app.add_middleware(LastResort, position=before_exception)
+    # a request asking for no control feature goes from here to `rejoin`, past faults, the admin guard,
+    # CORS and the session scope (control/bypass.py)
+    rejoin = Rejoin()
+    app.add_middleware(Bypass, position=before_exception, rejoin=rejoin, rules=app.faults, journal=app.journal)
     app.add_middleware(Faults, position=before_exception, rules=app.faults, journal=app.journal)
     app.add_middleware(RequestJournal, position=before_exception, journal=app.journal, unrecorded=ADMIN_PREFIX)
     app.add_middleware(
@@ -278,6 +284,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     )
     # inside CORS (its headers on a refusal), outside everything that reads or writes the state
     app.add_middleware(SessionScope, position=before_exception, registry=app.sessions)
+    app.add_middleware(rejoin, position=before_exception)
     app.add_middleware(RawPath, position=before_exception, templates=templates(spec, mounts))
     if settings.proxy:  # the API's traffic to a real backend, checked; what it does not serve goes on (fallback)
         app.add_middleware(
