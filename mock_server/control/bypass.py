@@ -12,13 +12,13 @@ as `http.cors.CORS` adds it. Anything else takes the whole stack, unchanged.
 
 from __future__ import annotations
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mock_server.control.admin import PREFIX as ADMIN_PREFIX
 from mock_server.control.faults import FaultRules
 from mock_server.control.journal.memory import Journal, RequestJournal
 from mock_server.control.sessions.registry import HEADER
-from mock_server.http.cors import add_vary_origin
+from mock_server.http.cors import varying_origin
 from mock_server.http.header_names import header_names
 
 # a request carrying any of these may meet a control layer: Prefer (faults' delay, steering), a
@@ -57,10 +57,4 @@ class Bypass:
         ):
             await self.app(scope, receive, send)
             return
-
-        async def vary_origin(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                add_vary_origin(message)
-            await send(message)
-
-        await self.plain(scope, receive, vary_origin)
+        await self.plain(scope, receive, varying_origin(send))

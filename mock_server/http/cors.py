@@ -26,13 +26,18 @@ class CORS(CORSMiddleware):
         if scope["type"] != "http" or b"origin" in header_names(scope):
             await super().__call__(scope, receive, send)
             return
+        await self.app(scope, receive, varying_origin(send))
 
-        async def vary_origin(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                add_vary_origin(message)
-            await send(message)
 
-        await self.app(scope, receive, vary_origin)
+def varying_origin(send: Send) -> Send:
+    """`send`, with `Vary: Origin` added to the start of the answer (see `add_vary_origin`)."""
+
+    async def vary_origin(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            add_vary_origin(message)
+        await send(message)
+
+    return vary_origin
 
 
 def add_vary_origin(message: Message) -> None:
