@@ -1,7 +1,7 @@
 """create_app(settings) -> the mock: the only module that wires Connexion.
 
 Request path, outermost first: LastResort (an unexpected error is a problem+json 500) -> Bypass (a request
-asking for no control feature: straight to RawPath, journaled) -> Faults (latency and
+asking for no control feature: journaled, straight to FastPath) -> Faults (latency and
 faults) -> RequestJournal -> AdminGuard (/__mock__/) -> CORS -> SessionScope (the request's X-Mock-Session
 state) -> RawPath (routing on the path as sent) -> [Proxy, with --proxy: the API's traffic to a real backend,
 checked] -> Steering (`Prefer: code / example`) -> FastPath (a valid request answered by its handler) ->
@@ -24,7 +24,7 @@ from connexion.middleware import MiddlewarePosition
 from connexion.resolver import Resolver
 from starlette.exceptions import HTTPException
 
-from mock_server.api.addressing import BoundedURIParser, RawPath, templates
+from mock_server.api.addressing import BoundedURIParser, RawPath, left_as_sent, templates
 from mock_server.api.connexion_seam import (
     ApiKeyHandler,
     BearerHandler,
@@ -262,9 +262,18 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     # outermost: Faults owns the connection (it can close it) and journals what it answers itself
     app.add_middleware(LastResort, position=before_exception)
     # a request asking for no control feature goes from here to `rejoin`, past faults, the admin guard,
-    # CORS and the session scope (control/bypass.py)
+    # CORS, the session scope, RawPath and steering (control/bypass.py); not with a proxy, which sees all
     rejoin = Rejoin()
-    app.add_middleware(Bypass, position=before_exception, rejoin=rejoin, rules=app.faults, journal=app.journal)
+    path_templates = templates(spec, mounts)
+    if not settings.proxy:
+        app.add_middleware(
+            Bypass,
+            position=before_exception,
+            rejoin=rejoin,
+            rules=app.faults,
+            journal=app.journal,
+            as_sent=left_as_sent(path_templates),
+        )
     app.add_middleware(Faults, position=before_exception, rules=app.faults, journal=app.journal)
     app.add_middleware(RequestJournal, position=before_exception, journal=app.journal, unrecorded=ADMIN_PREFIX)
     app.add_middleware(
@@ -284,8 +293,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     )
     # inside CORS (its headers on a refusal), outside everything that reads or writes the state
     app.add_middleware(SessionScope, position=before_exception, registry=app.sessions)
-    app.add_middleware(rejoin, position=before_exception)
-    app.add_middleware(RawPath, position=before_exception, templates=templates(spec, mounts))
+    app.add_middleware(RawPath, position=before_exception, templates=path_templates)
     if settings.proxy:  # the API's traffic to a real backend, checked; what it does not serve goes on (fallback)
         app.add_middleware(
             Proxy,
@@ -298,6 +306,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
         )
     # inside CORS (its headers), outside the fast path, so that a steered request is never served plainly
     app.add_middleware(Steering, position=before_exception, index=index, scratch=scratch)
+    app.add_middleware(rejoin, position=before_exception)  # where a plain request rejoins (Bypass)
     if settings.fast_path and not settings.validate_responses:
         # inside CORS and the journal (their headers and records), before the layers a valid request skips
         shortcuts = [

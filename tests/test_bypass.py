@@ -33,7 +33,17 @@ def answer(response: httpx.Response) -> tuple[int, bytes, list[tuple[str, str]]]
     return response.status_code, response.content, headers
 
 
-@pytest.mark.parametrize("path", [PRODUCT, f"{BACKEND}/products/?page=2", f"{BACKEND}/products/NOPE/", "/"])
+PATHS = [
+    PRODUCT,
+    f"{BACKEND}/products/?page=2",
+    f"{BACKEND}/products/NOPE/",
+    f"{BACKEND}/products/S10%2F1678/",  # escaped: RawPath's work, so the whole stack
+    f"{BACKEND}/customers/{'9' * 40}/",  # an integer out of bounds: RawPath's 404
+    "/",
+]
+
+
+@pytest.mark.parametrize("path", PATHS)
 def test_a_plain_request_is_answered_as_through_the_whole_stack(http: httpx.Client, path: str) -> None:
     plain = http.get(path)
     assert answer(plain) == answer(http.get(path, headers=WHOLE_STACK))

@@ -73,20 +73,34 @@ def templates(spec: Schema, mounts: dict[str, list[str]]) -> list[Template]:
     return found
 
 
+def long_digits(templates: list[Template]) -> re.Pattern[str]:
+    """A digit run longer than any integer path parameter's bounds admit: one may be out of bounds."""
+    limits = [
+        digit_limit(schema)
+        for template in templates
+        for _, schema in template.parameters.values()
+        if schema.get("type") == "integer"
+    ]
+    return re.compile(f"[0-9]{{{min(limits, default=sys.maxsize) + 1},}}")
+
+
+def left_as_sent(templates: list[Template]) -> t.Callable[[Scope], bool]:
+    """Whether `RawPath` leaves a request as it is: nothing escaped, no digit run to bound."""
+    digits = long_digits(templates)
+
+    def untouched(scope: Scope) -> bool:
+        return b"%" not in scope.get("raw_path", b"%") and digits.search(scope["path"]) is None
+
+    return untouched
+
+
 class RawPath:
     """ASGI middleware: the routing path rebuilt from `raw_path`; integer path parameters bounded."""
 
     def __init__(self, app: ASGIApp, templates: list[Template]) -> None:
         self.app = app
         self.templates = templates
-        limits = [
-            digit_limit(schema)
-            for template in templates
-            for _, schema in template.parameters.values()
-            if schema.get("type") == "integer"
-        ]
-        # a digit run longer than this may be an integer parameter out of bounds: look closer
-        self.long_digits = re.compile(f"[0-9]{{{min(limits, default=sys.maxsize) + 1},}}")
+        self.long_digits = long_digits(templates)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -1,16 +1,19 @@
 """The hot path as a budget: a request that asks for no control feature pays for none of them.
 
-Faults, the admin guard, CORS and the session scope each pass on a request that carries none of
-their headers, but each pass is one more ASGI layer, and together they cost a plain request a
-share of its time (benchmarks/README.md, section 9). `Bypass`, just inside `LastResort`, decides
-once per request, from the one scan of header names the layers share: with no fault rule (read
-per request: the admin API adds them at run time), outside the admin API, and without `Prefer`,
-`X-Mock-Session`, `Cookie` or `Origin`, the request goes straight to where those layers would
-have handed it (`rejoin`), through a journal layer of its own and with CORS's `Vary: Origin` added
-as `http.cors.CORS` adds it. Anything else takes the whole stack, unchanged.
+Faults, the admin guard, CORS, the session scope, the raw path and steering each pass on a request
+that needs none of them, but each pass is one more ASGI layer, and together they cost a plain
+request a share of its time (benchmarks/README.md, section 9). `Bypass`, just inside `LastResort`,
+decides once per request, from the one scan of header names the layers share: with no fault rule
+(read per request: the admin API adds them at run time), outside the admin API, without `Prefer`,
+`X-Mock-Session`, `Cookie` or `Origin`, and with a path `RawPath` would leave as sent, the request
+goes straight to where those layers would have handed it (`Rejoin`, just inside Steering), through a
+journal layer of its own and with CORS's `Vary: Origin` added as `http.cors.CORS` adds it. Anything
+else takes the whole stack, unchanged. With `--proxy` there is no bypass: the proxy sees every request.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -41,11 +44,14 @@ class Rejoin:
 class Bypass:
     """ASGI middleware: a plain request (see the module) goes past the control layers."""
 
-    def __init__(self, app: ASGIApp, rejoin: Rejoin, rules: FaultRules, journal: Journal) -> None:
+    def __init__(
+        self, app: ASGIApp, rejoin: Rejoin, rules: FaultRules, journal: Journal, as_sent: Callable[[Scope], bool]
+    ) -> None:
         if rejoin.app is None:
             raise RuntimeError("Bypass must be added outside its Rejoin point")
         self.app = app
         self.rules = rules
+        self.as_sent = as_sent  # RawPath would leave the request as it is (`addressing.left_as_sent`)
         self.plain = RequestJournal(rejoin.app, journal, ADMIN_PREFIX)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -54,6 +60,7 @@ class Bypass:
             or self.rules.rules
             or scope["path"].startswith(ADMIN_PREFIX)
             or not CONTROL_HEADERS.isdisjoint(header_names(scope))
+            or not self.as_sent(scope)
         ):
             await self.app(scope, receive, send)
             return
