@@ -1,7 +1,7 @@
 """create_app(settings) -> the mock: the only module that wires Connexion.
 
-Request path, outermost first: LastResort (an unexpected error is a problem+json 500) -> Bypass (a request
-asking for no control feature: journaled, straight to FastPath) -> Faults (latency and
+A request asking for no control feature goes from MockApp straight to FastPath, journaled (control/bypass.py).
+Any other request's path, outermost first: LastResort (an unexpected error is a problem+json 500) -> Faults (latency and
 faults) -> RequestJournal -> AdminGuard (/__mock__/) -> CORS -> SessionScope (the request's X-Mock-Session
 state) -> RawPath (routing on the path as sent) -> [Proxy, with --proxy: the API's traffic to a real backend,
 checked] -> Steering (`Prefer: code / example`) -> FastPath (a valid request answered by its handler) ->
@@ -29,6 +29,7 @@ from mock_server.api.connexion_seam import (
     ApiKeyHandler,
     BearerHandler,
     decorate_handlers_once,
+    enter_as_connexion,
     quiet_content_type_note,
     validate_each_document_once,
 )
@@ -43,7 +44,7 @@ from mock_server.control.admin import PREFIX as ADMIN_PREFIX
 from mock_server.control.admin import Admin
 from mock_server.control.admin_guard import AdminGuard
 from mock_server.control.backend_client import BackendClient
-from mock_server.control.bypass import Bypass, Rejoin
+from mock_server.control.bypass import Bypass
 from mock_server.control.faults import CONNECTION, FaultRules, Faults
 from mock_server.control.journal.memory import Journal, RequestJournal
 from mock_server.control.landing import Landing
@@ -87,8 +88,14 @@ class MockApp(AsyncApp):  # type: ignore[misc]
         super().__init__(import_name, **options)
         decorate_handlers_once(self)  # per operation, not per request (see mock_server.api.connexion_seam)
 
+    bypass: Bypass | None = None  # past Connexion's outer layers and the control plane (control/bypass.py)
+
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         scope[CONNECTION] = getattr(send, "__self__", None)  # for faults.hang_up: the server's own `send`
+        if self.bypass is not None and self.bypass.takes(scope):
+            enter_as_connexion(self, scope)
+            await self.bypass.serve(scope, receive, send)
+            return
         await super().__call__(scope, receive, send)
 
 
@@ -261,19 +268,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
 
     # outermost: Faults owns the connection (it can close it) and journals what it answers itself
     app.add_middleware(LastResort, position=before_exception)
-    # a request asking for no control feature goes from here to `rejoin`, past faults, the admin guard,
-    # CORS, the session scope, RawPath and steering (control/bypass.py); not with a proxy, which sees all
-    rejoin = Rejoin()
     path_templates = templates(spec, mounts)
-    if not settings.proxy:
-        app.add_middleware(
-            Bypass,
-            position=before_exception,
-            rejoin=rejoin,
-            rules=app.faults,
-            journal=app.journal,
-            as_sent=left_as_sent(path_templates),
-        )
     app.add_middleware(Faults, position=before_exception, rules=app.faults, journal=app.journal)
     app.add_middleware(RequestJournal, position=before_exception, journal=app.journal, unrecorded=ADMIN_PREFIX)
     app.add_middleware(
@@ -306,7 +301,9 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
         )
     # inside CORS (its headers), outside the fast path, so that a steered request is never served plainly
     app.add_middleware(Steering, position=before_exception, index=index, scratch=scratch)
-    app.add_middleware(rejoin, position=before_exception)  # where a plain request rejoins (Bypass)
+    if not settings.proxy:  # a request asking for no control feature comes in here (control/bypass.py)
+        app.bypass = Bypass(app.faults, app.journal, left_as_sent(path_templates))
+        app.add_middleware(app.bypass, position=before_exception)
     if settings.fast_path and not settings.validate_responses:
         # inside CORS and the journal (their headers and records), before the layers a valid request skips
         shortcuts = [

@@ -79,6 +79,7 @@ def test_a_plain_request_skips_the_control_layers(monkeypatch: pytest.MonkeyPatc
         running(create_app(Settings())) as origin,
         httpx.Client(base_url=origin, headers=API_KEY_HEADERS, timeout=30) as client,
     ):
+        assert client.get("/__mock__/health").status_code == 200  # the admin API: the whole stack (built now)
         assert client.get(PRODUCT).status_code == 200
         assert client.get(PRODUCT, headers={"Prefer": "code=404"}).status_code == 404
-    assert passed == [PRODUCT]  # only the request with Prefer met Faults
+    assert passed == ["/__mock__/health", PRODUCT]  # the plain request met no Faults

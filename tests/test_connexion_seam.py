@@ -15,6 +15,7 @@ from connexion import AsyncApp
 from connexion.apps.asynchronous import AsyncApi, AsyncASGIApp, AsyncOperation
 from connexion.decorators import StarletteDecorator
 from connexion.frameworks.starlette import Starlette
+from connexion.middleware.main import ConnexionMiddleware
 from connexion.security import AbstractSecurityHandler
 from connexion.spec import OpenAPISpecification
 from connexion.uri_parsing import OpenAPIURIParser
@@ -30,6 +31,7 @@ from mock_server.api.connexion_seam import (
     JSONBodyAdapter,
     URIParserAdapter,
     decorate_handlers_once,
+    enter_as_connexion,
 )
 
 # callable -> its parameters as (name, kind), as the seam calls or overrides it
@@ -97,6 +99,15 @@ def test_the_innermost_app_is_where_the_seam_replaces_it() -> None:
     decorate_handlers_once(app)
     assert isinstance(app._middleware_app, DecoratedOnceASGIApp)
     assert app.middleware.app is app._middleware_app
+
+
+def test_connexion_enters_a_request_as_the_seam_does_for_a_bypassed_one() -> None:
+    app = AsyncApp(__name__)
+    assert isinstance(app.middleware, ConnexionMiddleware)
+    assert 'scope["app"] = self' in inspect.getsource(ConnexionMiddleware.__call__)
+    scope: dict[str, Any] = {}
+    enter_as_connexion(app, scope)
+    assert scope["app"] is app.middleware
 
 
 def test_the_adapters_read_what_connexion_was_given() -> None:

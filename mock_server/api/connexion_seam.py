@@ -31,7 +31,8 @@ Internal modules and names relied on (not underscored, but not Connexion's docum
   `FormDataValidator`, `MultiPartFormDataValidator`, `JSONRequestBodyValidator`;
 - `connexion.uri_parsing.OpenAPIURIParser`: `resolve_params`, `resolve_form`, `param_schemas`;
 - `connexion.datastructures.MediaTypeDict`; `connexion.spec.OpenAPISpecification`;
-- `connexion.frameworks.starlette.Starlette.connexion_to_framework_response`.
+- `connexion.frameworks.starlette.Starlette.connexion_to_framework_response`;
+- `AsyncApp.middleware` (the `ConnexionMiddleware`), and its `__call__` setting `scope["app"]`.
 """
 
 from __future__ import annotations
@@ -213,6 +214,13 @@ def decorate_handlers_once(app: AsyncApp) -> None:
     """Make `app`'s innermost app build `DecoratedOnceOperation`s; before any API is added, so
     swapping it loses nothing."""
     app._middleware_app = app.middleware.app = DecoratedOnceASGIApp()
+
+
+def enter_as_connexion(app: AsyncApp, scope: Scope) -> None:
+    """What Connexion's middleware entry does to a request's scope, for a request that skips it: its
+    own instance as `scope["app"]`, so that Starlette's router raises (to Connexion's error handlers)
+    rather than answers a 404 or 405 itself."""
+    scope["app"] = app.middleware
 
 
 def framework_response(response: ConnexionResponse) -> ASGIApp:
