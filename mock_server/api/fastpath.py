@@ -145,7 +145,9 @@ class FastPath:
 
     def __init__(self, app: ASGIApp, routes: Iterable[Route], max_body_bytes: int) -> None:
         self.app = app
-        self.routes = list(routes)
+        self.routes: dict[str, list[Route]] = {}  # by method: a request is matched against its method's only
+        for route in routes:
+            self.routes.setdefault(route.method, []).append(route)
         self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -239,11 +241,10 @@ class FastPath:
             return None  # nothing changed: Connexion will meet the same error and render it
 
     def _match(self, method: str, path: str) -> tuple[Route | None, dict[str, str]]:
-        for route in self.routes:
-            if route.method == method:
-                match = route.pattern.fullmatch(path)
-                if match is not None:
-                    return route, match.groupdict()
+        for route in self.routes.get(method, ()):
+            match = route.pattern.fullmatch(path)
+            if match is not None:
+                return route, match.groupdict()
         return None, {}
 
     def _body_fits(self, route: Route, headers: Headers) -> bool:

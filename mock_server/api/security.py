@@ -6,6 +6,7 @@ that ships with the mock (mock_server/realm/shop-realm.json), for the banner and
 
 from __future__ import annotations
 
+import functools
 import secrets
 from dataclasses import dataclass
 
@@ -23,5 +24,11 @@ CHALLENGE = f'Bearer realm="{REALM}"'
 class ApiKeys:
     keys: frozenset[str]
 
+    @functools.cached_property
+    def encoded(self) -> tuple[bytes, ...]:
+        """The keys as bytes, encoded once (every API request is checked against them)."""
+        return tuple(known.encode() for known in self.keys)
+
     def accepts(self, key: str) -> bool:
-        return any(secrets.compare_digest(key.encode(), known.encode()) for known in self.keys)
+        given = key.encode()
+        return any(secrets.compare_digest(given, known) for known in self.encoded)
