@@ -249,6 +249,6 @@ def write_files(ledger: Ledger, junit_file: Path | None, report_dir: Path | None
         html = report_dir / HTML
         html.write_text(html_report.render(data), encoding="utf-8")
         text = report_dir / "summary.txt"
-        text.write_text(summary(ledger, html=html) + "\n", encoding="utf-8")
+        text.write_text(summary(ledger, html=Path(HTML)) + "\n", encoding="utf-8")  # beside it
         written += [text, findings, html]
     return written
