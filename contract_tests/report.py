@@ -129,7 +129,8 @@ def violated_table(ledger: Ledger) -> list[str]:
         first = next(v for v in ledger.violations if Key(v.surface, v.operation, v.check) == key)
         rule = first.rule.splitlines()[0] if first.rule else ""
         rule = rule if len(rule) <= RULE_SHOWN else rule[: RULE_SHOWN - 1] + "…"
-        lines.append(f"  {key.surface:<8} {key.operation:<28} [{key.check}] {failures[key]:>4}  {rule}")
+        check = f"[{key.check}]"
+        lines.append(f"  {key.surface:<8} {key.operation:<28} {check:<34} {failures[key]:>4}  {rule}")
     return lines
 
 

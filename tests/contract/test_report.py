@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import yaml
 from schemathesis.core import curl as schemathesis_curl
 
 from contract_tests import html_report, report, reproduce, step_summary
@@ -115,8 +116,8 @@ def test_the_short_summary_ends_with_one_line_per_violated_operation_and_check()
     short = report.summary(ledger, verbose=False, html=Path("out/report.html")).splitlines()
     assert short[-7:] == [
         "Violated (surface, operation, [check], violations, first rule broken):",
-        f"  backend  {'create_product_line':<28} [status_code_conformance]    2  rule A",
-        f"  gateway  {'list_customers':<28} [pagination_page]    1  {'x' * 99}…",
+        f"  backend  {'create_product_line':<28} {'[status_code_conformance]':<34}    2  rule A",
+        f"  gateway  {'list_customers':<28} {'[pagination_page]':<34}    1  {'x' * 99}…",
         "Coverage of the contract: 0 of 4 documented responses seen (0.0%)",
         "Report: out/report.html",
         "",
@@ -181,3 +182,13 @@ def test_the_github_job_summary_is_appended_with_the_target_kept_from_acting_as_
     assert step_summary.fenced("a ``` b").startswith("````sh\n")
     step_summary.append(ledger, {})  # unset: nothing written, nothing raised
     assert summary.read_text(encoding="utf-8") == text
+
+
+def test_the_ci_examples_upload_report_html_and_link_it_in_the_job_summary() -> None:
+    examples = Path(__file__).resolve().parents[2] / "examples" / "github-actions"
+    for name, job in (("contract.yml", "contract"), ("contract-sharded.yml", "merge")):
+        steps = yaml.safe_load((examples / name).read_text(encoding="utf-8"))["jobs"][job]["steps"]
+        upload = next(step for step in steps if step.get("with", {}).get("path") == "contract-report/report.html")
+        assert upload["uses"].startswith("actions/upload-artifact@v4") and "cancelled()" in upload["if"]
+        link = f"steps.{upload['id']}.outputs.artifact-url"
+        assert any(link in step.get("run", "") and "GITHUB_STEP_SUMMARY" in step["run"] for step in steps)
