@@ -1,6 +1,8 @@
 """What a run tells people: which run it was, a summary per check and per operation, each violation with
 its evidence (the requests that set up its state, then the failing one), the checks not exercised and
-why, and JUnit XML for CI (one test case per surface, operation and check).
+why, the coverage of the contract, and JUnit XML for CI (one test case per surface, operation and check).
+The text summary ends with one line per violated (surface, operation, check), the coverage figure and
+the path of report.html (html_report.py), which is drawn from the same document as findings.json.
 
 Everything shown passes through the run's `Redactor`: secrets masked, control characters escaped, so the
 JUnit file is always well-formed XML and no answer can act on a terminal.

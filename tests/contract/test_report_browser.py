@@ -170,6 +170,31 @@ def test_the_merged_report_of_a_sharded_run_shows_the_same(chromium: Any, tmp_pa
             opened.close()
 
 
+def test_a_not_exercised_reason_shows_on_keyboard_focus_and_print_drops_the_buttons(
+    chromium: Any, tmp_path: Path
+) -> None:
+    ledger = ledger_with([hostile_violation()], Spec.load())
+    ledger.skipped("backend", "get_product", "round_trip", "the item to read could not be created (HTTP 400)")
+    page = tmp_path / "report.html"
+    page.write_text(html_report.render(report.as_json(ledger)), encoding="utf-8")
+    opened = Opened(chromium, page)
+    try:
+        cell = opened.page.locator('td.cell[data-state="not exercised"][data-check="round_trip"]')
+        tip = cell.locator(".tip")
+        assert not tip.is_visible()
+        for _ in range(200):  # by keyboard alone: Tab until the cell has the focus
+            opened.page.keyboard.press("Tab")
+            if opened.page.evaluate("document.activeElement.dataset.check") == "round_trip":
+                break
+        assert tip.is_visible() and "could not be created (HTTP 400)" in tip.inner_text()
+        assert opened.page.locator("button.copy").first.is_visible()
+        opened.page.emulate_media(media="print")
+        assert not opened.page.locator("button.copy").first.is_visible()
+        assert opened.problems == []
+    finally:
+        opened.close()
+
+
 def test_a_hostile_targets_text_is_shown_as_text_and_never_runs(chromium: Any, tmp_path: Path) -> None:
     page = tmp_path / "report.html"
     page.write_text(
