@@ -153,11 +153,12 @@ def test_a_violations_httpx_script_sends_what_its_curl_sends() -> None:
     assert reproduce.httpx_script("curl -X GET $'http://h/\\x01'").startswith("# This request cannot be shown")
 
 
-def test_the_script_of_a_real_violation_reproduces_it(tmp_path: Path) -> None:
+def test_the_script_of_a_real_violation_reproduces_it_and_the_job_summary_shows_it(tmp_path: Path) -> None:
     variant = next(v for v in VARIANTS if v.name == "product_without_msrp")
     with running(variant.build()) as origin:
         args = ["--base-url", f"{origin}/shop/api/v1", *QUICK, "--no-domain", "--include", "get_product"]
-        outcome = shop_contract(args, tmp_path)
+        job_summary = tmp_path / "job-summary.md"
+        outcome = shop_contract(args, tmp_path, env={step_summary.VARIABLE: str(job_summary)})
         script = outcome.findings["scripts"][0]["request"].replace("[Filtered]", DEFAULT_API_KEY)
         done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30, check=False)
     assert outcome.code == 1 and outcome.findings["violations"][0]["check"] == "response_schema_conformance"
@@ -165,6 +166,10 @@ def test_the_script_of_a_real_violation_reproduces_it(tmp_path: Path) -> None:
     assert status.startswith("200 application/json") and "productcode" in body and "msrp" not in body
     assert outcome.findings["run"]["command"].startswith(f"shop-contract --base-url {origin}/shop/api/v1 --api-key")
     assert DEFAULT_API_KEY not in outcome.findings["run"]["command"]
+    shown = job_summary.read_text(encoding="utf-8")
+    assert (
+        shown.startswith("### shop-contract: ❌") and "\n```sh\ncurl -X GET" in shown and DEFAULT_API_KEY not in shown
+    )
 
 
 def test_the_github_job_summary_is_appended_with_the_target_kept_from_acting_as_markdown(tmp_path: Path) -> None:
