@@ -27,6 +27,11 @@ HOSTILE_BODY = '</script><script>window.pwned = 1</script><img src=x onerror="wi
 QUICK = ["--api-key", DEFAULT_API_KEY, "--seed", "7", "--quiet", "--profile", "fast"]
 
 
+def responses(spec: Spec, operation: str) -> list[str]:
+    """The statuses the contract documents for `operation` (this contract has no `default`)."""
+    return list(spec.operations[operation].definition["responses"])
+
+
 def ledger_with(violations: list[Violation], spec: Spec | None = None) -> Ledger:
     ledger = Ledger(run=RunInfo(seed=1, targets={"backend": "http://127.0.0.1:9/shop/api/v1"}, profile="fast"))
     if spec is not None:
@@ -59,14 +64,17 @@ def test_an_include_of_one_operation_covers_exactly_the_statuses_it_was_answered
     (entry,) = coverage["operations"]  # the other operations the run called (setup, discovery) are not in scope
     assert others and (entry["surface"], entry["operation"]) == ("backend", "get_product")
     assert set(entry["statuses"]["answered"]) == answered
-    documented = list(Spec.load().operations["get_product"].definition["responses"])
+    documented = responses(Spec.load(), "get_product")
     assert entry["statuses"]["seen"] == [key for key in documented if int(key) in answered]
     assert entry["statuses"]["never_seen"] == [key for key in documented if int(key) not in answered]
-    assert (coverage["seen_responses"], coverage["documented_responses"]) == (len(entry["statuses"]["seen"]), 4)
+    assert (coverage["seen_responses"], coverage["documented_responses"]) == (
+        len(entry["statuses"]["seen"]),
+        len(documented),
+    )
     assert entry["requests"] >= len([e for e in journal.json() if e["operationId"] == "get_product"])
     assert entry["parameters"]["exercised"] == ["path:productcode"] and 0 < entry["validated"] <= entry["requests"]
     last = outcome.stdout.strip().splitlines()[-4:]
-    figure = f"{coverage['seen_responses']} of 4 documented responses seen"
+    figure = f"{coverage['seen_responses']} of {len(documented)} documented responses seen"
     assert (
         figure in last[0] and last[1] == f"Report: {tmp_path / 'report.html'}" and last[-1] == "Result: no violation."
     )
@@ -82,7 +90,7 @@ def test_the_figure_counts_documented_statuses_and_ranges_not_default_nor_other_
     body = Sent(fields=frozenset({"productcode", "unknown"}), media_type="application/json; charset=utf-8")
     coverage.sent("backend", "create_product", None, body)
     seen, documented = coverage.figure()
-    assert (seen, documented) == (1, 4 + 7)
+    assert (seen, documented) == (1, len(responses(spec, "get_product")) + len(responses(spec, "create_product")))
     document = coverage.as_json()
     by_name = {entry["operation"]: entry for entry in document["operations"]}
     get, create = by_name["get_product"], by_name["create_product"]
@@ -118,7 +126,7 @@ def test_the_short_summary_ends_with_one_line_per_violated_operation_and_check()
         "Violated (surface, operation, [check], violations, first rule broken):",
         f"  backend  {'create_product_line':<28} {'[status_code_conformance]':<34}    2  rule A",
         f"  gateway  {'list_customers':<28} {'[pagination_page]':<34}    1  {'x' * 99}…",
-        "Coverage of the contract: 0 of 4 documented responses seen (0.0%)",
+        f"Coverage of the contract: 0 of {len(responses(Spec.load(), 'get_product'))} documented responses seen (0.0%)",
         "Report: out/report.html",
         "",
         "Result: 3 violation(s) of 2 check(s).",
@@ -128,11 +136,15 @@ def test_the_short_summary_ends_with_one_line_per_violated_operation_and_check()
     assert "rule broken: rule A" in full and "curl b" in full and full.endswith(short[-1])
 
 
-def test_the_page_holds_findings_json_and_a_hostile_body_cannot_act_in_it() -> None:
-    ledger = ledger_with([hostile_violation()], Spec.load())
+def test_the_page_holds_findings_json_masked_and_a_hostile_body_cannot_act_in_it() -> None:
+    secret = "s3cret-api-key"
+    echoed = Violation("not_a_server_error", "backend", "get_product", "rule", "curl x", f"HTTP 500\n\nkey={secret}")
+    ledger = ledger_with([hostile_violation(), echoed], Spec.load())
+    ledger.secrets = (secret,)
     document = report.as_json(ledger)
     page = html_report.render(document)
     assert "</script><script>" not in page and "<img" not in page
+    assert secret not in page and "key=[masked]" in page  # masked as in the other reports
     (blob,) = re.findall(r'<script type="application/json" id="findings">(.*?)</script>', page, re.DOTALL)
     assert json.loads(blob) == json.loads(json.dumps(document))
     assert "http://" not in page.replace(document["run"]["targets"]["backend"], "").split("<script>", 1)[0].replace(
@@ -179,7 +191,8 @@ def test_the_github_job_summary_is_appended_with_the_target_kept_from_acting_as_
     step_summary.append(ledger, {step_summary.VARIABLE: str(summary)})
     text = summary.read_text(encoding="utf-8")
     assert text.startswith("earlier step\n### shop-contract: ❌ 1 violation(s) of 1 check(s)")
-    assert "Coverage of the contract: 0 of 4 documented responses seen \\(0\\.0%\\)" in text
+    documented = len(responses(Spec.load(), "get_product"))
+    assert f"Coverage of the contract: 0 of {documented} documented responses seen \\(0\\.0%\\)" in text
     shown = next(line for line in text.splitlines() if line.startswith("**1\\. ")).split("**: ", 1)[1]
     assert re.search(r"(?<!\\)[<>`*\[|#]", shown) is None  # the target's text: every special character escaped
     assert "\\<img" in text and "\\*\\*bold\\*\\*" in text
