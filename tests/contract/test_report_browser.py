@@ -116,6 +116,11 @@ def assert_shows_the_variant(opened: Opened, origin: str) -> None:
     link.focus()
     opened.page.keyboard.press("Enter")
     assert opened.page.evaluate("location.hash") == "#violation-1"
+    spec = opened.page.locator("#violation-1 a", has_text="openapi.yaml")
+    op = Spec.load().operations["get_product"]
+    escaped = op.path.replace("~", "~0").replace("/", "~1")
+    assert spec.inner_text() == f"openapi.yaml #/paths/{escaped}/{op.method}/responses/200/content"
+    assert opened.page.locator(str(spec.get_attribute("href"))).inner_text().startswith("backend get_product")
     curl = opened.page.locator("#violation-1 pre.curl").inner_text()
     assert origin in curl
     status, body = reproduced(curl)
