@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
+from contract_tests.coverage import Coverage
+
 # Our registered checks and domain tests; the strict ones are off unless asked for.
 DOMAIN_CHECKS = (
     "pagination_page",
@@ -122,6 +124,8 @@ class RunInfo:
     """`K/N` for one shard of a run (`--shard`), None for a whole run."""
     shards: int | None = None
     """For a merged run (`shop-contract merge`): how many shards it combines."""
+    command: str = ""
+    """`shop-contract ...` repeating the whole run, credentials read from the environment."""
 
     def spent(self, surface: str, operation: str, seconds: float) -> None:
         key = f"{surface}.{operation}"
@@ -144,6 +148,8 @@ class Ledger:
     prelude: tuple[str, ...] = ()
     """Requests (curl) the run made before testing (on an empty target, the items others reference):
     every violation's setup starts with them, so that its reproduction is whole."""
+    coverage: Coverage = field(default_factory=Coverage)
+    """What of the contract the run exercised (contract_tests/coverage.py)."""
 
     def passed(self, surface: str, operation: str, check: str, times: int = 1) -> None:
         self.passes[Key(surface, operation, check)] += times

@@ -14,7 +14,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from contract_tests.coverage import Coverage
 from contract_tests.findings import Ledger, RunError, RunInfo, Skip, Violation
+from contract_tests.reproduce import unsharded
 
 SAME = ("seed", "profile", "suite_version", "spec_version")
 """What the shards of one run share."""
@@ -48,6 +50,8 @@ def ledger_of(document: dict[str, Any]) -> Ledger:
     ledger.not_exercised = [Skip(**skip) for skip in document["not_exercised"]]
     ledger.errors = [RunError(**error) for error in document["errors"]]
     ledger.aborted = document.get("aborted")
+    if "coverage" in document:
+        ledger.coverage = Coverage.from_json(document["coverage"])
     return ledger
 
 
@@ -90,6 +94,7 @@ def _added(ledgers: list[Ledger], count: int) -> Ledger:
             suite_version=first.suite_version,
             spec_version=first.spec_version,
             shards=count,
+            command=unsharded(first.command),
         )
     )
     aborted = []
@@ -102,6 +107,7 @@ def _added(ledgers: list[Ledger], count: int) -> Ledger:
         for operation, seconds in run.timings.items():
             merged.run.timings[operation] = merged.run.timings.get(operation, 0.0) + seconds
         merged.passes.update(ledger.passes)
+        merged.coverage.add(ledger.coverage)
         for violation in ledger.violations:
             merged.violated(violation)
         for skip in ledger.not_exercised:
