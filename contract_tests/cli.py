@@ -182,7 +182,11 @@ def merge(argv: Sequence[str]) -> int:
     except (UsageError, merge.MergeError) as exc:
         return _fail(str(exc))
     print(report.summary(ledger))
-    for path in report.write_files(ledger, args.junit_xml, args.report_dir):
+    try:
+        written = report.write_files(ledger, args.junit_xml, args.report_dir)
+    except OSError as exc:
+        return _fail(f"cannot write the merged report: {exc}")
+    for path in written:
         print(f"wrote {escape(str(path))}")
     return verdict(ledger)
 
