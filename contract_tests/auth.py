@@ -59,7 +59,7 @@ def fetch_token(token_url: str, client_id: str, client_secret: str, timeout: flo
     try:
         answer = response.json()
         token = answer["access_token"]
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, RecursionError, KeyError, TypeError) as exc:  # RecursionError: nested too deep
         raise CredentialsError(f"the token endpoint {token_url} answered no access_token") from exc
     expires_in = answer.get("expires_in")
     return str(token), float(expires_in) if isinstance(expires_in, int | float) and expires_in > 0 else None
@@ -94,7 +94,7 @@ def realm_public_key(token: str | None, token_url: str | None, timeout: float = 
         discovery = httpx.get(f"{realm}{DISCOVERY_SUFFIX}", timeout=timeout).json()
         keys = httpx.get(discovery["jwks_uri"], timeout=timeout).json()["keys"]
         key = jwt.algorithms.RSAAlgorithm.from_jwk(json.dumps(keys[0]))
-    except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError, jwt.PyJWTError):
+    except (httpx.HTTPError, ValueError, RecursionError, KeyError, IndexError, TypeError, jwt.PyJWTError):
         return None
     if not isinstance(key, rsa.RSAPublicKey):
         return None

@@ -43,6 +43,8 @@ ON_ITEMS = ["--include", "get_product"]
 DOMAIN, SCHEMATHESIS = ["--no-conformance"], ["--no-domain"]  # each HTTP client on its own: runs stay short
 ON_WRITES = ["--include", "create_product_line", "--include", "update_product_line", "--include", "get_product_line"]
 ON_LISTS = ["--include", "list_products", "--include", "create_product"]
+DEEP_JSON = b"[" * 100_000 + b"]" * 100_000
+"""Nested past Python's recursion limit: json.loads raises RecursionError, which is no ValueError."""
 
 
 def assert_well_behaved(outcome: Outcome, report_dir: Path, codes: tuple[int, ...]) -> None:
@@ -157,14 +159,30 @@ def test_trickled_headers_end_within_the_deadline(tmp_path: Path) -> None:
         (hostile.html_page, "text/html"),
         (hostile.json_answer(b'{"hello": "world"}'), "application/json"),
         (hostile.json_answer(b"[]"), "application/json"),
+        (hostile.json_answer(DEEP_JSON), "application/json"),
     ],
-    ids=["html", "other_json", "json_array"],
+    ids=["html", "other_json", "json_array", "json_100000_deep"],
 )
 def test_a_base_url_that_is_not_this_api_exits_2(answer: hostile.Answer, kind: str, tmp_path: Path) -> None:
     with running(hostile.Hostile("GET", ".*", answer)) as origin:
         outcome = shop_contract(["--base-url", origin + API, "--api-key", "dev-api-key", *QUICK], tmp_path)
     assert_well_behaved(outcome, tmp_path, (2,))
     assert "does not serve this API" in outcome.stderr and kind in outcome.stderr
+
+
+def test_a_body_nested_100000_deep_gets_a_verdict_from_the_domain_checks(tmp_path: Path) -> None:
+    with running(hostile.Hostile("GET", ITEM, hostile.json_answer(DEEP_JSON))) as origin:
+        args = ["--base-url", origin + API, *credentials(origin), *QUICK, *ON_ITEMS, *DOMAIN]
+        outcome = shop_contract(args, tmp_path)
+    assert_well_behaved(outcome, tmp_path, (1,))
+    assert outcome.findings["errors"] == [] and "round_trip" in verdicts(outcome), outcome.findings["errors"]
+
+
+def test_a_token_endpoint_answering_100000_deep_exits_2_saying_so(tmp_path: Path) -> None:
+    with running(hostile.Hostile("POST", TOKEN_PATH, hostile.json_answer(DEEP_JSON))) as origin:
+        outcome = shop_contract(["--base-url", origin + API, *credentials(origin), *QUICK, *ON_ITEMS], tmp_path)
+    assert_well_behaved(outcome, tmp_path, (2,))
+    assert "answered no access_token" in outcome.stderr
 
 
 def test_secrets_echoed_by_the_target_are_masked(tmp_path: Path) -> None:
