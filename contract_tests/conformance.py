@@ -18,6 +18,7 @@ from schemathesis.engine import Status, events, from_schema
 from schemathesis.engine.recorder import CheckFailureInfo, ScenarioRecorder
 
 from contract_tests import checks as _registered_checks  # noqa: F401  (registers our checks)
+from contract_tests import deserializer as _registered_deserializer  # noqa: F401  (deep JSON is malformed JSON)
 from contract_tests import hooks, refusals
 from contract_tests.bounded import Limits, ResponseTooLarge, bounded_session
 from contract_tests.findings import ALL_CHECKS, STRICT_CHECKS, Ledger, Violation

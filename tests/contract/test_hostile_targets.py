@@ -100,6 +100,12 @@ CASES = [
         ]
         for client, phase in (("domain", DOMAIN), ("schemathesis", SCHEMATHESIS))
     ),
+    Case(
+        "json_100000_deep_schemathesis",
+        on("GET", ITEM, hostile.json_answer(DEEP_JSON)),
+        [*ON_ITEMS, *SCHEMATHESIS],
+        "response_schema_conformance",
+    ),
     Case("html_answers_to_writes", on(WRITES, LINES, hostile.html_page), ON_WRITES, "status_code_conformance"),
     Case(
         "refused_multipart",
