@@ -22,12 +22,13 @@ import httpx
 import pytest
 
 from contract_tests import cli
+from contract_tests.findings import RULE_EXCERPT
 from contract_tests.keyring import REFUSALS_IN_A_ROW
 from contract_tests.spec import Spec
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from tests.contract import hostile
-from tests.contract.faults import Fault
+from tests.contract.faults import Fault, edit_json
 from tests.contract.support import TOKEN_PATH, Outcome, credentials, shop_contract
 from tests.contract.variants import set_status
 from tests.live import running
@@ -189,6 +190,23 @@ def test_a_token_endpoint_answering_100000_deep_exits_2_saying_so(tmp_path: Path
         outcome = shop_contract(["--base-url", origin + API, *credentials(origin), *QUICK, *ON_ITEMS], tmp_path)
     assert_well_behaved(outcome, tmp_path, (2,))
     assert "answered no access_token" in outcome.stderr
+
+
+def test_a_value_the_target_sends_is_cut_where_a_rule_quotes_it(tmp_path: Path) -> None:
+    """`previous` of 5 MB on page 1: pagination_walk quotes it in its rule, the reports keep 2,000 characters."""
+    app = Fault(create_app(Settings()), "GET", f"{API}/productlines/", response=edit_json(previous_of_5_mb))
+    with running(app) as origin:
+        args = ["--base-url", origin + API, *credentials(origin), *QUICK, "--include", "list_product_lines"]
+        outcome = shop_contract([*args, *DOMAIN], tmp_path)
+    assert_well_behaved(outcome, tmp_path, (1,))
+    rules = [violation["rule"] for violation in outcome.findings["violations"]]
+    assert "pagination_walk" in verdicts(outcome) and max(map(len, rules)) <= RULE_EXCERPT + 2
+    assert len(outcome.stdout) < 100_000 and (tmp_path / "summary.txt").stat().st_size < 100_000
+
+
+def previous_of_5_mb(body: Any) -> Any:
+    body["previous"] = "x" * 5_000_000
+    return body
 
 
 def test_secrets_echoed_by_the_target_are_masked(tmp_path: Path) -> None:
