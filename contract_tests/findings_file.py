@@ -1,10 +1,11 @@
 """A findings.json read back (by `shop-contract merge`): bounded, then valid against findings.schema.json.
 
 A report directory comes from another runner, so its file is input like any other: it is read up to the
-schema's `x-max-bytes`, its nesting counted up to `x-max-depth` before Python's recursive parser sees it,
-its numbers finite and its strings Unicode text, and it must be valid against the schema the suite owns
-before any of it is used. Every refusal is one `FindingsError` naming the file and the field (a JSON
-pointer), never quoting the value: it may be huge, or made to act on a terminal.
+schema's `x-max-bytes`, its nesting and its items counted up to `x-max-depth` and `x-max-items` before
+Python's recursive parser sees it, its numbers must be finite and its strings Unicode text, and it must
+be valid against the schema the suite owns before any of it is used. Every refusal is one `FindingsError`
+naming the file and the field (a JSON pointer), never quoting the value: it may be huge, or made to act on
+a terminal.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ import jsonschema
 
 SCHEMA_NAME = "findings.schema.json"
 
-_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},:]')
-"""What the nesting count looks at: strings (skipped whole, keys kept) and punctuation."""
+_TOKEN = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"?|[\[\]{},:]', re.DOTALL)
+"""What the shape count looks at: strings (skipped whole, possessively: no backtracking, so an unclosed
+string costs one pass, not one per quote) and punctuation."""
 _SHOWN = 60
 """Characters of a key shown in a pointer."""
 
@@ -46,7 +48,7 @@ def schema() -> dict[str, Any]:
 
 def load(path: Path) -> dict[str, Any]:
     """The document in `path`, valid against `schema()`; FindingsError otherwise, OSError if unreadable."""
-    limit, depth = schema()["x-max-bytes"], schema()["x-max-depth"]
+    limit, depth, items = schema()["x-max-bytes"], schema()["x-max-depth"], schema()["x-max-items"]
     with path.open("rb") as file:
         raw = file.read(limit + 1)
     if len(raw) > limit:
@@ -55,9 +57,9 @@ def load(path: Path) -> dict[str, Any]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FindingsError(path, "", f"not UTF-8 (byte {exc.start})") from None
-    too_deep = deepest(text, depth)
-    if too_deep is not None:
-        raise FindingsError(path, pointer(too_deep), f"nested deeper than {depth} levels")
+    overgrown = too_large(text, depth, items)
+    if overgrown is not None:
+        raise FindingsError(path, pointer(overgrown[0]), overgrown[1])
     try:
         document = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
     except json.JSONDecodeError as exc:
@@ -71,21 +73,29 @@ def load(path: Path) -> dict[str, Any]:
     if error is not None:
         where, problem = _said(error)
         raise FindingsError(path, pointer(where), problem)
-    return document  # type: ignore[no-any-return]
+    valid: dict[str, Any] = document
+    return valid
 
 
-def deepest(text: str, limit: int) -> list[str | int] | None:
-    """The path of the first array or object in JSON `text` nested deeper than `limit`, None if none.
+def too_large(text: str, depth: int, items: int) -> tuple[list[str | int], str] | None:
+    """Where JSON `text` first nests deeper than `depth` or holds more than `items` array elements and
+    object members, and which; None when it does neither.
 
-    A linear scan of the punctuation, so a file nested 100,000 deep costs no recursion; it assumes
-    nothing of the syntax (json.loads judges that once the depth is known to be safe)."""
+    One linear pass over the punctuation (strings are skipped whole by a regex without backtracking), so
+    a file nested 100,000 deep costs no recursion and a file of a million tiny values is refused before
+    it becomes a million objects. It assumes nothing of the syntax: json.loads judges that afterwards."""
     path: list[str | int] = []
     expects_key: list[bool] = []  # per open container: an object waiting for its next key
+    counted = 0
     for match in _TOKEN.finditer(text):
         token = match.group()
+        if token in ("[", "{", ","):
+            counted += 1
+            if counted > items:
+                return path, f"more than {items} items"
         if token in ("[", "{"):
-            if len(path) == limit:
-                return path
+            if len(path) == depth:
+                return path, f"nested deeper than {depth} levels"
             path.append(0 if token == "[" else "")
             expects_key.append(token == "{")
         elif token in ("]", "}"):

@@ -167,6 +167,22 @@ def test_a_file_that_is_not_findings_json_is_exit_2(text: str, words: str, tmp_p
     assert_refused(merged(tmp_path, first.parent, second.parent), tmp_path, str(second), words)
 
 
+def test_a_file_of_a_million_tiny_items_is_exit_2_before_it_is_parsed(tmp_path: Path) -> None:
+    first, second = two_shards(tmp_path)
+    items = schema()["x-max-items"]
+    edited(second, setting("/errors", [""] * items))
+    outcome = merged(tmp_path, first.parent, second.parent)
+    assert_refused(outcome, tmp_path, str(second), "at /errors/", f"more than {items} items")
+
+
+def test_an_unclosed_string_of_escaped_quotes_is_read_in_one_pass(tmp_path: Path) -> None:
+    """Each quote could start a string to skip: a scanner that backtracks takes hours on this file."""
+    first, second = two_shards(tmp_path)
+    second.write_text('{"errors": ["' + '\\"' * 500_000, encoding="utf-8")
+    outcome = shop_contract(["merge", str(first.parent), str(second.parent)], report_dir=tmp_path / "out", timeout=60)
+    assert_refused(outcome, tmp_path, str(second), "not JSON")
+
+
 def test_a_lone_surrogate_is_exit_2_naming_the_field(tmp_path: Path) -> None:
     """json.loads turns `\\ud800` into a str that no report file could be written with."""
     first, second = two_shards(tmp_path)
