@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import httpx
 import jsonschema
 import pytest
 
@@ -252,19 +253,26 @@ def test_the_schema_is_a_valid_json_schema_naming_every_field_of_the_ledger() ->
     assert set(schema()["properties"]) == set(report.as_json(Ledger()))
 
 
-def test_what_the_suite_writes_and_merges_is_valid_against_the_schema(tmp_path: Path) -> None:
-    """A real run (with violations, their setup and checks not exercised), then its merge."""
+def suite_run(report_dir: Path, faults: list[dict[str, Any]]) -> Outcome:
+    """A real run of the suite, on the mock that does not delete and applies the fault rules `faults`."""
     variant = next(v for v in VARIANTS if v.name == "delete_does_not_delete")
-    args = ["--include", "delete_customer", "--include", "list_customers", "--no-conformance", "--seed", "3"]
+    args = ["--include", "delete_customer", "--include", "list_customers", "--include", "get_product_line"]
+    args += ["--no-conformance", "--seed", "3", "--quiet", "--shard", "1/1"]
     with running(variant.build()) as origin:
-        run = shop_contract(
-            ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), *args, "--quiet", "--shard", "1/1"],
-            report_dir=tmp_path / "run",
-        )
-    assert run.code == 1 and run.findings["violations"] and run.findings["passes"], run.stdout[-3000:]
-    assert any(violation["setup"] for violation in run.findings["violations"])
-    outcome = merged(tmp_path, tmp_path / "run")
+        httpx.put(f"{origin}/__mock__/faults", json=faults).raise_for_status()
+        return shop_contract(["--base-url", f"{origin}/shop/api/v1", *credentials(origin), *args], report_dir)
+
+
+def test_what_the_suite_writes_and_merges_is_valid_against_the_schema(tmp_path: Path) -> None:
+    """Real runs: one with violations and their setup, one that a dropped connection leaves with a run
+    error; then a merge."""
+    found = suite_run(tmp_path / "found", [])
+    assert found.findings["violations"] and found.findings["passes"], found.stdout[-3000:]
+    assert any(violation["setup"] for violation in found.findings["violations"])
+    broken = suite_run(tmp_path / "broken", [{"operationId": "get_product_line", "fault": "drop"}])
+    assert broken.code == 2 and broken.findings["errors"], broken.stdout[-3000:]
+    outcome = merged(tmp_path, tmp_path / "found")
     assert outcome.code == 1, outcome.stderr
     validator = jsonschema.Draft202012Validator(schema())
-    for document in (run.findings, outcome.findings):
+    for document in (found.findings, broken.findings, outcome.findings):
         assert not list(validator.iter_errors(document))
