@@ -7,7 +7,9 @@ Every case goes through the real CLI (a subprocess); the shards are written by r
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import json
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,8 +20,8 @@ import pytest
 
 from contract_tests import report
 from contract_tests.findings import Key, Ledger, RunInfo, Skip, Violation
-from contract_tests.findings_file import schema
-from tests.contract.support import Outcome, credentials, shop_contract
+from contract_tests.findings_file import SCHEMA_NAME, schema
+from tests.contract.support import ROOT, Outcome, credentials, shop_contract
 from tests.contract.variants import VARIANTS
 from tests.live import running
 
@@ -251,6 +253,14 @@ def test_the_schema_is_a_valid_json_schema_naming_every_field_of_the_ledger() ->
     assert set(definitions["violation"]["properties"]) == {f.name for f in dataclasses.fields(Violation)}
     assert set(definitions["pass"]["properties"]) == {f.name for f in dataclasses.fields(Key)} | {"times"}
     assert set(schema()["properties"]) == set(report.as_json(Ledger()))
+
+
+def test_the_schema_is_package_data_of_the_wheel() -> None:
+    """merge reads it with importlib.resources: a wheel without it could merge nothing."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["contract_tests"]
+    assert any(fnmatch.fnmatch(SCHEMA_NAME, pattern) for pattern in patterns)
+    assert "jsonschema" in " ".join(pyproject["project"]["dependencies"])  # the suite-only install has it
 
 
 def suite_run(report_dir: Path, faults: list[dict[str, Any]]) -> Outcome:
