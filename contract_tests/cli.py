@@ -215,7 +215,11 @@ def merge(argv: Sequence[str]) -> int:
         ledger = merge.combine([(directory, merge.read(directory)) for directory in args.directories])
     except (UsageError, merge.MergeError) as exc:
         return _fail(str(exc))
-    _reported(ledger, report.write_files(ledger, args.junit_xml, args.report_dir), args.verbose)
+    try:
+        written = report.write_files(ledger, args.junit_xml, args.report_dir)
+    except OSError as exc:
+        return _fail(f"cannot write the merged report: {exc}")
+    _reported(ledger, written, args.verbose)
     return verdict(ledger)
 
 

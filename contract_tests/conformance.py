@@ -19,6 +19,7 @@ from schemathesis.engine import Status, events, from_schema
 from schemathesis.engine.recorder import CheckFailureInfo, ScenarioRecorder
 
 from contract_tests import checks as _registered_checks  # noqa: F401  (registers our checks)
+from contract_tests import deserializer as _registered_deserializer  # noqa: F401  (deep JSON is malformed JSON)
 from contract_tests import hooks, refusals
 from contract_tests.bounded import Limits, ResponseTooLarge
 from contract_tests.bounded_requests import bounded_session

@@ -54,6 +54,9 @@ SCHEMATHESIS_CHECKS = (
     "ignored_auth",
 )
 ALL_CHECKS = (*DOMAIN_CHECKS, *STRICT_CHECKS, *TRANSPORT_CHECKS, *SCHEMATHESIS_CHECKS)
+RULE_EXCERPT = 2000
+"""Characters of a broken rule kept: a rule may quote what the target answered, which can be megabytes
+(as an answer's body is cut in its evidence)."""
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,8 @@ class Ledger:
         self.passes[Key(surface, operation, check)] += times
 
     def violated(self, violation: Violation) -> None:
+        if len(violation.rule) > RULE_EXCERPT:
+            violation = replace(violation, rule=violation.rule[:RULE_EXCERPT] + " …")
         if self.prelude:
             violation = replace(violation, setup=(*self.prelude, *violation.setup))
         if violation not in self.violations:

@@ -49,7 +49,7 @@ class Exchange:
     def json(self) -> Any:
         try:
             return self.response.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: a body nested too deep to parse
             return None
 
     def curl(self) -> str:

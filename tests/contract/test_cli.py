@@ -76,6 +76,13 @@ def test_bad_arguments_exit_2_in_one_line(args: list[str], words: str) -> None:
     assert_cannot_run(args, words)
 
 
+def test_a_spec_nested_100000_deep_exits_2_in_one_line(tmp_path: Path) -> None:
+    spec = tmp_path / "deep.yaml"
+    spec.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    args = ["--base-url", "http://127.0.0.1:1/x", "--api-key", "k", "--spec", str(spec)]
+    assert_cannot_run(args, "nested too deeply")
+
+
 def test_refused_api_key_exits_2(origin: str) -> None:
     assert_cannot_run(["--base-url", f"{origin}/shop/api/v1", "--api-key", "wrong"], "refused")
 
