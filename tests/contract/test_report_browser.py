@@ -14,9 +14,8 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import pytest
 
@@ -30,34 +29,9 @@ from tests.live import running
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
 VARIANT = next(v for v in VARIANTS if v.name == "product_without_msrp")
 OPERATIONS = ("get_product", "list_products")
 EXPECTED = {("get_product", "response_schema_conformance")}
-
-
-def unavailable(reason: str) -> NoReturn:
-    """Skip, saying why; fail where the browser tests are required (tox -e browser)."""
-    if os.environ.get("SHOP_BROWSER_TESTS") == "required":
-        pytest.fail(f"browser test required but cannot run: {reason}")
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    executable = shutil.which("chromium") or shutil.which("chromium-browser")
-    if executable is None:
-        unavailable("chromium is not installed (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        unavailable("the playwright package is not installed (pip install playwright)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 class Opened:
