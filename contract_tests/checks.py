@@ -27,7 +27,7 @@ WRITE_STATUSES = {"post": 201, "put": 200, "patch": 200}
 def _json(response: Any) -> Any:
     try:
         return response.json()
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deep to parse: not the JSON asked for
         return None
 
 

@@ -108,9 +108,12 @@ def parser() -> argparse.ArgumentParser:
         help="run the K-th of N parts of the work (CI runners in parallel; combine with `shop-contract merge`)",
     )
     run.add_argument("--quiet", action="store_true", help="no progress lines")
+    run.add_argument("--verbose", action="store_true", help="the summary in full, each violation with its evidence")
     out = p.add_argument_group("output")
     out.add_argument("--junit-xml", type=Path, metavar="FILE", help="JUnit XML, a test case per operation and check")
-    out.add_argument("--report-dir", type=Path, metavar="DIR", help="summary.txt and junit.xml")
+    out.add_argument(
+        "--report-dir", type=Path, metavar="DIR", help="report.html, summary.txt, junit.xml and findings.json"
+    )
     return p
 
 
@@ -122,7 +125,10 @@ def merge_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("directories", nargs="+", type=Path, metavar="DIR", help="each shard's --report-dir")
     p.add_argument("--junit-xml", type=Path, metavar="FILE", help="the merged JUnit XML")
-    p.add_argument("--report-dir", type=Path, metavar="DIR", help="the merged summary.txt, junit.xml, findings.json")
+    p.add_argument(
+        "--report-dir", type=Path, metavar="DIR", help="the merged report.html, summary.txt, junit.xml, findings.json"
+    )
+    p.add_argument("--verbose", action="store_true", help="the summary in full, each violation with its evidence")
     return p
 
 
@@ -159,6 +165,7 @@ def options_from(argv: Sequence[str], environ: Mapping[str, str] | None = None) 
         checks=tuple(args.checks),
         exclude_checks=tuple(args.exclude_checks),
         quiet=args.quiet,
+        verbose=args.verbose,
         shard=args.shard,
         ca_bundle=args.ca_bundle,
         insecure=args.insecure,
@@ -208,10 +215,23 @@ def merge(argv: Sequence[str]) -> int:
         ledger = merge.combine([(directory, merge.read(directory)) for directory in args.directories])
     except (UsageError, merge.MergeError) as exc:
         return _fail(str(exc))
-    print(report.summary(ledger))
-    for path in report.write_files(ledger, args.junit_xml, args.report_dir):
-        print(f"wrote {escape(str(path))}")
+    try:
+        written = report.write_files(ledger, args.junit_xml, args.report_dir)
+    except OSError as exc:
+        return _fail(f"cannot write the merged report: {exc}")
+    _reported(ledger, written, args.verbose)
     return verdict(ledger)
+
+
+def _reported(ledger: Ledger, written: list[Path], verbose: bool) -> None:
+    """Say which files were written, then the summary, which ends with the HTML report's path."""
+    from contract_tests import report, step_summary
+
+    for path in written:
+        print(f"wrote {escape(str(path))}")
+    html = next((path for path in written if path.name == report.HTML), None)
+    print(report.summary(ledger, verbose=verbose, html=html))
+    step_summary.append(ledger, os.environ)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -242,7 +262,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("interrupted")
     except Exception as exc:  # the suite's own defect before testing started: still one line
         return _fail(secrets(f"internal error of the suite: {type(exc).__name__}: {exc}"))
-    print(report.summary(ledger))
-    for path in report.write(ledger, options):
-        print(f"wrote {escape(str(path))}")
+    _reported(ledger, report.write(ledger, options), options.verbose)
     return verdict(ledger)

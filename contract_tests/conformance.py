@@ -14,14 +14,17 @@ import hypothesis
 import requests
 import schemathesis
 from schemathesis.config import ProjectConfig
+from schemathesis.core import NotSet
 from schemathesis.engine import Status, events, from_schema
 from schemathesis.engine.recorder import CheckFailureInfo, ScenarioRecorder
 
 from contract_tests import checks as _registered_checks  # noqa: F401  (registers our checks)
+from contract_tests import deserializer as _registered_deserializer  # noqa: F401  (deep JSON is malformed JSON)
 from contract_tests import hooks, refusals
 from contract_tests.bounded import Limits, ResponseTooLarge
 from contract_tests.bounded_requests import bounded_session
 from contract_tests.causes import chain, classify, request_of
+from contract_tests.coverage import Sent
 from contract_tests.findings import ALL_CHECKS, STRICT_CHECKS, Ledger, RunError, Violation, describe_response
 from contract_tests.keyring import CredentialsLost, Keyring
 from contract_tests.options import Options
@@ -194,6 +197,7 @@ def record(
     spec: Spec, surface: Surface, recorder: ScenarioRecorder, ledger: Ledger, strict: frozenset[str] = frozenset()
 ) -> None:
     """Count every check Schemathesis ran in a scenario, and keep each failure with its evidence."""
+    covered(spec, surface, recorder, ledger)
     for case_id, nodes in recorder.checks.items():
         if case_id not in recorder.cases:
             continue
@@ -224,6 +228,28 @@ def record(
                 rule = f"{failure.title}: {failure.message}".strip()
                 sample, setup = _reproduction(node.failure_info, failed_id)
                 ledger.violated(Violation(check, surface.name, operation, rule, sample, shown, setup))
+
+
+def covered(spec: Spec, surface: Surface, recorder: ScenarioRecorder, ledger: Ledger) -> None:
+    """Each request of a scenario, and each response a check judged, into the run's coverage."""
+    for case_id, interaction in recorder.interactions.items():
+        if case_id not in recorder.cases:
+            continue
+        operation = _operation_id(spec, recorder, case_id)
+        response = interaction.response
+        status = None if response is None else response.status_code
+        ledger.coverage.sent(surface.name, operation, status, sent(recorder.cases[case_id].value))
+        if response is not None and recorder.checks.get(case_id):
+            ledger.coverage.judged(surface.name, operation)
+
+
+def sent(case: Any) -> Sent:
+    """What a Schemathesis case exercises: its parameters, top-level body fields and media type."""
+    located = {"path": case.path_parameters, "query": case.query, "header": case.headers, "cookie": case.cookies}
+    parameters = frozenset(f"{where}:{name}" for where, values in located.items() for name in values or {})
+    has_body = not isinstance(case.body, NotSet)
+    fields = frozenset(map(str, case.body)) if isinstance(case.body, dict) else frozenset()
+    return Sent(parameters, fields, case.media_type if has_body else None)
 
 
 def _reproduction(info: CheckFailureInfo, failed_id: str) -> tuple[str, tuple[str, ...]]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
+from contract_tests.coverage import Coverage
+
 BODY_EXCERPT = 2000  # characters of a response body quoted in a violation's evidence
 
 # Our registered checks and domain tests; the strict ones are off unless asked for.
@@ -54,6 +56,9 @@ SCHEMATHESIS_CHECKS = (
     "ignored_auth",
 )
 ALL_CHECKS = (*DOMAIN_CHECKS, *STRICT_CHECKS, *TRANSPORT_CHECKS, *SCHEMATHESIS_CHECKS)
+RULE_EXCERPT = 2000
+"""Characters of a broken rule kept: a rule may quote what the target answered, which can be megabytes
+(as an answer's body is cut in its evidence)."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +129,8 @@ class RunInfo:
     """`K/N` for one shard of a run (`--shard`), None for a whole run."""
     shards: int | None = None
     """For a merged run (`shop-contract merge`): how many shards it combines."""
+    command: str = ""
+    """`shop-contract ...` repeating the whole run, credentials read from the environment."""
 
     def spent(self, surface: str, operation: str, seconds: float) -> None:
         key = f"{surface}.{operation}"
@@ -146,11 +153,15 @@ class Ledger:
     prelude: tuple[str, ...] = ()
     """Requests (curl) the run made before testing (on an empty target, the items others reference):
     every violation's setup starts with them, so that its reproduction is whole."""
+    coverage: Coverage = field(default_factory=Coverage)
+    """What of the contract the run exercised (contract_tests/coverage.py)."""
 
     def passed(self, surface: str, operation: str, check: str, times: int = 1) -> None:
         self.passes[Key(surface, operation, check)] += times
 
     def violated(self, violation: Violation) -> None:
+        if len(violation.rule) > RULE_EXCERPT:
+            violation = replace(violation, rule=violation.rule[:RULE_EXCERPT] + " …")
         if self.prelude:
             violation = replace(violation, setup=(*self.prelude, *violation.setup))
         if violation not in self.violations:

@@ -65,6 +65,8 @@ class Options:
     """Only these checks (empty: all)."""
     exclude_checks: tuple[str, ...] = ()
     quiet: bool = False
+    verbose: bool = False
+    """The terminal summary in full (every check, operation and violation), as summary.txt has it."""
     shard: Shard | None = None
     """The part of the run's work this run does (`--shard K/N`, contract_tests/sharding.py); None: all."""
     ca_bundle: Path | None = None

@@ -1,6 +1,8 @@
 """What a run tells people: which run it was, a summary per check and per operation, each violation with
 its evidence (the requests that set up its state, then the failing one), the checks not exercised and
-why, and JUnit XML for CI (one test case per surface, operation and check).
+why, the coverage of the contract, and JUnit XML for CI (one test case per surface, operation and check).
+The text summary ends with one line per violated (surface, operation, check), the coverage figure and
+the path of report.html (html_report.py), which is drawn from the same document as findings.json.
 
 Everything shown passes through the run's `Redactor`: secrets masked, control characters escaped, so the
 JUnit file is always well-formed XML and no answer can act on a terminal.
@@ -15,11 +17,16 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from contract_tests import html_report
 from contract_tests.findings import Key, Ledger, Violation
 from contract_tests.options import Options
 from contract_tests.redact import Redactor
+from contract_tests.reproduce import httpx_script
 
+HTML = "report.html"
 RULE = "-" * 100
+RULE_SHOWN = 100
+"""Characters of a violation's rule shown in the closing table (the whole rule is in the reports)."""
 
 
 def _run_lines(ledger: Ledger) -> list[str]:
@@ -95,22 +102,52 @@ def _errors(ledger: Ledger) -> list[str]:
     return lines
 
 
-def summary(ledger: Ledger) -> str:
-    parts = [*_run_lines(ledger), "", *_by_check(ledger), "", *_by_operation(ledger), *_not_exercised(ledger)]
-    if ledger.violations:
-        parts += ["", RULE, f"{len(ledger.violations)} violation(s):", ""]
-        parts += [describe(n, v) + "\n" for n, v in enumerate(ledger.violations, 1)]
+def summary(ledger: Ledger, *, verbose: bool = True, html: Path | None = None) -> str:
+    """The run as text: `verbose` (summary.txt, `--verbose`) has every check, operation and violation
+    in full; either way it ends with one line per violated (surface, operation, check), the coverage
+    figure, the HTML report's path (`html`, when written) and the result."""
+    parts = _run_lines(ledger)
+    if verbose:
+        parts += ["", *_by_check(ledger), "", *_by_operation(ledger), *_not_exercised(ledger)]
+        if ledger.violations:
+            parts += ["", RULE, f"{len(ledger.violations)} violation(s):", ""]
+            parts += [describe(n, v) + "\n" for n, v in enumerate(ledger.violations, 1)]
+    elif ledger.not_exercised:
+        parts += ["", f"{len(ledger.not_exercised)} check(s) not exercised on some operation (see the report)"]
     parts += _errors(ledger)
-    verdict = (
+    parts += ["", *violated_table(ledger), ledger.coverage.headline()]
+    if html is not None:
+        parts.append(f"Report: {html}")
+    return Redactor(ledger.secrets)("\n".join([*parts, "", f"Result: {verdict(ledger)}."]))
+
+
+def verdict(ledger: Ledger) -> str:
+    """The run's result in a few words."""
+    said = (
         "no violation"
         if ledger.ok
         else f"{len(ledger.violations)} violation(s) of {len(ledger.violated_checks())} check(s)"
     )
     if ledger.aborted:
-        verdict = f"stopped: {ledger.aborted}; {verdict} up to then"
-    elif ledger.errors:
-        verdict = f"incomplete, {len(ledger.errors)} part(s) could not complete (see Errors); {verdict} in the rest"
-    return Redactor(ledger.secrets)("\n".join([*parts, "", f"Result: {verdict}."]))
+        return f"stopped: {ledger.aborted}; {said} up to then"
+    if ledger.errors:
+        return f"incomplete, {len(ledger.errors)} part(s) could not complete (see Errors); {said} in the rest"
+    return said
+
+
+def violated_table(ledger: Ledger) -> list[str]:
+    """One line per violated (surface, operation, check): how many violations, and the first rule."""
+    failures = ledger.failures()
+    if not failures:
+        return []
+    lines = ["Violated (surface, operation, [check], violations, first rule broken):"]
+    for key in sorted(failures, key=lambda k: (k.surface, k.operation, k.check)):
+        first = next(v for v in ledger.violations if Key(v.surface, v.operation, v.check) == key)
+        rule = first.rule.splitlines()[0] if first.rule else ""
+        rule = rule if len(rule) <= RULE_SHOWN else rule[: RULE_SHOWN - 1] + "…"
+        check = f"[{key.check}]"
+        lines.append(f"  {key.surface:<8} {key.operation:<28} {check:<34} {failures[key]:>4}  {rule}")
+    return lines
 
 
 def junit_xml(ledger: Ledger) -> bytes:
@@ -166,7 +203,8 @@ def _properties(ledger: Ledger) -> dict[str, str]:
 
 
 def as_json(ledger: Ledger) -> dict[str, object]:
-    """The ledger for machines: the run, the checks exercised and not, the violations and the errors."""
+    """The ledger for machines: the run, the checks exercised and not, the violations (and, in the
+    same order, each one's requests as httpx scripts), the errors and the coverage."""
     shown = Redactor(ledger.secrets)
     run = asdict(ledger.run)
     document = {
@@ -177,6 +215,11 @@ def as_json(ledger: Ledger) -> dict[str, object]:
         "violations": [asdict(violation) for violation in ledger.violations],
         "errors": [asdict(error) for error in ledger.errors],
         "aborted": ledger.aborted,
+        "coverage": ledger.coverage.as_json(),
+        "scripts": [
+            {"request": httpx_script(v.curl), "setup": [httpx_script(step) for step in v.setup]}
+            for v in ledger.violations
+        ],
     }
     cleaned: dict[str, object] = _redacted(document, shown)
     return cleaned
@@ -204,7 +247,8 @@ def write(ledger: Ledger, options: Options) -> list[Path]:
 
 
 def write_files(ledger: Ledger, junit_file: Path | None, report_dir: Path | None) -> list[Path]:
-    """Write `junit_file` and `report_dir` (summary.txt, junit.xml, findings.json), those given."""
+    """Write `junit_file` and `report_dir` (report.html, summary.txt, junit.xml, findings.json), those
+    given; the paths written."""
     written = []
     document = junit_xml(ledger)
     targets = [junit_file] if junit_file else []
@@ -216,9 +260,12 @@ def write_files(ledger: Ledger, junit_file: Path | None, report_dir: Path | None
         written.append(junit)
     if report_dir is not None:
         report_dir.mkdir(parents=True, exist_ok=True)
-        text = report_dir / "summary.txt"
-        text.write_text(summary(ledger) + "\n", encoding="utf-8")
+        data = as_json(ledger)
         findings = report_dir / "findings.json"
-        findings.write_text(json.dumps(as_json(ledger), indent=2), encoding="utf-8")
-        written += [text, findings]
+        findings.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        html = report_dir / HTML
+        html.write_text(html_report.render(data), encoding="utf-8")
+        text = report_dir / "summary.txt"
+        text.write_text(summary(ledger, html=Path(HTML)) + "\n", encoding="utf-8")  # beside it
+        written += [text, findings, html]
     return written

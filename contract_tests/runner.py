@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 
-from contract_tests import SUITE_VERSION, causes, conformance
+from contract_tests import SUITE_VERSION, causes, conformance, reproduce
 from contract_tests.conformance import ConformanceError
 from contract_tests.domain import PER_SURFACE, surfaces
 from contract_tests.domain.data import Context
@@ -131,7 +131,11 @@ def run(options: Options, progress: Progress) -> Ledger:
         suite_version=SUITE_VERSION,
         spec_version=str(spec.raw.get("info", {}).get("version", "")),
         shard=None if options.shard is None else str(options.shard),
+        command=reproduce.command(options),
     )
+    for surface in target.surfaces:
+        in_scope = [name for name in surface.operations if not options.include or name in options.include]
+        ledger.coverage.plan(spec, surface.name, in_scope)
     if options.shard is not None:
         progress(f"shard {options.shard}")
     progress(f"seed {options.seed_value}; surfaces: {', '.join(s.name + ' ' + s.base_url for s in target.surfaces)}")

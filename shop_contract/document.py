@@ -49,6 +49,8 @@ def read(path: Path | None = None) -> Document:
     except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
         reason = str(exc).replace("\n", " ")
         raise SpecError(f"cannot read the spec {path}: {reason}") from exc
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise SpecError(f"cannot read the spec {path}: nested too deeply") from None
     if not isinstance(document, dict) or not str(document.get("openapi", "")).startswith("3."):
         raise SpecError(f"{path} is not an OpenAPI 3 document")
     return document

@@ -7,6 +7,7 @@ client and through a real uvicorn server on a free loopback port.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -14,6 +15,7 @@ from starlette.testclient import TestClient
 
 from mock_server.app import MockApp, create_app
 from mock_server.settings import DEFAULT_API_KEY, MEMORY, Settings
+from tests.browser import launched_chromium
 from tests.live import running
 from tests.redis_server import redis_server
 
@@ -98,3 +100,9 @@ def redis_url(redis_server_url: str) -> str:
 
     redis.Redis.from_url(redis_server_url).flushdb()
     return redis_server_url
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium, headless, driven by Playwright (tests/browser.py)."""
+    yield from launched_chromium()

@@ -12,9 +12,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import httpx
 import pytest
@@ -25,6 +24,7 @@ from starlette.routing import Route
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
+from tests.browser import unavailable
 from tests.conftest import TOKEN_PATH
 from tests.live import free_port, running
 
@@ -32,14 +32,6 @@ pytestmark = pytest.mark.browser
 
 OIDC_CLIENT_TS = "oidc-client-ts@3"
 BUNDLE = Path("node_modules/oidc-client-ts/dist/browser/oidc-client-ts.min.js")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
-
-
-def unavailable(reason: str) -> NoReturn:
-    """Skip, saying why; fail where the browser test is required (tox -e browser)."""
-    if os.environ.get("SHOP_BROWSER_TESTS") == "required":
-        pytest.fail(f"browser test required but cannot run: {reason}")
-    pytest.skip(reason)
 
 
 def npm_prefix() -> Path:
@@ -61,24 +53,6 @@ def oidc_bundle() -> Path:
         if result.returncode != 0 or not (prefix / BUNDLE).exists():
             unavailable(f"npm install {OIDC_CLIENT_TS} failed: {result.stderr.strip()[-300:]}")
     return prefix / BUNDLE
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    """Debian's Chromium, headless, driven by Playwright."""
-    executable = shutil.which("chromium") or shutil.which("chromium-browser")
-    if executable is None:
-        unavailable("chromium is not installed (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        unavailable("the playwright package is not installed (pip install playwright)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def front_end(bundle: Path, authority: str) -> Starlette:

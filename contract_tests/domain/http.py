@@ -7,6 +7,7 @@ Every request goes through `Session.call`, so each verdict can show the exact re
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,7 @@ from schemathesis.core import curl
 
 from contract_tests.bounded import Limits, ResponseTooLarge
 from contract_tests.bounded_httpx import httpx_client, send_httpx
+from contract_tests.coverage import Sent
 from contract_tests.findings import Ledger, Violation, describe_response
 from contract_tests.keyring import Keyring
 from contract_tests.spec import JSON, Collection, Operation
@@ -46,7 +48,7 @@ class Exchange:
     def json(self) -> Any:
         try:
             return self.response.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: a body nested too deep to parse
             return None
 
     def curl(self) -> str:
@@ -79,6 +81,25 @@ def _sent_body(request: httpx.Request) -> bytes:
         return request.read()
 
 
+def _sent(
+    op: Operation,
+    query: dict[str, Any] | None,
+    headers: dict[str, str] | None,
+    content: dict[str, Any],
+    request: httpx.Request,
+) -> Sent:
+    """What a call exercises: its parameters (a path parameter is always in the URL), top-level body
+    fields (a JSON object, form fields or files) and media type."""
+    parameters = {f"path:{name}" for name in op.path_parameters}
+    parameters |= {f"query:{name}" for name in query or {}}
+    parameters |= {f"header:{name}" for name in headers or {}}
+    fields = {
+        str(name) for kind in ("json", "data", "files") if isinstance(content.get(kind), dict) for name in content[kind]
+    }
+    has_body = any(content.get(kind) is not None for kind in ("json", "data", "files", "content"))
+    return Sent(frozenset(parameters), frozenset(fields), request.headers.get("content-type") if has_body else None)
+
+
 class Session:
     """Calls on one surface, and the ledger its verdicts go to.
 
@@ -91,6 +112,8 @@ class Session:
         self.limits = limits
         self.keyring = keyring
         self.client = httpx_client(limits)
+        self._judged: weakref.WeakSet[httpx.Response] = weakref.WeakSet()
+        """Responses a check judged already: each counts once in the coverage."""
 
     def close(self) -> None:
         self.client.close()
@@ -123,7 +146,13 @@ class Session:
             op.method.upper(), url or self.url(op, path_params or {}), params=query, headers=sent, **content
         )
         request.read()  # a multipart body streams; read it once so that the reproduction can show it
-        response = self._send(op, request)
+        exercised = _sent(op, query, headers, content, request)
+        try:
+            response = self._send(op, request)
+        except Abandoned:
+            self.ledger.coverage.sent(self.surface.name, op.id, None, exercised)
+            raise
+        self.ledger.coverage.sent(self.surface.name, op.id, response.status_code, exercised)
         own = self.surface.headers
         if self.keyring is not None and self.keyring.answered(request.headers, response.status_code, own):
             request.headers.update(self.keyring.current(own))
@@ -170,6 +199,9 @@ class Session:
 
         `setup`: the requests that made the state `exchange` depends on, for a self-contained reproduction.
         """
+        if exchange.response not in self._judged:
+            self._judged.add(exchange.response)
+            self.ledger.coverage.judged(self.surface.name, op.id)
         if broken is None:
             self.ledger.passed(self.surface.name, op.id, check)
             return True

@@ -47,7 +47,8 @@ def test_clean_run_exits_0_and_writes_junit(origin: str, tmp_path: Path) -> None
 def test_violations_exit_1_with_curl_and_rule(tmp_path: Path) -> None:
     variant = next(v for v in VARIANTS if v.name == "count_off_by_one")
     with running(variant.build()) as served:
-        outcome = shop_contract(["--base-url", f"{served}/shop/api/v1", *credentials(served), *QUICK], tmp_path)
+        args = ["--base-url", f"{served}/shop/api/v1", *credentials(served), *QUICK, "--verbose"]
+        outcome = shop_contract(args, tmp_path)
     assert outcome.code == 1
     assert (
         "[pagination_walk]" in outcome.stdout and "curl -X GET" in outcome.stdout and "rule broken:" in outcome.stdout
@@ -73,6 +74,13 @@ def test_unreachable_target_exits_2() -> None:
 )
 def test_bad_arguments_exit_2_in_one_line(args: list[str], words: str) -> None:
     assert_cannot_run(args, words)
+
+
+def test_a_spec_nested_100000_deep_exits_2_in_one_line(tmp_path: Path) -> None:
+    spec = tmp_path / "deep.yaml"
+    spec.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    args = ["--base-url", "http://127.0.0.1:1/x", "--api-key", "k", "--spec", str(spec)]
+    assert_cannot_run(args, "nested too deeply")
 
 
 def test_refused_api_key_exits_2(origin: str) -> None:
@@ -193,7 +201,12 @@ def test_reports_say_which_run_it_was(origin: str, tmp_path: Path) -> None:
     args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), *QUICK, "--junit-xml", str(junit)]
     outcome = shop_contract(args, tmp_path / "reports")
     assert outcome.code == 0
-    assert {p.name for p in (tmp_path / "reports").iterdir()} == {"summary.txt", "findings.json", "junit.xml"}
+    assert {p.name for p in (tmp_path / "reports").iterdir()} == {
+        "summary.txt",
+        "findings.json",
+        "junit.xml",
+        "report.html",
+    }
     run = outcome.findings["run"]
     spec_version = Spec.load().raw["info"]["version"]
     assert run["seed"] == 3 and run["profile"] == "default" and run["spec_version"] == spec_version
@@ -223,6 +236,6 @@ def test_an_internal_error_exits_2_with_the_reports_written(
     code = cli.main(args)
     out, err = capsys.readouterr()
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in out + err, err
-    assert {p.name for p in tmp_path.iterdir()} == {"summary.txt", "findings.json", "junit.xml"}
+    assert {p.name for p in tmp_path.iterdir()} == {"summary.txt", "findings.json", "junit.xml", "report.html"}
     assert "the suite's own defect" in (tmp_path / "summary.txt").read_text(encoding="utf-8")
     assert list(ET.parse(tmp_path / "junit.xml").getroot().iter("error"))

@@ -22,12 +22,13 @@ import httpx
 import pytest
 
 from contract_tests import cli
+from contract_tests.findings import RULE_EXCERPT
 from contract_tests.keyring import REFUSALS_IN_A_ROW
 from contract_tests.spec import Spec
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from tests.contract import hostile
-from tests.contract.faults import Fault
+from tests.contract.faults import Fault, edit_json
 from tests.contract.support import TOKEN_PATH, Outcome, credentials, shop_contract
 from tests.contract.variants import set_status
 from tests.live import running
@@ -43,6 +44,8 @@ ON_ITEMS = ["--include", "get_product"]
 DOMAIN, SCHEMATHESIS = ["--no-conformance"], ["--no-domain"]  # each HTTP client on its own: runs stay short
 ON_WRITES = ["--include", "create_product_line", "--include", "update_product_line", "--include", "get_product_line"]
 ON_LISTS = ["--include", "list_products", "--include", "create_product"]
+DEEP_JSON = b"[" * 100_000 + b"]" * 100_000
+"""Nested past Python's recursion limit: json.loads raises RecursionError, which is no ValueError."""
 
 
 def assert_well_behaved(outcome: Outcome, report_dir: Path, codes: tuple[int, ...]) -> None:
@@ -52,7 +55,7 @@ def assert_well_behaved(outcome: Outcome, report_dir: Path, codes: tuple[int, ..
     assert "Traceback" not in outcome.stderr and "Traceback" not in outcome.stdout, outcome.stderr[-3000:]
     if outcome.code == 2:
         assert len(outcome.stderr.strip().splitlines()) == 1, outcome.stderr
-    written = [report_dir / name for name in ("summary.txt", "findings.json", "junit.xml")]
+    written = [report_dir / name for name in ("summary.txt", "findings.json", "junit.xml", "report.html")]
     if outcome.findings:
         assert all(path.exists() for path in written)
         ET.parse(report_dir / "junit.xml")
@@ -98,6 +101,12 @@ CASES = [
         ]
         for client, phase in (("domain", DOMAIN), ("schemathesis", SCHEMATHESIS))
     ),
+    Case(
+        "json_100000_deep_schemathesis",
+        on("GET", ITEM, hostile.json_answer(DEEP_JSON)),
+        [*ON_ITEMS, *SCHEMATHESIS],
+        "response_schema_conformance",
+    ),
     Case("html_answers_to_writes", on(WRITES, LINES, hostile.html_page), ON_WRITES, "status_code_conformance"),
     Case(
         "refused_multipart",
@@ -127,7 +136,8 @@ def test_hostile_target_gets_a_verdict(case: Case, tmp_path: Path) -> None:
 
 def test_terminal_escapes_are_shown_escaped(tmp_path: Path) -> None:
     with running(hostile.Hostile(WRITES, LINES, hostile.screen_attack)) as origin:
-        outcome = shop_contract(["--base-url", origin + API, *credentials(origin), *QUICK, *ON_WRITES], tmp_path)
+        args = ["--base-url", origin + API, *credentials(origin), *QUICK, *ON_WRITES, "--verbose"]
+        outcome = shop_contract(args, tmp_path)
     assert_well_behaved(outcome, tmp_path, (1,))
     assert "\\x1b[2J" in outcome.stdout and "\\x1b[2J" in (tmp_path / "summary.txt").read_text(encoding="utf-8")
     verdicts_shown = [line for line in outcome.stdout.splitlines() if line.startswith("Result:")]
@@ -147,7 +157,11 @@ def test_trickled_headers_end_within_the_deadline(tmp_path: Path) -> None:
         took = time.monotonic() - started
     assert_well_behaved(outcome, tmp_path, (1,))
     assert "response_time" in verdicts(outcome)
-    requests = outcome.stdout.count("curl ") + len(outcome.findings["not_exercised"]) + 1
+    requests = (
+        (tmp_path / "summary.txt").read_text(encoding="utf-8").count("curl ")
+        + len(outcome.findings["not_exercised"])
+        + 1
+    )
     assert took < 15 + requests * DEADLINE * 2, f"{took:.0f} s"
 
 
@@ -157,8 +171,9 @@ def test_trickled_headers_end_within_the_deadline(tmp_path: Path) -> None:
         (hostile.html_page, "text/html"),
         (hostile.json_answer(b'{"hello": "world"}'), "application/json"),
         (hostile.json_answer(b"[]"), "application/json"),
+        (hostile.json_answer(DEEP_JSON), "application/json"),
     ],
-    ids=["html", "other_json", "json_array"],
+    ids=["html", "other_json", "json_array", "json_100000_deep"],
 )
 def test_a_base_url_that_is_not_this_api_exits_2(answer: hostile.Answer, kind: str, tmp_path: Path) -> None:
     with running(hostile.Hostile("GET", ".*", answer)) as origin:
@@ -167,13 +182,55 @@ def test_a_base_url_that_is_not_this_api_exits_2(answer: hostile.Answer, kind: s
     assert "does not serve this API" in outcome.stderr and kind in outcome.stderr
 
 
+def test_a_body_nested_100000_deep_gets_a_verdict_from_the_domain_checks(tmp_path: Path) -> None:
+    with running(hostile.Hostile("GET", ITEM, hostile.json_answer(DEEP_JSON))) as origin:
+        args = ["--base-url", origin + API, *credentials(origin), *QUICK, *ON_ITEMS, *DOMAIN]
+        outcome = shop_contract(args, tmp_path)
+    assert_well_behaved(outcome, tmp_path, (1,))
+    assert outcome.findings["errors"] == [] and "round_trip" in verdicts(outcome), outcome.findings["errors"]
+
+
+def test_a_token_endpoint_answering_100000_deep_exits_2_saying_so(tmp_path: Path) -> None:
+    with running(hostile.Hostile("POST", TOKEN_PATH, hostile.json_answer(DEEP_JSON))) as origin:
+        outcome = shop_contract(["--base-url", origin + API, *credentials(origin), *QUICK, *ON_ITEMS], tmp_path)
+    assert_well_behaved(outcome, tmp_path, (2,))
+    assert "answered no access_token" in outcome.stderr
+
+
+def test_a_value_the_target_sends_is_cut_where_a_rule_quotes_it(tmp_path: Path) -> None:
+    """`previous` of 5 MB on page 1: pagination_walk quotes it in its rule, the reports keep 2,000 characters."""
+    app = Fault(create_app(Settings()), "GET", f"{API}/productlines/", response=edit_json(previous_of_5_mb))
+    with running(app) as origin:
+        args = ["--base-url", origin + API, *credentials(origin), *QUICK, "--include", "list_product_lines"]
+        outcome = shop_contract([*args, *DOMAIN], tmp_path)
+    assert_well_behaved(outcome, tmp_path, (1,))
+    rules = [violation["rule"] for violation in outcome.findings["violations"]]
+    assert "pagination_walk" in verdicts(outcome) and max(map(len, rules)) <= RULE_EXCERPT + 2
+    assert len(outcome.stdout) < 100_000 and (tmp_path / "summary.txt").stat().st_size < 100_000
+
+
+def previous_of_5_mb(body: Any) -> Any:
+    body["previous"] = "x" * 5_000_000
+    return body
+
+
 def test_secrets_echoed_by_the_target_are_masked(tmp_path: Path) -> None:
     with running(hostile.Hostile(WRITES, LINES, hostile.echo_headers)) as origin:
         token = httpx.post(
             origin + TOKEN_PATH,
             data={"grant_type": "client_credentials", "client_id": "shop-dev", "client_secret": "shop-dev-secret"},
         ).json()["access_token"]
-        args = ["--base-url", origin + API, "--api-key", "dev-api-key", "--token", token, *QUICK, *ON_WRITES]
+        args = [
+            "--base-url",
+            origin + API,
+            "--api-key",
+            "dev-api-key",
+            "--token",
+            token,
+            *QUICK,
+            *ON_WRITES,
+            "--verbose",
+        ]
         outcome = shop_contract(args, tmp_path)
     assert_well_behaved(outcome, tmp_path, (1,))
     shown = [outcome.stdout, outcome.stderr, *(p.read_text(encoding="utf-8") for p in tmp_path.iterdir())]

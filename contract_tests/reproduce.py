@@ -1,0 +1,123 @@
+"""How to repeat what a report shows: the command of the whole run, and a request as an httpx script.
+
+The command never holds a credential: each is read from the variable `shop-contract` reads it from
+(cli.SECRET_VARIABLES). A request's curl (as Schemathesis writes it: `curl -X M -H 'h: v' -d 'body'
+URL`, credentials already masked) becomes a short Python script with httpx; a curl that is not of
+that shape (or uses the shell's `$'...'` quoting for control characters) is said to be so, never
+guessed at.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from contract_tests.options import Options
+
+SECRET_FLAGS = {
+    "api_key": ("--api-key", "SHOP_CONTRACT_API_KEY"),
+    "token": ("--token", "SHOP_CONTRACT_TOKEN"),
+    "client_secret": ("--client-secret", "SHOP_CONTRACT_CLIENT_SECRET"),
+}
+
+
+def command(options: Options) -> str:
+    """`shop-contract ...` repeating the run `options` describe (the same seed: the same cases)."""
+    words = ["shop-contract"]
+    for flag, value in (
+        ("--base-url", options.base_url),
+        ("--gateway-url", options.gateway_url),
+        ("--token-url", options.token_url),
+        ("--client-id", options.client_id),
+    ):
+        if value is not None:
+            words += [flag, shlex.quote(value)]
+    for name, (flag, variable) in SECRET_FLAGS.items():
+        if getattr(options, name) is not None:
+            words += [flag, f'"${variable}"']
+    words += ["--seed", str(options.seed_value), "--profile", options.profile]
+    if options.max_examples is not None:
+        words += ["--max-examples", str(options.max_examples)]
+    words += [word for name in options.include for word in ("--include", shlex.quote(name))]
+    words += ["--strict"] if options.strict else []
+    words += [word for name in options.strict_checks for word in ("--strict-check", name)]
+    words += ["--no-domain"] if not options.domain else []
+    words += ["--no-conformance"] if not options.conformance else []
+    words += ["--checks", *options.checks] if options.checks else []
+    words += ["--exclude-checks", *options.exclude_checks] if options.exclude_checks else []
+    words += ["--shard", str(options.shard)] if options.shard is not None else []
+    return " ".join(words)
+
+
+def unsharded(sharded: str) -> str:
+    """A shard's command without its `--shard K/N`: the whole run the shards split."""
+    words = sharded.split(" ")
+    if "--shard" in words:
+        at = words.index("--shard")
+        del words[at : at + 2]
+    return " ".join(words)
+
+
+MASKED = "[Filtered]"
+"""How Schemathesis (and domain/http.py) show a credential header in a curl command."""
+
+
+class NotACurl(ValueError):
+    """The text is not a curl command of the shape Schemathesis writes."""
+
+
+def parse_curl(curl: str) -> tuple[str, str, list[tuple[str, str]], str | None]:
+    """(method, url, headers, body) of a curl command as Schemathesis writes it."""
+    if "$'" in curl:
+        raise NotACurl("it quotes control characters for the shell ($'...')")
+    try:
+        words = shlex.split(curl)
+    except ValueError as exc:
+        raise NotACurl(str(exc)) from None
+    if not words or words[0] != "curl":
+        raise NotACurl("it does not start with curl")
+    method, url, body = "GET", "", None
+    headers: list[tuple[str, str]] = []
+    rest = iter(words[1:])
+    for word in rest:
+        if word in ("-X", "-H", "-d"):
+            value = next(rest, None)
+            if value is None:
+                raise NotACurl(f"{word} has no value")
+            if word == "-X":
+                method = value
+            elif word == "-H":
+                name, _, header = value.partition(":")
+                headers.append((name.strip().rstrip(";"), header.strip()))
+            else:
+                body = value
+        elif word == "--insecure":
+            continue
+        elif word.startswith("-") or url:
+            raise NotACurl(f"unexpected {word!r}")
+        else:
+            url = word
+    if not url:
+        raise NotACurl("it names no URL")
+    return method, url, headers, body
+
+
+def httpx_script(curl: str) -> str:
+    """A small Python script sending the request `curl` sends, with httpx, and printing the answer."""
+    try:
+        method, url, headers, body = parse_curl(curl)
+    except NotACurl as exc:
+        return f"# This request cannot be shown as a script ({exc}): use its curl command."
+    masked = any(MASKED in value for _, value in headers)
+    lines = [
+        *(["# [Filtered]: a credential the suite sent, masked in reports: put yours in its place."] if masked else []),
+        "import httpx",
+        "",
+        "response = httpx.request(",
+        f"    {method!r},",
+        f"    {url!r},",
+        f"    headers={dict(headers)!r},",
+    ]
+    if body is not None:
+        lines.append(f"    content={body!r}.encode(),")
+    lines += [")", "print(response.status_code, response.headers.get('content-type'))", "print(response.text)"]
+    return "\n".join(lines)

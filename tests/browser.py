@@ -1,0 +1,40 @@
+"""Debian's Chromium, headless, driven by Playwright: what every browser test (marker `browser`) starts from.
+
+Without chromium or playwright a browser test skips and says why; where the browser tests are required
+(`tox -e browser` sets SHOP_BROWSER_TESTS=required) it fails instead: CI never passes by skipping them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from typing import Any, NoReturn
+
+import pytest
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+
+
+def unavailable(reason: str) -> NoReturn:
+    """Skip, saying why; fail where the browser tests are required (tox -e browser)."""
+    if os.environ.get("SHOP_BROWSER_TESTS") == "required":
+        pytest.fail(f"browser test required but cannot run: {reason}")
+    pytest.skip(reason)
+
+
+def launched_chromium() -> Iterator[Any]:
+    """The browser for one test module (the `chromium` fixture in tests/conftest.py)."""
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    if executable is None:
+        unavailable("chromium is not installed (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        unavailable("the playwright package is not installed (pip install playwright)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
