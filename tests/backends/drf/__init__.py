@@ -5,7 +5,9 @@ PageNumberPagination, ``@action`` sub-lists, custom authentication classes) from
 documents and the decisions of the spec, not from the spec file: it retypes field bounds on its
 models as any backend team would, so that the contract suite is tested against an implementation
 that could disagree with the spec. SQLite in a temporary directory, seeded from ``fixtures/``,
-served by uvicorn in a subprocess (see ``server.serve``).
+served in a subprocess (see ``server.serve``) by one of ``SERVERS``: uvicorn (ASGI), or gunicorn
+(WSGI, 2 workers) with its default sync workers, which close the connection after every response,
+or with gthread workers, which keep it alive.
 
 Mount points: ``/shop/api/v1/`` (every operation; ``X-API-Key`` or a bearer JWT) and
 ``/customers/v1/`` (the customers operations; bearer JWT only, as the gateway in front of the
@@ -25,10 +27,15 @@ same service with ONE defect that DRF services commonly ship:
   PATCH that does not send it resets it: a product line's ``htmldescription`` (to null), a
   product's ``productscale`` (to "1:18"), a customer's ``addressline2`` (to null).
 - ``wrong_previous``: a paginator whose ``previous`` link on page N >= 2 points to page N.
+
+Each name in ``COMBINED`` has several of those defects at once: ``realistic`` is the real service
+issue 17 describes (``unprotected_fk``, ``default_lookup`` and ``writable_pk``).
 """
 
 from __future__ import annotations
 
 CORRECT = "correct"
 VARIANTS = ("unprotected_fk", "default_lookup", "writable_pk", "patch_resets", "wrong_previous")
+COMBINED = {"realistic": ("unprotected_fk", "default_lookup", "writable_pk")}
+SERVERS = ("uvicorn", "gunicorn-sync", "gunicorn-gthread")
 API_KEY = "dev-api-key"

@@ -7,14 +7,14 @@ from pathlib import Path
 import django
 from django.conf import settings
 
-from tests.backends.drf import CORRECT, VARIANTS
+from tests.backends.drf import COMBINED, CORRECT, VARIANTS
 
 MAX_BODY_BYTES = 1024 * 1024
 
 
 def configure(variant: str, realm_url: str, database: Path) -> None:
     """Configure Django for `variant`, verifying tokens of the realm at `realm_url`, storing in `database`."""
-    if variant not in (CORRECT, *VARIANTS):
+    if variant not in (CORRECT, *VARIANTS, *COMBINED):
         raise ValueError(f"unknown variant {variant!r}")
     settings.configure(
         DEBUG=False,
@@ -56,7 +56,7 @@ def configure(variant: str, realm_url: str, database: Path) -> None:
     django.setup()
 
 
-def variant() -> str:
-    """The variant this process serves."""
+def has(defect: str) -> bool:
+    """Whether the variant this process serves has `defect` (one of VARIANTS), alone or combined."""
     name: str = settings.SHOP_VARIANT
-    return name
+    return defect in COMBINED.get(name, (name,))
