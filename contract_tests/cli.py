@@ -30,6 +30,7 @@ SECRET_VARIABLES = {
     "client_secret": "SHOP_CONTRACT_CLIENT_SECRET",
 }
 """The option each environment variable stands for when the flag is not given."""
+INSECURE_WARNING = "shop-contract: warning: --insecure: TLS certificates are not verified; anyone between may answer"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -57,6 +58,15 @@ def parser() -> argparse.ArgumentParser:
     target.add_argument("--base-url", help="the backend's mount point, e.g. http://127.0.0.1:8000/shop/api/v1")
     target.add_argument("--gateway-url", help="the gateway's mount point, e.g. http://127.0.0.1:8000/customers/v1")
     target.add_argument("--spec", type=Path, help="the contract (default: the one installed with the suite)")
+    target.add_argument(
+        "--ca-bundle",
+        type=Path,
+        metavar="FILE",
+        help="CA certificates (PEM) to verify a TLS target against (default: SSL_CERT_FILE, REQUESTS_CA_BUNDLE)",
+    )
+    target.add_argument(
+        "--insecure", action="store_true", help="do not verify TLS certificates (a self-signed development one)"
+    )
     creds = p.add_argument_group("credentials")
     creds.add_argument("--api-key", help="sent as X-API-Key (backend only; or SHOP_CONTRACT_API_KEY)")
     creds.add_argument("--token", help="a JWT, sent as Authorization: Bearer (or SHOP_CONTRACT_TOKEN)")
@@ -149,6 +159,8 @@ def options_from(argv: Sequence[str], environ: Mapping[str, str] | None = None) 
         exclude_checks=tuple(args.exclude_checks),
         quiet=args.quiet,
         shard=args.shard,
+        ca_bundle=args.ca_bundle,
+        insecure=args.insecure,
     )
 
 
@@ -203,6 +215,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except UsageError as exc:
         return _fail(str(exc))
+    if options.insecure:
+        print(INSECURE_WARNING, file=sys.stderr)
     secrets = Redactor(tuple(s for s in (options.api_key, options.token, options.client_secret) if s))
     progress = (lambda line: None) if options.quiet else (lambda line: _say(secrets(line)))
     try:

@@ -19,13 +19,15 @@ from schemathesis.engine.recorder import CheckFailureInfo, ScenarioRecorder
 
 from contract_tests import checks as _registered_checks  # noqa: F401  (registers our checks)
 from contract_tests import hooks, refusals
-from contract_tests.bounded import Limits, ResponseTooLarge, bounded_session
+from contract_tests.bounded import Limits, ResponseTooLarge
+from contract_tests.bounded_requests import bounded_session
 from contract_tests.findings import ALL_CHECKS, STRICT_CHECKS, Ledger, Violation
 from contract_tests.keyring import CredentialsLost, Keyring
 from contract_tests.options import Options
 from contract_tests.sharding import collection_name, collection_operations
 from contract_tests.spec import Spec
 from contract_tests.target import Surface
+from contract_tests.trust import Trust
 
 if TYPE_CHECKING:
     from contract_tests.known import Known
@@ -48,6 +50,7 @@ def schemathesis_config(options: Options, surface: Surface, stateful: bool, stat
         "base-url": surface.base_url,
         "headers": surface.headers,
         "request-timeout": options.request_timeout,
+        "tls-verify": Trust(options.ca_bundle, options.insecure).verify(),  # its reproductions say `curl -k`
         "cache": {"enabled": False},
         "generation": {
             "max-examples": options.examples,
@@ -138,7 +141,7 @@ def load_schema(
     config = schemathesis.Config.from_dict(schemathesis_config(options, surface, linked, stateless))
     schema = schemathesis.openapi.from_dict(spec.raw, config=config).include(operation_id=sorted(operations))
     schema.config.__class__ = UntargetedProject  # same slots; only the settings method differs
-    limits = Limits(options.request_timeout, options.max_response_size)
+    limits = Limits.of(options)
     bound(schema, BoundedTransport(schema.transport, limits, keyring, surface.headers))
     hooks.register_formats()
     hooks.install(schema, spec, known)

@@ -67,6 +67,10 @@ class Options:
     quiet: bool = False
     shard: Shard | None = None
     """The part of the run's work this run does (`--shard K/N`, contract_tests/sharding.py); None: all."""
+    ca_bundle: Path | None = None
+    """The CA certificates (PEM) a TLS target's certificate is verified against (`--ca-bundle`)."""
+    insecure: bool = False
+    """No TLS verification at all (`--insecure`: a self-signed development certificate)."""
     seed_value: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -110,6 +114,10 @@ class Options:
                 raise UsageError(f"unknown check(s) for {flag}: {', '.join(sorted(unknown))}; known: {known}")
         if self.checks and not set(self.checks) - set(self.exclude_checks):
             raise UsageError("--checks and --exclude-checks together leave no check to run")
+        if self.ca_bundle is not None and not self.ca_bundle.is_file():
+            raise UsageError(f"--ca-bundle {self.ca_bundle}: no such file")
+        if self.ca_bundle is not None and self.insecure:
+            raise UsageError("give either --ca-bundle or --insecure, not both")
         if self.shard is not None and not 1 <= self.shard.index <= self.shard.count:
             raise UsageError(f"--shard needs K/N with 1 <= K <= N, got {self.shard}")
 

@@ -16,7 +16,8 @@ from typing import TypeVar
 import httpx
 
 from contract_tests.auth import Credentials, TokenEndpointUnreachable, forged_tokens, realm_public_key
-from contract_tests.bounded import Limits, ResponseTooLarge, httpx_client, send_httpx
+from contract_tests.bounded import Limits, ResponseTooLarge
+from contract_tests.bounded_httpx import httpx_client, send_httpx
 from contract_tests.keyring import CredentialsLost, Keyring, Realm
 from contract_tests.options import Options, UsageError
 from contract_tests.spec import Operation, Spec
@@ -117,7 +118,7 @@ def build_target(options: Options, spec: Spec) -> Target:
         surfaces.append(
             Surface("gateway", options.gateway_url, operations, bearer, {"bearer": bearer}, gateway_refused)
         )
-    limits = Limits(options.request_timeout, options.max_response_size)
+    limits = Limits.of(options)
     for surface in surfaces:
         _waiting(give_up, partial(_probe, surface, spec, limits, keyring))
     return Target(tuple(surfaces), credentials, keyring, limits)

@@ -15,7 +15,8 @@ from urllib.parse import quote
 import httpx
 from schemathesis.core import curl
 
-from contract_tests.bounded import Limits, ResponseTooLarge, httpx_client, send_httpx
+from contract_tests.bounded import Limits, ResponseTooLarge
+from contract_tests.bounded_httpx import httpx_client, send_httpx
 from contract_tests.conformance import describe_response
 from contract_tests.findings import Ledger, Violation
 from contract_tests.keyring import Keyring
