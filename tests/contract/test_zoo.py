@@ -39,9 +39,9 @@ def realm() -> Iterator[str]:
         yield origin
 
 
-def against_mock(origin: str, tmp_path: Path, env: dict[str, str] | None = None) -> Outcome:
+def against_mock(origin: str, tmp_path: Path, *args: str) -> Outcome:
     surfaces = ["--base-url", f"{origin}/shop/api/v1", "--gateway-url", f"{origin}/customers/v1"]
-    return shop_contract([*surfaces, *credentials(origin), "--quiet", *FAST], tmp_path / "report", env=env)
+    return shop_contract([*surfaces, *credentials(origin), "--quiet", *FAST, *args], tmp_path / "report")
 
 
 def assert_passes(outcome: Outcome) -> None:
@@ -96,8 +96,7 @@ def test_the_mock_behind_nginx_terminating_tls_passes_the_fast_profile(tmp_path:
     """The suite trusts the test's own CA; the mock's page links come back as https on nginx's address."""
     certificates = make_certificates(tmp_path)
     with mock_under("uvicorn", tmp_path) as upstream, nginx_in_front_of(upstream, certificates, tmp_path) as origin:
-        trust = {"SSL_CERT_FILE": str(certificates.ca), "REQUESTS_CA_BUNDLE": str(certificates.ca)}
-        assert_passes(against_mock(origin, tmp_path, env=trust))
+        assert_passes(against_mock(origin, tmp_path, "--ca-bundle", str(certificates.ca)))
 
 
 def test_the_mock_behind_an_http10_server_passes_the_fast_profile(tmp_path: Path) -> None:
