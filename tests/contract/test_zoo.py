@@ -10,9 +10,13 @@ all of them under the `drf` marker (tox -e drf).
 
 from __future__ import annotations
 
+import socket
+import ssl
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
+import httpx
 import pytest
 
 from mock_server.app import create_app
@@ -52,6 +56,19 @@ def assert_passes(outcome: Outcome) -> None:
     assert outcome.code == 0, shown
 
 
+def raw_get(origin: str, path: str) -> tuple[str, dict[str, str]]:
+    """The status line and headers of a GET sent by hand, once the server has closed the connection
+    (a server that kept it open would fail the read's timeout instead)."""
+    address = urlsplit(origin)
+    with socket.create_connection((address.hostname, address.port or 80), timeout=10) as sock:
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {address.netloc}\r\nX-API-Key: dev-api-key\r\n\r\n".encode())
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+    status, *lines = received.partition(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
+    return status, {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in lines)}
+
+
 def caught(outcome: Outcome) -> set[str]:
     return {violation["check"] for violation in outcome.findings.get("violations", [])}
 
@@ -59,6 +76,9 @@ def caught(outcome: Outcome) -> set[str]:
 @pytest.mark.parametrize("server", ["gunicorn-sync", "gunicorn-gthread"])
 def test_correct_drf_backend_under_gunicorn_passes_the_fast_profile(realm: str, tmp_path: Path, server: str) -> None:
     with serve("correct", realm_url=f"{realm}/realms/shop", server=server) as origin:
+        answer = httpx.get(f"{origin}/shop/api/v1/products/", headers={"X-API-Key": "dev-api-key"})
+        assert answer.headers["server"].startswith("gunicorn")
+        assert (answer.headers.get("connection") == "close") == (server == "gunicorn-sync")
         assert_passes(contract(origin, realm, tmp_path, *FAST))
 
 
@@ -89,6 +109,7 @@ def test_each_drf_variant_under_gunicorn_sync_gives_the_same_violations_as_under
 @pytest.mark.parametrize("server", ["uvicorn", "hypercorn"])
 def test_the_mock_as_a_process_passes_the_fast_profile(tmp_path: Path, server: str) -> None:
     with mock_under(server, tmp_path) as origin:
+        assert httpx.get(f"{origin}/__mock__/health").headers["server"].startswith(server)
         assert_passes(against_mock(origin, tmp_path))
 
 
@@ -96,9 +117,15 @@ def test_the_mock_behind_nginx_terminating_tls_passes_the_fast_profile(tmp_path:
     """The suite trusts the test's own CA; the mock's page links come back as https on nginx's address."""
     certificates = make_certificates(tmp_path)
     with mock_under("uvicorn", tmp_path) as upstream, nginx_in_front_of(upstream, certificates, tmp_path) as origin:
+        trust = ssl.create_default_context(cafile=certificates.ca)
+        page = httpx.get(f"{origin}/shop/api/v1/products/", headers={"X-API-Key": "dev-api-key"}, verify=trust)
+        assert page.headers["server"].startswith("nginx")
+        assert page.json()["next"].startswith(f"{origin}/shop/api/v1/products/")
         assert_passes(against_mock(origin, tmp_path, "--ca-bundle", str(certificates.ca)))
 
 
 def test_the_mock_behind_an_http10_server_passes_the_fast_profile(tmp_path: Path) -> None:
     with mock_under("uvicorn", tmp_path) as upstream, http10_in_front_of(upstream, tmp_path) as origin:
+        status, headers = raw_get(origin, "/shop/api/v1/products/")
+        assert status == "HTTP/1.0 200 OK" and "content-length" not in headers, (status, headers)
         assert_passes(against_mock(origin, tmp_path))
