@@ -158,8 +158,17 @@ class BoundedAdapter(HTTPAdapter):
         manager.pool_classes_by_scheme = POOLS
         return manager
 
-    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:
-        kwargs["verify"] = self.verify
+    def send(
+        self,
+        request: requests.PreparedRequest,
+        stream: bool = False,
+        timeout: Any = None,
+        verify: bool | str = True,
+        cert: Any = None,
+        proxies: Mapping[str, str] | None = None,
+    ) -> requests.Response:
+        """requests' send, with `verify` from `Limits.trust` and the body always read here (`stream` is moot)."""
+        kwargs = {"timeout": timeout, "verify": self.verify, "cert": cert, "proxies": proxies}
         request.headers.setdefault("Accept-Encoding", ACCEPT_ENCODING)
         if self.keyring is None:
             return self._send(request, **kwargs)
@@ -172,9 +181,8 @@ class BoundedAdapter(HTTPAdapter):
         return response
 
     def _send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
-        kwargs["stream"] = True
         with deadline(self.limits.deadline):
-            send = functools.partial(super().send, request, **kwargs)
+            send = functools.partial(super().send, request, stream=True, **kwargs)
             response = once_more_if_dropped(send, (requests.exceptions.ConnectionError,))
             method, url = request.method or "", request.url or ""
             try:

@@ -9,6 +9,7 @@ HTTP proxy; and the deadline and the size limit still hold on each way.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gzip
 import socket
 import threading
@@ -17,6 +18,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -92,13 +94,22 @@ def clients(request: pytest.FixtureRequest) -> Iterator[Clients]:
     """Makes the client under test (after the test set its environment): `clients(deadline=..., ...)`."""
     made: list[Client] = []
 
-    def make(**limits: object) -> Client:
-        made.append(Client(request.param, Limits(**{"deadline": 3, **limits})))  # type: ignore[arg-type]
+    def make(**limits: Any) -> Client:
+        made.append(Client(request.param, dataclasses.replace(Limits(deadline=3), **limits)))
         return made[-1]
 
     yield make
     for client in made:
         client.close()
+
+
+def _case(origin: str, flags: list[str]) -> Any:
+    """A Schemathesis case of `list_product_lines` at `origin`, sent as a run with `flags` sends it."""
+    base_url = origin + "/shop/api/v1"
+    options = cli.options_from(["--base-url", base_url, "--api-key", "k", *flags], {})
+    surface = Surface("backend", base_url, operations=("list_product_lines",), headers={}, accepted={})
+    schema = load_schema(Spec.load(), options, surface, {"list_product_lines"}, Known(Identities()))
+    return schema.find_operation_by_id("list_product_lines").Case()
 
 
 def _in_pieces(conn: socket.socket, data: bytes, pieces: int = 8, pause: float = 0.02) -> None:
@@ -136,6 +147,14 @@ def test_a_closing_answer_is_read_whole_when_its_body_comes_after_its_headers(cl
         assert client.get(wire.origin + "/") == Reply(200, BODY)
         assert client.get(wire.origin + "/") == Reply(200, BODY)
     assert wire.connections == 2
+
+
+def test_schemathesis_reads_a_closing_answer_whole() -> None:
+    """The case of issue 17, through Schemathesis' own transport: every request read, none broken."""
+    with serving(closing) as wire:
+        case = _case(wire.origin, [])
+        assert [case.call().content for _ in range(3)] == [BODY] * 3
+    assert wire.connections == 3
 
 
 def test_an_http_1_0_answer_is_read_to_the_end_of_the_connection(clients: Clients) -> None:
@@ -243,8 +262,8 @@ def ca(tmp_path_factory: pytest.TempPathFactory) -> Authority:
     return authority(tmp_path_factory.mktemp("ca"))
 
 
-def _tls_ok(ca: Authority) -> Iterator[Wire]:
-    return serving(_keeping_alive(lambda head: _head(Content_Length=2) + b"ok"), tls=ca.server)  # type: ignore[return-value]
+def _tls_ok(ca: Authority) -> contextlib.AbstractContextManager[Wire]:
+    return serving(_keeping_alive(lambda head: _head(Content_Length=2) + b"ok"), tls=ca.server)
 
 
 def test_a_private_ca_given_as_ca_bundle_is_trusted(clients: Clients, ca: Authority) -> None:
@@ -286,11 +305,7 @@ def test_the_ca_bundle_flag_reaches_both_clients(clients: Clients, ca: Authority
 def test_the_tls_flags_reach_schemathesis_requests(ca: Authority, flag: str | None) -> None:
     flags = {"--ca-bundle": ["--ca-bundle", str(ca.ca_file)], "--insecure": ["--insecure"], None: []}[flag]
     with _tls_ok(ca) as wire:
-        base_url = wire.origin + "/shop/api/v1"
-        options = cli.options_from(["--base-url", base_url, "--api-key", "k", *flags], {})
-        surface = Surface("backend", base_url, operations=("list_product_lines",), headers={}, accepted={})
-        schema = load_schema(Spec.load(), options, surface, {"list_product_lines"}, Known(Identities()))
-        case = schema.find_operation_by_id("list_product_lines").Case()
+        case = _case(wire.origin, flags)
         if flag is None:
             with pytest.raises(requests.exceptions.SSLError, match="CERTIFICATE_VERIFY_FAILED"):
                 case.call()
@@ -307,6 +322,15 @@ def test_a_ca_bundle_that_holds_no_certificate_is_a_usage_error(tmp_path: Path) 
     (tmp_path / "empty.pem").write_text("not a certificate\n")
     with pytest.raises(cli.UsageError, match=r"--ca-bundle .*empty\.pem: not a readable PEM file"):
         Trust(ca_bundle=tmp_path / "empty.pem").ssl_context()
+
+
+def test_a_ca_bundle_variable_naming_no_certificate_is_a_usage_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "empty.pem").write_text("")
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(tmp_path / "empty.pem"))
+    with pytest.raises(cli.UsageError, match=r"^REQUESTS_CA_BUNDLE .*empty\.pem: not a readable PEM file"):
+        Trust().ssl_context()
 
 
 def test_the_cli_warns_once_with_insecure_and_reaches_a_self_signed_target(ca: Authority) -> None:
