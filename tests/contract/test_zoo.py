@@ -82,6 +82,12 @@ def test_correct_drf_backend_under_gunicorn_passes_the_fast_profile(realm: str, 
         assert_passes(contract(origin, realm, tmp_path, *FAST))
 
 
+def test_an_unknown_server_is_refused_naming_the_servers(realm: str) -> None:
+    refused = pytest.raises(ValueError, match=r"unknown server 'gunicorn': one of uvicorn, gunicorn-sync")
+    with refused, serve("correct", realm_url=f"{realm}/realms/shop", server="gunicorn"):
+        pass
+
+
 def drf_verdict(variant: str, server: str, realm: str, report: Path) -> tuple[int, set[str], list[str]]:
     """Exit code, violated checks and errors of the domain checks against `variant` under `server`."""
     with serve(variant, realm_url=f"{realm}/realms/shop", server=server) as origin:
