@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+import httpx
 import pytest
 
 pytest.importorskip("django")
@@ -23,7 +24,8 @@ drf = pytest.importorskip("tests.backends.drf.server", reason="the DRF test back
 
 from mock_server.app import create_app  # noqa: E402
 from mock_server.settings import Settings  # noqa: E402
-from tests.backends.drf import COMBINED  # noqa: E402
+from tests.backends.drf import API_KEY, COMBINED  # noqa: E402
+from tests.backends.test_drf_backend import PROBES  # noqa: E402
 from tests.contract.support import TOKEN_PATH, Outcome, shop_contract  # noqa: E402
 from tests.live import free_port, running  # noqa: E402
 
@@ -106,6 +108,14 @@ def defect_explaining(violation: dict[str, Any]) -> str | None:
     if status == "HTTP 404" and html and "." in unquote(urlsplit(url).path):
         return "default_lookup"
     return None
+
+
+def test_the_realistic_backend_has_its_three_defects_and_no_other(realm: str) -> None:
+    with (
+        drf.serve(REALISTIC, realm_url=f"{realm}/realms/shop") as origin,
+        httpx.Client(base_url=f"{origin}/shop/api/v1", headers={"X-API-Key": API_KEY}, timeout=10) as client,
+    ):
+        assert {name for name, probe in PROBES.items() if probe(client)} == set(DEFECTS)
 
 
 @pytest.mark.drf
