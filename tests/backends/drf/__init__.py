@@ -37,5 +37,7 @@ from __future__ import annotations
 CORRECT = "correct"
 VARIANTS = ("unprotected_fk", "default_lookup", "writable_pk", "patch_resets", "wrong_previous")
 COMBINED = {"realistic": ("unprotected_fk", "default_lookup", "writable_pk")}
+CONFIGURATIONS = (CORRECT, *VARIANTS, *COMBINED)
+"""Every configuration the backend serves."""
 SERVERS = ("uvicorn", "gunicorn-sync", "gunicorn-gthread")
 API_KEY = "dev-api-key"

@@ -12,12 +12,12 @@ import socket
 import tempfile
 from pathlib import Path
 
-from tests.backends.drf import COMBINED, CORRECT, SERVERS, VARIANTS
+from tests.backends.drf import CONFIGURATIONS, CORRECT, SERVERS
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m tests.backends.drf", description=__doc__, allow_abbrev=False)
-    parser.add_argument("--variant", choices=(CORRECT, *VARIANTS, *COMBINED), default=CORRECT)
+    parser.add_argument("--variant", choices=CONFIGURATIONS, default=CORRECT)
     parser.add_argument(
         "--realm-url", required=True, help="issuer of accepted tokens, e.g. http://127.0.0.1:8000/realms/shop"
     )

@@ -7,14 +7,14 @@ from pathlib import Path
 import django
 from django.conf import settings
 
-from tests.backends.drf import COMBINED, CORRECT, VARIANTS
+from tests.backends.drf import COMBINED, CONFIGURATIONS
 
 MAX_BODY_BYTES = 1024 * 1024
 
 
 def configure(variant: str, realm_url: str, database: Path) -> None:
     """Configure Django for `variant`, verifying tokens of the realm at `realm_url`, storing in `database`."""
-    if variant not in (CORRECT, *VARIANTS, *COMBINED):
+    if variant not in CONFIGURATIONS:
         raise ValueError(f"unknown variant {variant!r}")
     settings.configure(
         DEBUG=False,
@@ -56,7 +56,12 @@ def configure(variant: str, realm_url: str, database: Path) -> None:
     django.setup()
 
 
+def variant() -> str:
+    """The variant this process serves."""
+    name: str = settings.SHOP_VARIANT
+    return name
+
+
 def has(defect: str) -> bool:
     """Whether the variant this process serves has `defect` (one of VARIANTS), alone or combined."""
-    name: str = settings.SHOP_VARIANT
-    return defect in COMBINED.get(name, (name,))
+    return defect in COMBINED.get(variant(), (variant(),))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.backends.drf import COMBINED, CORRECT, SERVERS, VARIANTS
+from tests.backends.drf import CONFIGURATIONS, CORRECT, SERVERS
 
 PROJECT = Path(__file__).resolve().parents[3]
 STARTUP_SECONDS = 30
@@ -27,7 +27,7 @@ def serve(
     Tokens are verified against the realm at `realm_url` (its JWKS and issuer); `extra_products`
     adds that many products to one product line. Each call is a fresh database.
     """
-    if variant not in (CORRECT, *VARIANTS, *COMBINED):
+    if variant not in CONFIGURATIONS:
         raise ValueError(f"unknown variant {variant!r}")
     if server not in SERVERS:
         raise ValueError(f"unknown server {server!r}: one of {', '.join(SERVERS)}")
