@@ -21,7 +21,7 @@ import pytest
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from tests.backends.drf import VARIANTS
+from tests.backends.drf import API_KEY, VARIANTS
 from tests.backends.drf.server import serve
 from tests.contract.support import Outcome, credentials, shop_contract
 from tests.contract.test_drf import CAUGHT_BY, contract
@@ -61,7 +61,7 @@ def raw_get(origin: str, path: str) -> tuple[str, dict[str, str]]:
     (a server that kept it open would fail the read's timeout instead)."""
     address = urlsplit(origin)
     with socket.create_connection((address.hostname, address.port or 80), timeout=10) as sock:
-        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {address.netloc}\r\nX-API-Key: dev-api-key\r\n\r\n".encode())
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {address.netloc}\r\nX-API-Key: {API_KEY}\r\n\r\n".encode())
         received = b""
         while chunk := sock.recv(65536):
             received += chunk
@@ -76,7 +76,7 @@ def caught(outcome: Outcome) -> set[str]:
 @pytest.mark.parametrize("server", ["gunicorn-sync", "gunicorn-gthread"])
 def test_correct_drf_backend_under_gunicorn_passes_the_fast_profile(realm: str, tmp_path: Path, server: str) -> None:
     with serve("correct", realm_url=f"{realm}/realms/shop", server=server) as origin:
-        answer = httpx.get(f"{origin}/shop/api/v1/products/", headers={"X-API-Key": "dev-api-key"})
+        answer = httpx.get(f"{origin}/shop/api/v1/products/", headers={"X-API-Key": API_KEY})
         assert answer.headers["server"].startswith("gunicorn")
         assert (answer.headers.get("connection") == "close") == (server == "gunicorn-sync")
         assert_passes(contract(origin, realm, tmp_path, *FAST))
@@ -124,7 +124,7 @@ def test_the_mock_behind_nginx_terminating_tls_passes_the_fast_profile(tmp_path:
     certificates = make_certificates(tmp_path)
     with mock_under("uvicorn", tmp_path) as upstream, nginx_in_front_of(upstream, certificates, tmp_path) as origin:
         trust = ssl.create_default_context(cafile=certificates.ca)
-        page = httpx.get(f"{origin}/shop/api/v1/products/", headers={"X-API-Key": "dev-api-key"}, verify=trust)
+        page = httpx.get(f"{origin}/shop/api/v1/products/", headers={"X-API-Key": API_KEY}, verify=trust)
         assert page.headers["server"].startswith("nginx")
         assert page.json()["next"].startswith(f"{origin}/shop/api/v1/products/")
         assert_passes(against_mock(origin, tmp_path, "--ca-bundle", str(certificates.ca)))
