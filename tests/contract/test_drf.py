@@ -3,14 +3,19 @@
 The correct backend gives no violation; each variant with one defect DRF services commonly ship is
 reported by its named check. The default run keeps one fast-profile run against the correct backend;
 the three-seed runs (both profiles on a list over 300 items, every variant) carry the `drf` marker and
-run in `tox -e drf`. The tokens come from a running mock's realm, which the backend verifies against.
+run in `tox -e drf`, with the `realistic` variant (the real service of issue 17, three defects at once)
+under gunicorn's sync workers, the way Django is deployed. The tokens come from a running mock's realm,
+which the backend verifies against.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
 
+import httpx
 import pytest
 
 pytest.importorskip("django")
@@ -19,6 +24,8 @@ drf = pytest.importorskip("tests.backends.drf.server", reason="the DRF test back
 
 from mock_server.app import create_app  # noqa: E402
 from mock_server.settings import Settings  # noqa: E402
+from tests.backends.drf import ADMITTED, API_KEY, COMBINED  # noqa: E402
+from tests.backends.test_drf_backend import PROBES  # noqa: E402
 from tests.contract.support import TOKEN_PATH, Outcome, shop_contract  # noqa: E402
 from tests.live import free_port, running  # noqa: E402
 
@@ -31,6 +38,9 @@ CAUGHT_BY = {
     "patch_resets": "patch_locality",
     "wrong_previous": "pagination_walk",
 }
+REALISTIC = "realistic"
+DEFECTS = tuple(d for d in COMBINED[REALISTIC] if d not in ADMITTED)  # unprotected_fk, default_lookup, writable_pk
+"""The realistic variant's defects; it also keeps "" for an empty form value (blank_kept), which the spec admits."""
 
 
 @pytest.fixture(scope="module")
@@ -75,3 +85,85 @@ def test_each_drf_variant_is_caught_by_its_check_with_three_seeds(realm: str, tm
             outcome = contract(origin, realm, tmp_path / str(seed), *args)
             caught = {violation["check"] for violation in outcome.findings.get("violations", [])}
             assert outcome.code == 1 and CAUGHT_BY[variant] in caught, f"seed {seed}: caught by {sorted(caught)}"
+
+
+def defect_explaining(violation: dict[str, Any]) -> str | None:
+    """Which defect of the `realistic` variant explains a reported violation; None: no real defect does.
+
+    Beside the domain check that judges each defect, Schemathesis' checks see two of them: the DELETE
+    of a referenced item answers Django's HTML 500 page (unprotected_fk), and a path whose identifier
+    has a "." matches no route, so Django's HTML 404 page answers it, not the view (default_lookup);
+    a PUT or PATCH that renames answers the new item (writable_pk, seen by item_identity).
+    """
+    check, operation, response = violation["check"], violation["operation"], violation["response"]
+    status, _, rest = response.partition("\n")
+    html = "content-type: text/html" in rest.partition("\n\n")[0].lower()
+    judged_by = {CAUGHT_BY[defect]: defect for defect in DEFECTS}
+    if check in judged_by:
+        return judged_by[check]
+    if check == "item_identity" and operation.startswith(("update_", "patch_")):
+        return "writable_pk"
+    if status == "HTTP 500" and operation.startswith("delete_"):
+        return "unprotected_fk"
+    url = next((word.strip("'") for word in violation["curl"].split() if "://" in word), "")
+    if status == "HTTP 404" and html and "." in unquote(urlsplit(url).path):
+        return "default_lookup"
+    return None
+
+
+def test_the_realistic_backend_has_its_three_defects_and_no_other(realm: str) -> None:
+    with (
+        drf.serve(REALISTIC, realm_url=f"{realm}/realms/shop") as origin,
+        httpx.Client(base_url=f"{origin}/shop/api/v1", headers={"X-API-Key": API_KEY}, timeout=10) as client,
+    ):
+        assert {name for name, probe in PROBES.items() if probe(client)} == set(DEFECTS)
+
+
+@pytest.mark.drf
+def test_the_realistic_backend_under_gunicorn_sync_shows_its_three_defects_and_nothing_else(
+    realm: str, tmp_path: Path
+) -> None:
+    """Issue 17's service, served as deployed (gunicorn, 2 sync workers: `Connection: close` after every
+    response), default profile, three seeds: every run completes, finds the three defects, and reports
+    nothing that none of them explains."""
+    with drf.serve(REALISTIC, realm_url=f"{realm}/realms/shop", server="gunicorn-sync") as origin:
+        for seed in SEEDS:
+            outcome = contract(origin, realm, tmp_path / str(seed), "--profile", "default", "--seed", str(seed))
+            found = outcome.findings.get("violations", [])
+            assert outcome.findings.get("errors") == [], f"seed {seed}: {outcome.findings.get('errors')}"
+            assert {violation["check"] for violation in found} >= {CAUGHT_BY[defect] for defect in DEFECTS}
+            assert [violation for violation in found if defect_explaining(violation) is None] == [], f"seed {seed}"
+            assert outcome.code == 1, f"seed {seed}: " + outcome.stderr
+
+
+def reported(check: str, operation: str, url: str, response: str) -> dict[str, Any]:
+    return {"check": check, "operation": operation, "curl": f"curl -X GET '{url}'", "response": response}
+
+
+HTML_404 = "HTTP 404\ncontent-type: text/html; charset=utf-8\n\n<h1>Not Found</h1>"
+HTML_500 = "HTTP 500\ncontent-type: text/html; charset=utf-8\n\n<h1>Server Error (500)</h1>"
+
+
+def test_only_the_realistic_defects_explain_a_report() -> None:
+    base = "http://127.0.0.1:1/shop/api/v1"
+    assert defect_explaining(reported("referential_rules", "delete_product", f"{base}/products/S1/", "")) == (
+        "unprotected_fk"
+    )
+    assert defect_explaining(reported("not_a_server_error", "delete_product", f"{base}/products/S1/", HTML_500)) == (
+        "unprotected_fk"
+    )
+    assert defect_explaining(
+        reported("content_type_conformance", "get_product", f"{base}/products/S.1/", HTML_404)
+    ) == ("default_lookup")
+    assert defect_explaining(reported("item_identity", "update_product", f"{base}/products/S1/", "HTTP 200")) == (
+        "writable_pk"
+    )
+    json_404 = "HTTP 404\ncontent-type: application/json\n\n{}"
+    unexplained = [
+        reported("not_a_server_error", "get_product", f"{base}/products/S1/", HTML_500),  # a 500 not on DELETE
+        reported("content_type_conformance", "get_product", f"{base}/products/S1/", HTML_404),  # no "." in the path
+        reported("content_type_conformance", "get_product", f"{base}/products/S.1/", json_404),  # the view's 404
+        reported("patch_locality", "patch_product", f"{base}/products/S1/", "HTTP 200"),
+        reported("positive_data_acceptance", "create_customer", f"{base}/customers/", "HTTP 400"),
+    ]
+    assert [defect_explaining(violation) for violation in unexplained] == [None] * len(unexplained)

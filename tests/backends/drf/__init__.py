@@ -5,7 +5,9 @@ PageNumberPagination, ``@action`` sub-lists, custom authentication classes) from
 documents and the decisions of the spec, not from the spec file: it retypes field bounds on its
 models as any backend team would, so that the contract suite is tested against an implementation
 that could disagree with the spec. SQLite in a temporary directory, seeded from ``fixtures/``,
-served by uvicorn in a subprocess (see ``server.serve``).
+served in a subprocess (see ``server.serve``) by one of ``SERVERS``: uvicorn (ASGI), or gunicorn
+(WSGI, 2 workers) with its default sync workers, which close the connection after every response,
+or with gthread workers, which keep it alive.
 
 Mount points: ``/shop/api/v1/`` (every operation; ``X-API-Key`` or a bearer JWT) and
 ``/customers/v1/`` (the customers operations; bearer JWT only, as the gateway in front of the
@@ -31,6 +33,9 @@ Each name in ``ADMITTED`` is the correct service answering one way the spec admi
 
 - ``blank_kept``: DRF's own form parsing: an empty form value for a nullable string that allows blank
   is kept as "" (the correct configuration stores null, as the mock does).
+
+Each name in ``COMBINED`` has several of those at once: ``realistic`` is the real service issue 17
+describes (``unprotected_fk``, ``default_lookup`` and ``writable_pk``, and DRF's own ``blank_kept``).
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ from __future__ import annotations
 CORRECT = "correct"
 VARIANTS = ("unprotected_fk", "default_lookup", "writable_pk", "patch_resets", "wrong_previous")
 ADMITTED = ("blank_kept",)
-CONFIGURATIONS = (CORRECT, *ADMITTED, *VARIANTS)
+COMBINED = {"realistic": ("unprotected_fk", "default_lookup", "writable_pk", "blank_kept")}
+CONFIGURATIONS = (CORRECT, *ADMITTED, *VARIANTS, *COMBINED)
 """Every configuration the backend serves."""
+SERVERS = ("uvicorn", "gunicorn-sync", "gunicorn-gthread")
 API_KEY = "dev-api-key"

@@ -1,16 +1,18 @@
-"""Run the DRF backend by hand: `python -m tests.backends.drf --variant NAME --realm-url URL [--port N]`."""
+"""Run the DRF backend by hand: `python -m tests.backends.drf --variant NAME --realm-url URL [--port N]`,
+served by uvicorn, or by gunicorn with `--server gunicorn-sync` (its default workers) or `gunicorn-gthread`.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import signal
 import socket
 import tempfile
 from pathlib import Path
 
-import uvicorn
-
-from tests.backends.drf import CONFIGURATIONS, CORRECT
+from tests.backends.drf import CONFIGURATIONS, CORRECT, SERVERS
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -20,6 +22,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         "--realm-url", required=True, help="issuer of accepted tokens, e.g. http://127.0.0.1:8000/realms/shop"
     )
     parser.add_argument("--port", type=int, default=8001, help="0 picks a free port")
+    parser.add_argument("--server", choices=SERVERS, default=SERVERS[0], help="uvicorn, or gunicorn with 2 workers")
     parser.add_argument("--extra-products", type=int, default=0, help="more products in one product line")
     parser.add_argument("--port-file", type=Path, help="write the port here once it is bound")
     return parser.parse_args(argv)
@@ -32,14 +35,14 @@ def stop(signum: int, frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse(argv)
-    signal.signal(signal.SIGTERM, stop)  # uvicorn shuts down gracefully, then re-raises the signal here
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(("127.0.0.1", args.port))
     except OSError as error:
         raise SystemExit(f"cannot listen on 127.0.0.1:{args.port}: {error.strerror}") from None
-    with tempfile.TemporaryDirectory(prefix="shop-drf-") as directory:
+    directory, parent = tempfile.mkdtemp(prefix="shop-drf-"), os.getpid()
+    try:
         from tests.backends.drf.config import configure  # Django is configured once, here
 
         configure(args.variant, args.realm_url, Path(directory) / "shop.sqlite3")
@@ -50,10 +53,24 @@ def main(argv: list[str] | None = None) -> None:
             written = args.port_file.with_suffix(".partial")
             written.write_text(str(sock.getsockname()[1]))
             written.replace(args.port_file)
-        from django.core.asgi import get_asgi_application
+        if args.server == "uvicorn":
+            serve_uvicorn(sock)
+        else:
+            from tests.backends.drf.under_gunicorn import serve
 
-        config = uvicorn.Config(get_asgi_application(), log_level="warning", access_log=False, lifespan="off")
-        uvicorn.Server(config).run(sockets=[sock])
+            serve(sock, args.server.removeprefix("gunicorn-"))
+    finally:
+        if os.getpid() == parent:  # a gunicorn worker leaves through SystemExit too: it must not remove the database
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+def serve_uvicorn(sock: socket.socket) -> None:
+    import uvicorn
+    from django.core.asgi import get_asgi_application
+
+    signal.signal(signal.SIGTERM, stop)  # uvicorn shuts down gracefully, then re-raises the signal here
+    config = uvicorn.Config(get_asgi_application(), log_level="warning", access_log=False, lifespan="off")
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 if __name__ == "__main__":

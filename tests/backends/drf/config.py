@@ -7,7 +7,7 @@ from pathlib import Path
 import django
 from django.conf import settings
 
-from tests.backends.drf import CONFIGURATIONS
+from tests.backends.drf import COMBINED, CONFIGURATIONS
 
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -60,3 +60,8 @@ def variant() -> str:
     """The variant this process serves."""
     name: str = settings.SHOP_VARIANT
     return name
+
+
+def has(defect: str) -> bool:
+    """Whether the variant this process serves has `defect` (one of VARIANTS or ADMITTED), alone or combined."""
+    return defect in COMBINED.get(variant(), (variant(),))

@@ -5,14 +5,14 @@ from __future__ import annotations
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
-from tests.backends.drf.config import variant
+from tests.backends.drf.config import has
 
 INT32 = (MinValueValidator(-(2**31)), MaxValueValidator(2**31 - 1))
 INT16 = (MinValueValidator(-(2**15)), MaxValueValidator(2**15 - 1))
 # Django decodes %2F before routing, so an identifier with "/" could never be addressed: refuse it.
 ADDRESSABLE = RegexValidator(r"^[^/]*\Z", "must not contain '/': it could not be addressed in a URL.")
 # What deleting an item with dependants does: PROTECT (409), or the defect of `unprotected_fk`.
-DEPENDANTS = models.DO_NOTHING if variant() == "unprotected_fk" else models.PROTECT
+DEPENDANTS = models.DO_NOTHING if has("unprotected_fk") else models.PROTECT
 
 
 def money(*, null: bool = False) -> models.DecimalField:

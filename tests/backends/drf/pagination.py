@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.utils.urls import replace_query_param
 
-from tests.backends.drf.config import variant
+from tests.backends.drf.config import has
 
 
 class ShopPagination(PageNumberPagination):
@@ -24,4 +24,4 @@ class CurrentPageAsPrevious(ShopPagination):
         return link
 
 
-Pagination = CurrentPageAsPrevious if variant() == "wrong_previous" else ShopPagination
+Pagination = CurrentPageAsPrevious if has("wrong_previous") else ShopPagination

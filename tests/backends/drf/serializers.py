@@ -10,7 +10,7 @@ from rest_framework import serializers
 from rest_framework.fields import empty
 from rest_framework.utils import html
 
-from tests.backends.drf.config import variant
+from tests.backends.drf.config import has
 from tests.backends.drf.exceptions import IdentifierChanged
 from tests.backends.drf.models import Customer, Order, OrderDetail, Payment, Product, ProductLine
 
@@ -31,10 +31,10 @@ class ShopSerializer(serializers.ModelSerializer):
     serializer_field_mapping: ClassVar[dict[type[models.Field[Any, Any]], type[serializers.Field]]] = {
         **serializers.ModelSerializer.serializer_field_mapping,
         # `blank_kept`: DRF's own CharField, which keeps an empty form value as "" (the spec admits both)
-        **({} if variant() == "blank_kept" else {models.CharField: FormCharField, models.TextField: FormCharField}),
+        **({} if has("blank_kept") else {models.CharField: FormCharField, models.TextField: FormCharField}),
     }
     # The defect of `writable_pk`: without this check Django saves a renamed item as a new row.
-    immutable_identifier = variant() != "writable_pk"
+    immutable_identifier = not has("writable_pk")
 
     def to_internal_value(self, data: Any) -> Any:
         if self.instance is not None and self.immutable_identifier and isinstance(data, Mapping):

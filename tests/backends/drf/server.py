@@ -1,4 +1,4 @@
-"""Serve the DRF backend for real: a subprocess (Django settings are process-global) running uvicorn."""
+"""Serve the DRF backend for real: a subprocess (Django settings are process-global) running uvicorn or gunicorn."""
 
 from __future__ import annotations
 
@@ -12,25 +12,30 @@ from pathlib import Path
 
 import httpx
 
-from tests.backends.drf import CONFIGURATIONS, CORRECT
+from tests.backends.drf import CONFIGURATIONS, CORRECT, SERVERS
 
 PROJECT = Path(__file__).resolve().parents[3]
 STARTUP_SECONDS = 30
 
 
 @contextlib.contextmanager
-def serve(variant: str = CORRECT, *, realm_url: str, extra_products: int = 0) -> Iterator[str]:
-    """Yield the origin (http://127.0.0.1:PORT) of the backend `variant` until the block ends.
+def serve(
+    variant: str = CORRECT, *, realm_url: str, extra_products: int = 0, server: str = SERVERS[0]
+) -> Iterator[str]:
+    """Yield the origin (http://127.0.0.1:PORT) of the backend `variant` served by `server` until the block ends.
 
     Tokens are verified against the realm at `realm_url` (its JWKS and issuer); `extra_products`
     adds that many products to one product line. Each call is a fresh database.
     """
     if variant not in CONFIGURATIONS:
         raise ValueError(f"unknown variant {variant!r}")
+    if server not in SERVERS:
+        raise ValueError(f"unknown server {server!r}: one of {', '.join(SERVERS)}")
     with tempfile.TemporaryDirectory(prefix="shop-drf-serve-") as directory:
         port_file, log_file = Path(directory) / "port", Path(directory) / "log"
         command = [sys.executable, "-m", "tests.backends.drf", "--variant", variant, "--realm-url", realm_url]
         command += ["--port", "0", "--port-file", str(port_file), "--extra-products", str(extra_products)]
+        command += ["--server", server]
         with log_file.open("wb") as log:
             process = subprocess.Popen(command, cwd=PROJECT, stdout=log, stderr=subprocess.STDOUT)
         try:

@@ -13,14 +13,14 @@ from rest_framework.serializers import BaseSerializer
 
 from tests.backends.drf import serializers
 from tests.backends.drf.authentication import JWTAuthentication
-from tests.backends.drf.config import variant
+from tests.backends.drf.config import has
 from tests.backends.drf.exceptions import HasDependants
 from tests.backends.drf.models import Customer, Product, ProductLine
 
 # Any character but "/" (which Django decodes before routing); the defect of `default_lookup` is
 # DRF's default, which also excludes ".".
-LOOKUP = "[^/.]+" if variant() == "default_lookup" else "[^/]+"
-RESETS = variant() == "patch_resets"
+LOOKUP = "[^/.]+" if has("default_lookup") else "[^/]+"
+RESETS = has("patch_resets")
 
 
 class ShopViewSet(viewsets.ModelViewSet):
