@@ -22,10 +22,10 @@ from typing import Any
 
 from benchmarks import record, wrk
 from benchmarks.servers import API_KEY, free_port, mock_command, running
-from mock_server.fixtures import read_fixtures, record_fields
-from mock_server.memory_store import MemoryStore
-from mock_server.sessions import SessionRegistry
+from mock_server.control.sessions.registry import SessionRegistry
 from mock_server.settings import DEFAULT_FIXTURES
+from mock_server.state.fixtures import read_fixtures, record_fields
+from mock_server.state.memory import MemoryStore
 
 PREFIX = "/shop/api/v1"
 ENDPOINTS = {"get_one": "/products/S10_1678/", "post": "/products/"}

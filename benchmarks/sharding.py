@@ -23,7 +23,7 @@ from typing import Any
 
 from benchmarks import record
 from benchmarks.servers import API_KEY, ROOT, free_port, mock_command, running
-from mock_server.auth import DEV_CLIENT_ID, DEV_CLIENT_SECRET, TOKEN_PATH
+from mock_server.api.security import DEV_CLIENT_ID, DEV_CLIENT_SECRET, TOKEN_PATH
 
 
 @contextlib.contextmanager

@@ -25,7 +25,7 @@ from contract_tests.bounded import Limits, ResponseTooLarge
 from contract_tests.bounded_requests import bounded_session
 from contract_tests.causes import chain, classify, request_of
 from contract_tests.coverage import Sent
-from contract_tests.findings import ALL_CHECKS, STRICT_CHECKS, Ledger, RunError, Violation
+from contract_tests.findings import ALL_CHECKS, STRICT_CHECKS, Ledger, RunError, Violation, describe_response
 from contract_tests.keyring import CredentialsLost, Keyring
 from contract_tests.options import Options
 from contract_tests.sharding import collection_name, collection_operations
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from contract_tests.known import Known
 
 Progress = Callable[[str], None]
-BODY_EXCERPT = 2000
 
 
 class ConformanceError(Exception):
@@ -156,13 +155,6 @@ def _operation_id(spec: Spec, recorder: ScenarioRecorder, case_id: str) -> str:
     label = recorder.cases[case_id].value.operation.label
     op = spec.by_label(label)
     return op.id if op is not None else label
-
-
-def describe_response(status: int, headers: dict[str, list[str]], content: bytes) -> str:
-    lines = [f"HTTP {status}", *(f"{name}: {', '.join(values)}" for name, values in headers.items())]
-    text = content.decode("utf-8", "replace")
-    excerpt = text if len(text) <= BODY_EXCERPT else text[:BODY_EXCERPT] + " …"
-    return "\n".join([*lines, "", excerpt]) if text else "\n".join(lines)
 
 
 def _form_null(spec: Spec, label: str, interaction: Any) -> bool:

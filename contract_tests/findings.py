@@ -11,6 +11,8 @@ from dataclasses import dataclass, field, replace
 
 from contract_tests.coverage import Coverage
 
+BODY_EXCERPT = 2000  # characters of a response body quoted in a violation's evidence
+
 # Our registered checks and domain tests; the strict ones are off unless asked for.
 DOMAIN_CHECKS = (
     "pagination_page",
@@ -187,3 +189,11 @@ class Ledger:
     @property
     def ok(self) -> bool:
         return not self.violations
+
+
+def describe_response(status: int, headers: dict[str, list[str]], content: bytes) -> str:
+    """A response as quoted in evidence: status, headers, the body's first `BODY_EXCERPT` characters."""
+    lines = [f"HTTP {status}", *(f"{name}: {', '.join(values)}" for name, values in headers.items())]
+    text = content.decode("utf-8", "replace")
+    excerpt = text if len(text) <= BODY_EXCERPT else text[:BODY_EXCERPT] + " …"
+    return "\n".join([*lines, "", excerpt]) if text else "\n".join(lines)

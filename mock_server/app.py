@@ -1,6 +1,7 @@
 """create_app(settings) -> the mock: the only module that wires Connexion.
 
-Request path, outermost first: LastResort (an unexpected error is a problem+json 500) -> Faults (latency and
+A request asking for no control feature goes from MockApp straight to FastPath, journaled (control/bypass.py).
+Any other request's path, outermost first: LastResort (an unexpected error is a problem+json 500) -> Faults (latency and
 faults) -> RequestJournal -> AdminGuard (/__mock__/) -> CORS -> SessionScope (the request's X-Mock-Session
 state) -> RawPath (routing on the path as sent) -> [Proxy, with --proxy: the API's traffic to a real backend,
 checked] -> Steering (`Prefer: code / example`) -> FastPath (a valid request answered by its handler) ->
@@ -23,44 +24,46 @@ from connexion.middleware import MiddlewarePosition
 from connexion.resolver import Resolver
 from starlette.exceptions import HTTPException
 
-from mock_server import store as domain
-from mock_server import swagger_ui
-from mock_server.addressing import BoundedURIParser, RawPath, templates
-from mock_server.admin import PREFIX as ADMIN_PREFIX
-from mock_server.admin import Admin
-from mock_server.admin_guard import AdminGuard
-from mock_server.auth import CHALLENGE, ApiKeys
-from mock_server.backend_client import BackendClient
-from mock_server.cors import CORS
-from mock_server.errors import PROBLEM_JSON, MockError, problem_bytes
-from mock_server.fastpath import Credential, FastPath, api_key_credential, bearer_credential, fast_routes
-from mock_server.faults import CONNECTION, FaultRules, Faults
-from mock_server.fixtures import record_fields
-from mock_server.hotpath import (
+from mock_server.api.addressing import BoundedURIParser, RawPath, left_as_sent, templates
+from mock_server.api.connexion_seam import (
     ApiKeyHandler,
     BearerHandler,
-    DecoratedOnceASGIApp,
+    decorate_handlers_once,
+    enter_as_connexion,
     quiet_content_type_note,
+    validate_each_document_once,
 )
-from mock_server.identity import Identity
-from mock_server.journal import Journal, RequestJournal
-from mock_server.landing import Landing
-from mock_server.memory_store import MemoryStore
-from mock_server.middleware import INTERNAL_ERROR, AllowHeader, BodyLimit, LastResort, log_unexpected
-from mock_server.operations import OperationIndex
-from mock_server.pagination import PageNotFound
-from mock_server.proxy import Proxy, Violations
+from mock_server.api.fastpath import Credential, FastPath, api_key_credential, bearer_credential, fast_routes
+from mock_server.api.pagination import PageNotFound
+from mock_server.api.routing import handler_table, operation_table
+from mock_server.api.security import CHALLENGE, ApiKeys
+from mock_server.api.validation import validator_map
+from mock_server.backends import open_sessions, open_store
+from mock_server.control import swagger_ui
+from mock_server.control.admin import PREFIX as ADMIN_PREFIX
+from mock_server.control.admin import Admin
+from mock_server.control.admin_guard import AdminGuard
+from mock_server.control.backend_client import BackendClient
+from mock_server.control.bypass import Bypass
+from mock_server.control.faults import CONNECTION, FaultRules, Faults
+from mock_server.control.journal.memory import Journal, RequestJournal
+from mock_server.control.landing import Landing
+from mock_server.control.proxy import Proxy, Violations
+from mock_server.control.sessions.registry import HEADER as SESSION_HEADER
+from mock_server.control.sessions.registry import Sessions
+from mock_server.control.sessions.scope import ScopedStore, SessionScope
+from mock_server.control.steering import Steering
+from mock_server.http.cors import CORS
+from mock_server.http.middleware import INTERNAL_ERROR, AllowHeader, BodyLimit, LastResort, log_unexpected
 from mock_server.realm import Realm, open_realm
-from mock_server.routing import handler_table, operation_table
-from mock_server.schemas import FieldError, Schema, load_spec, mount_points
-from mock_server.session_scope import ScopedStore, SessionScope
-from mock_server.sessions import HEADER as SESSION_HEADER
-from mock_server.sessions import Sessions
+from mock_server.realm.identity import Identity
 from mock_server.settings import Settings
-from mock_server.spec_validation import validate_each_document_once
-from mock_server.state import open_sessions, open_store
-from mock_server.steering import Steering
-from mock_server.validation import validator_map
+from mock_server.spec.errors import PROBLEM_JSON, MockError, problem_bytes
+from mock_server.spec.operations import OperationIndex
+from mock_server.spec.schemas import FieldError, Schema, load_spec, mount_points
+from mock_server.state import store as domain
+from mock_server.state.fixtures import record_fields
+from mock_server.state.memory import MemoryStore
 from shop_contract.document import SpecError
 
 BACKEND_PREFIX, GATEWAY_PREFIX = mount_points(load_spec())  # the bundled spec's; an app has its own
@@ -83,12 +86,16 @@ class MockApp(AsyncApp):  # type: ignore[misc]
 
     def __init__(self, import_name: str, **options: Any) -> None:
         super().__init__(import_name, **options)
-        # Handlers decorated once per operation, not per request (see mock_server.hotpath); no API
-        # has been added yet, so swapping the innermost app here loses nothing.
-        self._middleware_app = self.middleware.app = DecoratedOnceASGIApp()
+        decorate_handlers_once(self)  # per operation, not per request (see mock_server.api.connexion_seam)
+
+    bypass: Bypass | None = None  # past Connexion's outer layers and the control plane (control/bypass.py)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         scope[CONNECTION] = getattr(send, "__self__", None)  # for faults.hang_up: the server's own `send`
+        if self.bypass is not None and self.bypass.takes(scope):
+            enter_as_connexion(self, scope)
+            await self.bypass.serve(scope, receive, send)
+            return
         await super().__call__(scope, receive, send)
 
 
@@ -241,7 +248,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     if isinstance(app.store, MemoryStore):
         app.journal = Journal(settings.journal_size, index)
     else:  # a shared state, and so one journal for its replicas (redis is an optional dependency: imported here)
-        from mock_server.redis_journal import RedisJournal
+        from mock_server.control.journal.redis import RedisJournal
 
         app.journal = RedisJournal(settings.state, settings.journal_size, index)
     app.faults = FaultRules(index)
@@ -261,6 +268,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
 
     # outermost: Faults owns the connection (it can close it) and journals what it answers itself
     app.add_middleware(LastResort, position=before_exception)
+    path_templates = templates(spec, mounts)
     app.add_middleware(Faults, position=before_exception, rules=app.faults, journal=app.journal)
     app.add_middleware(RequestJournal, position=before_exception, journal=app.journal, unrecorded=ADMIN_PREFIX)
     app.add_middleware(
@@ -280,7 +288,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     )
     # inside CORS (its headers on a refusal), outside everything that reads or writes the state
     app.add_middleware(SessionScope, position=before_exception, registry=app.sessions)
-    app.add_middleware(RawPath, position=before_exception, templates=templates(spec, mounts))
+    app.add_middleware(RawPath, position=before_exception, templates=path_templates)
     if settings.proxy:  # the API's traffic to a real backend, checked; what it does not serve goes on (fallback)
         app.add_middleware(
             Proxy,
@@ -293,6 +301,9 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
         )
     # inside CORS (its headers), outside the fast path, so that a steered request is never served plainly
     app.add_middleware(Steering, position=before_exception, index=index, scratch=scratch)
+    if not settings.proxy:  # a request asking for no control feature comes in here (control/bypass.py)
+        app.bypass = Bypass(app.faults, app.journal, left_as_sent(path_templates))
+        app.add_middleware(app.bypass, position=before_exception)
     if settings.fast_path and not settings.validate_responses:
         # inside CORS and the journal (their headers and records), before the layers a valid request skips
         shortcuts = [

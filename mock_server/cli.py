@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from mock_server.auth import DEV_CLIENT_ID, DEV_CLIENT_SECRET, DEV_PASSWORD, DEV_USERNAME, REALM_PATH
+from mock_server.api.security import DEV_CLIENT_ID, DEV_CLIENT_SECRET, DEV_PASSWORD, DEV_USERNAME, REALM_PATH
 from mock_server.realm import KeyFileError, RealmFileError
 from mock_server.realm.keys import default_key_file
 from mock_server.settings import (
@@ -266,11 +266,11 @@ def main(argv: list[str] | None = None) -> int:
         return fail("--workers needs --state redis://... (each process has its own state)")
 
     from mock_server.app import create_app  # the mock's stack: only now that it is known to be there
-    from mock_server.fixtures import FixtureError
+    from mock_server.backends import open_store
     from mock_server.replicas import serve_workers
-    from mock_server.schemas import load_spec, mount_points
-    from mock_server.state import open_store
-    from mock_server.store import StateError
+    from mock_server.spec.schemas import load_spec, mount_points
+    from mock_server.state.fixtures import FixtureError
+    from mock_server.state.store import StateError
     from shop_contract.document import SpecError
 
     try:  # first, so that a busy port fails at once, not after loading a large data set
@@ -321,7 +321,7 @@ def serve(app: MockApp, settings: Settings, sock: socket.socket) -> None:
                 return
             announce(settings, port, app.backend_prefix, app.gateway_prefix)
 
-    from mock_server.limits import Limits, uvicorn_options
+    from mock_server.http.limits import Limits, uvicorn_options
 
     config: Any = uvicorn.Config(
         app,

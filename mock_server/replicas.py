@@ -19,7 +19,7 @@ import uvicorn
 from uvicorn.supervisors import Multiprocess
 
 from mock_server.app import MockApp, create_app
-from mock_server.limits import WORKER_OPTIONS
+from mock_server.http.limits import WORKER_OPTIONS
 from mock_server.settings import Settings
 
 ENVIRONMENT = "SHOP_MOCK_WORKER_SETTINGS"

@@ -33,17 +33,17 @@ class Settings:
     realm_file: Path = DEFAULT_REALM_FILE  # Keycloak realm-export JSON: users, clients, roles
     realm_key: Path | None = None  # PEM file of the realm's keys, kept across runs; None: a key in memory
     rotate_realm_key: bool = False  # put a new signing key first in `realm_key`
-    fast_path: bool = True  # valid requests answered by mock_server.fastpath; off only to compare with Connexion
+    fast_path: bool = True  # valid requests answered by mock_server.api.fastpath; off only to compare with Connexion
     admin: bool = True  # the admin API (/__mock__/); off with --no-admin
     admin_token: str | None = None  # required as `Authorization: Bearer` on /__mock__/ when set
-    proxy: str | None = None  # a real backend's origin: the API's traffic goes there, checked (mock_server.proxy)
+    proxy: str | None = None  # a real backend's origin: the API's traffic goes there, checked (control.proxy)
     proxy_fallback: bool = False  # with proxy: what the backend does not serve (404, 501, refused) is the mock's
     proxy_timeout: float = 30.0  # with proxy: seconds for a whole exchange with the backend; past it, 502
     validate_responses: bool = False  # a self-test mode: costly, turns a non-conforming answer into a 500
-    state: str = MEMORY  # or redis://host:port/db (mock_server.state)
+    state: str = MEMORY  # or redis://host:port/db (mock_server.backends)
     workers: int = 1  # uvicorn worker processes; more than one needs a shared state
     session_ttl: float = 1800.0  # seconds a session (X-Mock-Session) may stay idle before it is gone
-    max_sessions: int = 100  # sessions alive at once; one more is a 429 (mock_server.sessions)
+    max_sessions: int = 100  # sessions alive at once; one more is a 429 (mock_server.control.sessions.registry)
 
     def issuer_for(self, realm_path: str) -> str:
         """The identity realm's issuer: fixed for the life of the server, never taken from a request."""

@@ -24,7 +24,7 @@ def running(app: Any, port: int | None = None, **options: Any) -> Iterator[str]:
     """Yield the origin (http://127.0.0.1:PORT) of `app` served by uvicorn until the block ends.
 
     `port`: one chosen beforehand, for an app that must know its own address (the realm's issuer);
-    `options` go to `uvicorn.Config` (e.g. `mock_server.limits.uvicorn_options`).
+    `options` go to `uvicorn.Config` (e.g. `mock_server.http.limits.uvicorn_options`).
     """
     port = port or free_port()
     config = uvicorn.Config(

@@ -1,45 +1,100 @@
-"""The layout's promises: the core imports no web framework; the handler table is the spec's."""
+"""The layout's promises, read from the source: which package may import which, no import loop,
+the core imports no web framework, Connexion's internals are touched from one module; and the
+handler table is the spec's."""
 
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 
-from mock_server.fixtures import record_fields
-from mock_server.memory_store import MemoryStore
-from mock_server.routing import handler_table, operation_table
-from mock_server.schemas import load_spec
+from mock_server.api.routing import handler_table, operation_table
+from mock_server.spec.schemas import load_spec
+from mock_server.state.fixtures import record_fields
+from mock_server.state.memory import MemoryStore
+from tests.import_graph import cycles, graph, modules
 
-PACKAGE = Path(__file__).resolve().parents[1] / "mock_server"
-CORE = [
-    "store.py",
-    "memory_store.py",
-    "overlay_store.py",
-    "sessions.py",
-    "redis_store.py",
-    "redis_layout.py",
-    "redis_scripts.py",
-    "redis_copy.py",
-    "redis_sessions.py",
-    "pagination.py",
-    "fixtures.py",
-    "schemas.py",
-    "generate.py",
-    "auth.py",
-    "inputs.py",
-    *(f"realm/{path.name}" for path in (Path(__file__).resolve().parents[1] / "mock_server" / "realm").glob("*.py")),
-]
+# A layer of mock_server -> the other parts of mock_server it may import. The top-level modules
+# (app, cli, backends, replicas: the composition) may import anything; settings imports nothing.
+MAY_IMPORT = {
+    "spec": set(),
+    "state": {"spec"},
+    "http": {"spec"},
+    "realm": {"http", "settings"},
+    "api": {"spec", "state", "http", "realm"},
+    "control": {"spec", "state", "http", "api", "realm", "settings"},
+    "settings": set(),
+}
 WEB = ("connexion", "starlette", "uvicorn", "httpx")
+SEAM = "mock_server.api.connexion_seam"
+# Connexion's public surface: the app, its options and middleware positions, request and response,
+# its exceptions, the resolver and the request context. Any other connexion module is internal.
+CONNEXION_PUBLIC = {"connexion", "connexion.lifecycle", "connexion.exceptions", "connexion.middleware"}
+CONNEXION_PUBLIC |= {"connexion.resolver", "connexion.options", "connexion.context"}
+MOCK = modules("mock_server")
+
+
+def layer(module: str) -> str:
+    """`mock_server.api.routing` -> `api`; a top-level module is its own layer."""
+    return module.split(".")[1] if "." in module else "mock_server"
+
+
+def imports_of(module: str) -> list[str]:
+    """Every module name `module` imports, of any package (absolute imports only: the project uses no others)."""
+    tree = ast.parse(MOCK[module].read_text(encoding="utf-8"))
+    names = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+    return names + [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+
+
+@pytest.mark.parametrize("package", ["mock_server", "contract_tests"])
+def test_no_import_loops(package: str) -> None:
+    assert cycles(graph(package)) == []
+
+
+def test_the_loop_finder_finds_a_loop() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(edges) == [["a", "b", "c"]]
+
+
+def test_the_layers_are_the_packages() -> None:
+    """A new package of mock_server gets a row in MAY_IMPORT, or its modules would go unchecked."""
+    assert {layer(name) for name in MOCK} - {"mock_server", "__main__", "app", "cli", "backends", "replicas"} == set(
+        MAY_IMPORT
+    )
+
+
+@pytest.mark.parametrize("module", sorted(name for name in MOCK if layer(name) in MAY_IMPORT))
+def test_each_layer_imports_only_the_layers_below(module: str) -> None:
+    allowed = MAY_IMPORT[layer(module)]
+    wrong = {target for target in graph("mock_server")[module] if layer(target) not in allowed | {layer(module)}}
+    assert not wrong, f"{module} may import only {sorted(allowed)}"
+
+
+def test_nothing_imports_the_cli() -> None:
+    edges = graph("mock_server")
+    assert [name for name in edges if "mock_server.cli" in edges[name]] == ["mock_server.__main__"]
+
+
+CORE = [
+    name
+    for name in MOCK
+    if layer(name) in ("spec", "state")
+    or (layer(name) == "realm" and name != "mock_server.realm.identity")
+    or name in ("mock_server.api.pagination", "mock_server.settings")
+]
 
 
 @pytest.mark.parametrize("module", CORE)
 def test_core_modules_import_no_web_framework(module: str) -> None:
-    tree = ast.parse((PACKAGE / module).read_text(encoding="utf-8"))
-    imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
-    imported += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
-    assert not [name for name in imported if name.split(".")[0] in WEB]
+    assert not [name for name in imports_of(module) if name.split(".")[0] in WEB]
+
+
+@pytest.mark.parametrize("module", sorted(set(MOCK) - {SEAM}))
+def test_only_the_seam_imports_connexion_internals(module: str) -> None:
+    internal = [
+        name for name in imports_of(module) if name.split(".")[0] == "connexion" and name not in CONNEXION_PUBLIC
+    ]
+    assert not internal, f"{module} imports Connexion internals {internal}: go through {SEAM}"
 
 
 def test_the_handler_table_covers_exactly_the_spec_operations() -> None:

@@ -10,7 +10,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.types import Message, Receive, Scope, Send
 
 from mock_server.app import create_app
-from mock_server.cors import CORS
+from mock_server.http.cors import CORS
 from mock_server.settings import Settings
 from tests.conftest import BACKEND
 from tests.live import running

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mock_server.schemas import SchemaValidator, component_schema, dereference, load_spec
+from mock_server.spec.schemas import SchemaValidator, component_schema, dereference, load_spec
 from tests.conftest import BACKEND, GATEWAY
 
 SPEC = load_spec()

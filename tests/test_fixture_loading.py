@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from mock_server.fixtures import FixtureError, read_fixtures, record_fields
-from mock_server.memory_store import MemoryStore
 from mock_server.settings import DEFAULT_FIXTURES
+from mock_server.state.fixtures import FixtureError, read_fixtures, record_fields
+from mock_server.state.memory import MemoryStore
 
 Records = list[dict[str, Any]]
 

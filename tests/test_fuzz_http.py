@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mock_server.app import create_app
-from mock_server.limits import Limits, uvicorn_options
-from mock_server.schemas import load_spec
+from mock_server.http.limits import Limits, uvicorn_options
 from mock_server.settings import Settings
+from mock_server.spec.schemas import load_spec
 from tests.conftest import API_KEY_HEADERS, BACKEND
 from tests.live import running
 from tests.test_hostile import readable_state

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mock_server.generate import main
+from mock_server.state.generate import main
 from tests.fixture_rules import Dataset, check_consistency, load_dataset
 
 PRODUCTS = 500

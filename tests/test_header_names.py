@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from mock_server.header_names import header_names
-from mock_server.operations import Operation
-from mock_server.prefer import Preferences, preferences
+from mock_server.control.prefer import Preferences, preferences
+from mock_server.http.header_names import header_names
+from mock_server.spec.operations import Operation
 
 
 def test_names_are_lower_case_and_taken_once_per_header_list() -> None:

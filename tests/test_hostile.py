@@ -23,11 +23,11 @@ import pytest
 
 from mock_server.app import MockApp, create_app
 from mock_server.cli import banner, parse_settings
-from mock_server.fixtures import FixtureError, read_fixtures
-from mock_server.inputs import MAX_JSON_DEPTH
-from mock_server.limits import Limits, uvicorn_options
-from mock_server.schemas import load_spec
+from mock_server.http.limits import Limits, uvicorn_options
 from mock_server.settings import DEFAULT_FIXTURES, Settings
+from mock_server.spec.inputs import MAX_JSON_DEPTH
+from mock_server.spec.schemas import load_spec
+from mock_server.state.fixtures import FixtureError, read_fixtures
 from tests.conftest import API_KEY_HEADERS, BACKEND
 from tests.live import running
 from tests.test_api import CUSTOMER, PRODUCT

@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mock_server import masking
+from mock_server.http import masking
 from tests.conftest import TOKEN_PATH
 from tests.test_mock_cli import mock_process, stop
 

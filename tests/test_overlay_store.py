@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from mock_server.fixtures import read_fixtures, record_fields
-from mock_server.memory_store import MemoryStore
-from mock_server.overlay_store import KeyDelta, OverlayStore
 from mock_server.settings import DEFAULT_FIXTURES
-from mock_server.store import COLLECTIONS, KEY_FIELDS, RELATIONS, Key, StoreError
+from mock_server.state.fixtures import read_fixtures, record_fields
+from mock_server.state.memory import MemoryStore
+from mock_server.state.overlay import KeyDelta, OverlayStore
+from mock_server.state.store import COLLECTIONS, KEY_FIELDS, RELATIONS, Key, StoreError
 
 
 def seeded() -> MemoryStore:

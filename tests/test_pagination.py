@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from mock_server.pagination import PageNotFound, PageSizePolicy, paginate
-from mock_server.routing import page_size_policy
+from mock_server.api.pagination import PageNotFound, PageSizePolicy, paginate
+from mock_server.api.routing import page_size_policy
 
 ITEMS = [{"n": i} for i in range(45)]
 

@@ -28,9 +28,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mock_server.backend_client import MAX_DECODED_BYTES, MAX_HEAD_BYTES, MAX_RECEIVED_BYTES
-from mock_server.proxy import VIOLATIONS_PER_PART
-from mock_server.quoting import MESSAGE_CHARS
+from mock_server.control.backend_client import MAX_DECODED_BYTES, MAX_HEAD_BYTES, MAX_RECEIVED_BYTES
+from mock_server.control.proxy import VIOLATIONS_PER_PART
+from mock_server.control.quoting import MESSAGE_CHARS
 from mock_server.settings import DEFAULT_FIXTURES
 from tests.conftest import API_KEY_HEADERS, BACKEND
 

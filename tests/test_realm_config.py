@@ -16,8 +16,8 @@ import httpx
 import jwt
 import pytest
 
+from mock_server.api.security import DEV_CLIENT_ID, DEV_CLIENT_SECRET, DEV_PASSWORD, DEV_USERNAME
 from mock_server.app import create_app
-from mock_server.auth import DEV_CLIENT_ID, DEV_CLIENT_SECRET, DEV_PASSWORD, DEV_USERNAME
 from mock_server.realm import KeyFileError, RealmFileError
 from mock_server.realm.keys import KeyRing
 from mock_server.realm.realm_file import read_realm_file

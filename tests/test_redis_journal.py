@@ -18,7 +18,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from mock_server.app import create_app
-from mock_server.journal import BODY_LIMIT, Journal
+from mock_server.control.journal.memory import BODY_LIMIT, Journal
 from mock_server.settings import DEFAULT_API_KEY, Settings
 from tests.conftest import API_KEY_HEADERS, BACKEND, fetch_token
 from tests.redis_server import redis_server
@@ -136,7 +136,7 @@ def test_both_journals_answer_the_same_json_for_the_same_exchanges(redis_url: st
 
 
 def test_bytes_round_trip_through_redis_losslessly(redis_url: str) -> None:
-    from mock_server.redis_journal import RedisJournal
+    from mock_server.control.journal.redis import RedisJournal
 
     every_byte = bytes(range(256))
     scope = {"method": "POST", "path": "/ü/", "query_string": every_byte, "headers": [(b"x-raw", every_byte)]}
@@ -157,7 +157,7 @@ def test_bytes_round_trip_through_redis_losslessly(redis_url: str) -> None:
 def test_while_redis_is_down_a_journal_read_is_a_503_and_a_request_its_usual_answer(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from mock_server import redis_journal
+    from mock_server.control.journal import redis as redis_journal
 
     monkeypatch.setattr(redis_journal, "RETRY_S", 0.0)  # every push tries Redis: still one warning
     with redis_server() as url:
@@ -187,7 +187,7 @@ def test_a_connection_redis_closed_is_replaced_before_the_next_push(
 ) -> None:
     import redis
 
-    from mock_server import redis_journal
+    from mock_server.control.journal import redis as redis_journal
 
     monkeypatch.setattr(redis_journal, "IDLE_S", 0.0)  # every push finds out first: as any after a pause
     one, other = pair

@@ -29,12 +29,12 @@ from starlette.testclient import TestClient
 
 from mock_server.app import create_app
 from mock_server.cli import main, parse_settings
-from mock_server.fixtures import read_fixtures, record_fields
-from mock_server.memory_store import MemoryStore
-from mock_server.redis_layout import END, owner_prefix, token
-from mock_server.schemas import load_spec
 from mock_server.settings import DEFAULT_FIXTURES, MEMORY, Settings
-from mock_server.store import Dataset, NotFound, StateError
+from mock_server.spec.schemas import load_spec
+from mock_server.state.fixtures import read_fixtures, record_fields
+from mock_server.state.memory import MemoryStore
+from mock_server.state.redis.layout import END, owner_prefix, token
+from mock_server.state.store import Dataset, NotFound, StateError
 from shop_contract.document import dereference
 from tests.conftest import API_KEY_HEADERS, BACKEND, DEV_CLIENT, GATEWAY, TOKEN_PATH
 from tests.live import free_port, running
@@ -61,7 +61,7 @@ def test_an_owners_index_range_holds_its_own_members_only(owner: str, other: str
 
 
 def open_redis_store(url: str, seed: Callable[[], Dataset]) -> Any:
-    from mock_server.redis_store import RedisStore
+    from mock_server.state.redis.store import RedisStore
 
     return RedisStore.open(url, FIELDS, seed)
 
@@ -115,7 +115,7 @@ def test_a_failed_import_leaves_no_keys_behind(redis_url: str) -> None:
 
 
 def test_a_state_written_with_another_layout_is_refused(redis_url: str) -> None:
-    from mock_server.redis_store import RedisStore
+    from mock_server.state.redis.store import RedisStore
 
     open_redis_store(redis_url, dict)
     other = {**FIELDS, "productlines": (*FIELDS["productlines"], "colour")}
@@ -442,9 +442,9 @@ def test_a_page_past_the_last_is_404_as_in_memory_however_large_its_number(redis
 def test_a_redis_error_is_a_503_with_a_stable_message_and_its_internals_only_in_the_log(redis_url: str) -> None:
     import redis
 
-    from mock_server.redis_journal import ENTRIES
-    from mock_server.redis_layout import LIVE, SESSIONS
-    from mock_server.redis_store import UNAVAILABLE
+    from mock_server.control.journal.redis import ENTRIES
+    from mock_server.state.redis.layout import LIVE, SESSIONS
+    from mock_server.state.redis.store import UNAVAILABLE
 
     raw = redis.Redis.from_url(redis_url)
     with replicas(redis_url, 1) as (replica,):

@@ -16,10 +16,10 @@ import pytest
 
 from mock_server.app import MockApp, create_app
 from mock_server.cli import parse_settings
-from mock_server.fixtures import record_fields
-from mock_server.memory_store import MemoryStore
-from mock_server.sessions import SessionError, SessionRegistry, session_name
+from mock_server.control.sessions.registry import SessionError, SessionRegistry, session_name
 from mock_server.settings import MEMORY, Settings
+from mock_server.state.fixtures import record_fields
+from mock_server.state.memory import MemoryStore
 from tests.conftest import API_KEY_HEADERS, BACKEND
 from tests.live import running
 

@@ -10,8 +10,8 @@ import yaml
 from starlette.testclient import TestClient
 
 from mock_server.app import create_app
-from mock_server.fixtures import FixtureError
 from mock_server.settings import DEFAULT_FIXTURES, Settings
+from mock_server.state.fixtures import FixtureError
 from shop_contract.document import bundled_spec
 
 

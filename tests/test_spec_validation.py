@@ -1,4 +1,4 @@
-"""Connexion validates each spec document once per process (mock_server.spec_validation): an invalid
+"""Connexion validates each spec document once per process (mock_server.api.connexion_seam): an invalid
 document still fails every time, a valid one is remembered, and a changed one is validated anew."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import yaml
 from connexion.exceptions import InvalidSpecification
 
 from mock_server.app import create_app
-from mock_server.schemas import load_spec
 from mock_server.settings import Settings
+from mock_server.spec.schemas import load_spec
 
 
 def written(tmp_path: Path, document: dict[str, Any]) -> Path:

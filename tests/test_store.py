@@ -13,10 +13,10 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
-from mock_server.fixtures import read_fixtures, record_fields
-from mock_server.memory_store import MemoryStore
 from mock_server.settings import DEFAULT_FIXTURES
-from mock_server.store import KEY_FIELDS, RELATIONS, Conflict, Dataset, InvalidReference, NotFound, Store
+from mock_server.state.fixtures import read_fixtures, record_fields
+from mock_server.state.memory import MemoryStore
+from mock_server.state.store import KEY_FIELDS, RELATIONS, Conflict, Dataset, InvalidReference, NotFound, Store
 
 LINES = ["Boats", "Cars", "Planes"]
 CODES = [f"S{i:02d}" for i in range(8)]
@@ -43,7 +43,7 @@ def open_store(request: pytest.FixtureRequest) -> OpenStore:
         return lambda dataset=None: MemoryStore(FIELDS, dataset)
     import redis
 
-    from mock_server.redis_store import RedisStore
+    from mock_server.state.redis.store import RedisStore
 
     url: str = request.getfixturevalue("redis_url")
 
@@ -174,7 +174,7 @@ def test_a_replica_reads_what_another_wrote(redis_url: str) -> None:
     """Two Redis stores on one state: every read on the second sees every write of the first at once."""
     import redis
 
-    from mock_server.redis_store import RedisStore
+    from mock_server.state.redis.store import RedisStore
 
     def replicas() -> StoreAgainstModel:
         redis.Redis.from_url(redis_url).flushdb()

@@ -14,9 +14,9 @@ from urllib.parse import urljoin
 import httpx
 import pytest
 
-from mock_server.schemas import load_spec
+from mock_server.control.swagger_ui import BROWSER_CLIENT
 from mock_server.settings import DEFAULT_API_KEY
-from mock_server.swagger_ui import BROWSER_CLIENT
+from mock_server.spec.schemas import load_spec
 from tests.conftest import BACKEND, DEV_CLIENT, GATEWAY, fetch_token
 
 SURFACES = [BACKEND, GATEWAY]

@@ -18,9 +18,8 @@ from schemathesis.core import curl
 
 from contract_tests.bounded import Limits, ResponseTooLarge
 from contract_tests.bounded_httpx import httpx_client, send_httpx
-from contract_tests.conformance import describe_response
 from contract_tests.coverage import Sent
-from contract_tests.findings import Ledger, Violation
+from contract_tests.findings import Ledger, Violation, describe_response
 from contract_tests.keyring import Keyring
 from contract_tests.spec import JSON, Collection, Operation
 from contract_tests.target import Surface

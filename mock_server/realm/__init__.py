@@ -2,7 +2,10 @@
 
 keys (the signing keys, kept in a file), realm_file (users and clients from a Keycloak realm
 export), tokens (signing, strict verification), sessions (bounded, expiring state), flows (the
-grants and the browser flows), login_page (HTML); the HTTP endpoints are mock_server.identity.
+grants and the browser flows), login_page (HTML), identity (its HTTP endpoints).
+
+May import: `http` (masking the access log) and `settings` (read only); the core (all but
+`identity`) imports no web framework. The API verifies the realm's tokens; the realm knows no API.
 """
 
 from __future__ import annotations

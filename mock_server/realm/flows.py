@@ -2,7 +2,7 @@
 
 Authorization code with PKCE through the login page, refresh with rotation, the password and
 client_credentials grants, userinfo and end-session. Pure Python: the HTTP layer is
-`mock_server.identity`. Authlib's authorization server was the first choice, but it has no
+`mock_server.realm.identity`. Authlib's authorization server was the first choice, but it has no
 Starlette (or any async) server integration, and its error names differ from Keycloak's where
 front ends and tests look (a wrong client secret is `invalid_client` there, `unauthorized_client`
 here); the flows are small, so they are written out here and tested over HTTP error by error.

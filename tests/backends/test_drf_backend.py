@@ -12,8 +12,8 @@ from urllib.parse import parse_qs, quote, urlsplit
 import httpx
 import pytest
 
+from mock_server.api.security import DEV_CLIENT_ID, DEV_CLIENT_SECRET, REALM_PATH, TOKEN_PATH
 from mock_server.app import create_app
-from mock_server.auth import DEV_CLIENT_ID, DEV_CLIENT_SECRET, REALM_PATH, TOKEN_PATH
 from mock_server.settings import Settings
 from tests.backends.drf import API_KEY, VARIANTS
 from tests.backends.drf.server import serve

@@ -24,7 +24,7 @@ from contract_tests.refusals import names_only_external
 from contract_tests.spec import Spec
 from mock_server.app import MockApp, create_app
 from mock_server.settings import Settings
-from mock_server.store import InvalidReference, StoreError
+from mock_server.state.store import InvalidReference, StoreError
 from tests.contract.support import (
     credentials,
     shop_contract,

@@ -1,0 +1,268 @@
+"""Valid requests of the API answered straight by their handlers, past Connexion's layers.
+
+Under load, a request spent most of its time in about fifteen ASGI layers of Connexion (routing
+twice, security, validation, context, argument preparation; see benchmarks/README.md), not in the
+mock. `FastPath` answers a request itself only when it can tell that Connexion would find it valid:
+
+- its method and path are one of the spec's operations (matched as Starlette matches: `[^/]+` per
+  parameter, on the routing path `addressing.RawPath` leaves, a segment unescaped as Connexion's
+  parameters are);
+- one of the operation's security requirements accepts its credentials, checked by the same
+  functions Connexion's security handlers call (`ApiKeys.accepts`, `Realm.verify`);
+- each of its parameters appears once, and an integer one is plain digits within its schema's
+  `format` range, that the spec's schema, through Connexion's own parameter validator, accepts;
+- a GET or DELETE has no body; a write has a declared `application/json` body within the size
+  limit that the mock's own JSON body validator (the one Connexion calls) parses and accepts;
+- the handler (the same one Connexion calls) succeeds. A store error (404, 409, a reference that
+  does not resolve) changes nothing, so the request can still go on.
+
+Everything else (missing or wrong credentials, an invalid or repeated parameter, a form body, a
+404 or 409) goes on to Connexion, with the body replayed, and Connexion answers as it always does.
+So the answers are the same by construction, and tests/test_fastpath.py compares the two paths
+byte for byte.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl
+
+from connexion.lifecycle import ConnexionResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from mock_server.api.connexion_seam import CompiledParameterValidator, framework_response
+from mock_server.api.handlers import Reader
+from mock_server.api.pagination import PageNotFound
+from mock_server.api.validation import compiled, parse_json
+from mock_server.http.middleware import replay
+from mock_server.spec.errors import BadRequest
+from mock_server.spec.inputs import integer_fits, unescape_segment
+from mock_server.spec.schemas import Schema
+from mock_server.state.store import StoreError
+from shop_contract.document import dereference
+
+INTEGER = re.compile(r"-?[0-9]+")
+JSON = b"application/json"
+Credential = Callable[[dict[bytes, list[bytes]]], bool]  # request headers -> whether they pass
+Writer = Callable[..., Awaitable[ConnexionResponse]]  # the Connexion handler of a write
+Headers = dict[bytes, list[bytes]]
+VERDICTS_KEPT = 256  # per route: parameter values whose verdict is remembered
+VERDICT_TEXT = 64  # longer text values are judged each time (the memory stays bounded)
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str
+    pattern: re.Pattern[str]
+    parameters: dict[str, Schema]  # name -> the dereferenced parameter object
+    requirements: list[list[Credential]]  # any requirement passes when all its credentials do
+    reader: Reader | None = None  # a GET
+    writer: Writer | None = None  # a POST, PUT, PATCH or DELETE
+    body_schema: Schema | None = None  # the application/json request body, for a write with one
+    verdicts: dict[tuple[str, str, Any], bool] = field(default_factory=dict, compare=False, repr=False)
+
+    def accepts(self, where: str, name: str, value: Any) -> bool:
+        """Whether Connexion's parameter validator accepts `value` for the parameter `name`.
+
+        The verdict is remembered per value: the validator (jsonschema) was a tenth of a GET, and
+        clients send the same few values again (page numbers and sizes, the identifiers they use).
+        It is a pure function of the schema and the value, so a remembered verdict is the same."""
+        key = (where, name, value)
+        verdict = self.verdicts.get(key)
+        if verdict is None:
+            verdict = not CompiledParameterValidator.validate_parameter(where, value, self.parameters[name])
+            if isinstance(value, int) or len(value) <= VERDICT_TEXT:
+                if len(self.verdicts) >= VERDICTS_KEPT:
+                    self.verdicts.clear()
+                self.verdicts[key] = verdict
+        return verdict
+
+
+def api_key_credential(header: str, accepts: Callable[[str], bool]) -> Credential:
+    name = header.lower().encode()
+
+    def check(headers: Headers) -> bool:
+        values = headers.get(name, [])
+        return len(values) == 1 and accepts(values[0].decode("latin-1"))
+
+    return check
+
+
+def bearer_credential(verify: Callable[[str], Any]) -> Credential:
+    def check(headers: Headers) -> bool:
+        values = headers.get(b"authorization", [])
+        if len(values) != 1:
+            return False
+        parts = values[0].decode("latin-1").split(None, 1)
+        return len(parts) == 2 and parts[0].lower() == "bearer" and bool(verify(parts[1]))
+
+    return check
+
+
+def fast_routes(
+    spec: Schema,
+    prefix: str,
+    readers: dict[str, Reader],
+    writers: dict[str, Writer],
+    credentials: dict[str, Credential],
+) -> list[Route]:
+    """A route per operation of `spec` served under `prefix`; `credentials` by scheme name."""
+    routes = []
+    for path, item in spec["paths"].items():
+        pattern = re.compile(re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(prefix + path)))
+        for method, operation in item.items():
+            if not isinstance(operation, dict) or "operationId" not in operation:
+                continue
+            parameters = dereference([*item.get("parameters", []), *operation.get("parameters", [])], spec)
+            security: list[dict[str, Any]] = operation.get("security", spec.get("security")) or []
+            request_body = dereference(operation.get("requestBody", {}), spec)
+            body: Schema | None = request_body.get("content", {}).get(JSON.decode())
+            if request_body and body is None:
+                continue  # a body, but not as JSON: left to Connexion
+            routes.append(
+                Route(
+                    method=method.upper(),
+                    pattern=pattern,
+                    parameters={parameter["name"]: parameter for parameter in parameters},
+                    requirements=[
+                        [credentials[scheme] for scheme in requirement]
+                        for requirement in security
+                        if all(scheme in credentials for scheme in requirement)  # others are left to Connexion
+                    ],
+                    reader=readers.get(operation["operationId"]),
+                    writer=writers.get(operation["operationId"]),
+                    body_schema=body["schema"] if body else None,
+                )
+            )
+    return routes
+
+
+class FastPath:
+    """ASGI middleware: a valid request of a `Route` answered here, anything else passed on."""
+
+    def __init__(self, app: ASGIApp, routes: Iterable[Route], max_body_bytes: int) -> None:
+        self.app = app
+        self.routes: dict[str, list[Route]] = {}  # by method: a request is matched against its method's only
+        for route in routes:
+            self.routes.setdefault(route.method, []).append(route)
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("root_path"):
+            await self.app(scope, receive, send)
+            return
+        found = self.recognise(scope)
+        if found is None:
+            await self.app(scope, receive, send)
+            return
+        route, arguments = found
+        if route.reader is not None:
+            body = self.read(route, arguments, scope)
+            if body is None:
+                await self.app(scope, receive, send)
+                return
+            raw = [(b"content-type", JSON), (b"content-length", str(len(body)).encode())]
+            await send({"type": "http.response.start", "status": 200, "headers": raw})
+            await send({"type": "http.response.body", "body": body})
+            return
+        request_body = await self.request_body(route, receive)
+        response = await self.write(route, arguments, request_body)
+        if response is None:
+            await self.app(scope, replay(request_body, receive), send)
+            return
+        await framework_response(response)(scope, receive, send)
+
+    def recognise(self, scope: Scope) -> tuple[Route, dict[str, Any]] | None:
+        """The route and the typed arguments of a request Connexion would let through to its
+        handler, or None."""
+        route, path_params = self._match(scope["method"], scope["path"])
+        if route is None:
+            return None
+        headers: Headers = {}
+        for name, value in scope["headers"]:
+            headers.setdefault(name.lower(), []).append(value)
+        if not any(all(check(headers) for check in requirement) for requirement in route.requirements):
+            return None
+        raw_query = scope["query_string"]
+        query = parse_qsl(raw_query.decode("latin-1"), keep_blank_values=True) if raw_query else []
+        if len({name for name, _ in query}) != len(query):
+            return None
+        arguments: dict[str, Any] = {}
+        for where, values in (("path", path_params.items()), ("query", query)):
+            for name, text in values:
+                parameter = route.parameters.get(name)
+                if parameter is None:
+                    if where == "path":
+                        return None
+                    continue  # an unknown query parameter, which Connexion ignores too
+                value = _coerce(parameter, unescape_segment(text) if where == "path" else text)
+                if value is None or not route.accepts(where, name, value):
+                    return None
+                arguments[name] = value
+        if not self._body_fits(route, headers):
+            return None
+        return route, arguments
+
+    def read(self, route: Route, arguments: dict[str, Any], scope: Scope) -> bytes | None:
+        assert route.reader is not None
+        try:
+            return route.reader(scope, **arguments)
+        except (StoreError, PageNotFound):
+            return None
+
+    async def request_body(self, route: Route, receive: Receive) -> bytes:
+        """The whole body, which `_body_fits` already found declared and within the limit."""
+        if route.body_schema is None:
+            return b""
+        chunks = []
+        more = True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False) and message["type"] == "http.request"
+        return b"".join(chunks)
+
+    async def write(self, route: Route, arguments: dict[str, Any], raw: bytes) -> ConnexionResponse | None:
+        assert route.writer is not None
+        if route.body_schema is not None:
+            try:
+                body = parse_json(raw, "utf-8")
+            except BadRequest:
+                return None
+            if body is None or compiled(route.body_schema).errors(body):
+                return None
+            arguments = {**arguments, "body": body}
+        try:
+            return await route.writer(**arguments)
+        except StoreError:
+            return None  # nothing changed: Connexion will meet the same error and render it
+
+    def _match(self, method: str, path: str) -> tuple[Route | None, dict[str, str]]:
+        for route in self.routes.get(method, ()):
+            match = route.pattern.fullmatch(path)
+            if match is not None:
+                return route, match.groupdict()
+        return None, {}
+
+    def _body_fits(self, route: Route, headers: Headers) -> bool:
+        """A body where the route takes one: declared, JSON, within the limit; none elsewhere."""
+        lengths = headers.get(b"content-length", [b"0"])
+        if b"transfer-encoding" in headers or len(lengths) != 1 or not lengths[0].isdigit():
+            return False
+        length = int(lengths[0])
+        if route.body_schema is None or route.writer is None:
+            return length == 0
+        return 0 < length <= self.max_body_bytes and headers.get(b"content-type") == [JSON]
+
+
+def _coerce(parameter: Schema, text: str) -> Any:
+    """The parameter's value as Connexion would type it, or None where this path does not judge."""
+    kind = parameter["schema"].get("type")
+    if kind == "string":
+        return text
+    if kind == "integer" and INTEGER.fullmatch(text) and integer_fits(text, parameter["schema"]):
+        return int(text)  # one out of range is left to Connexion, which refuses it
+    return None

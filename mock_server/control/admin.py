@@ -1,0 +1,159 @@
+"""The mock's own API under /__mock__/, outside the contract: health, reset, state, request journal, faults,
+violations (proxy mode), sessions.
+
+`store` is the scoped store (session_scope): health, reset and state are those of the session the
+request names (X-Mock-Session), else the default state's.
+
+No authentication: the mock binds to loopback by default. Kept apart from mocked traffic, as
+WireMock keeps /__admin, in one explicit table of routes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from mock_server.control.faults import FaultRules, parse_rules
+from mock_server.control.journal.memory import Journal
+from mock_server.control.proxy import Violations
+from mock_server.control.sessions.registry import Sessions
+from mock_server.spec.errors import BadRequest, problem_body
+from mock_server.spec.inputs import decode_strictly, load_json
+from mock_server.spec.schemas import Schema
+from mock_server.state.fixtures import FixtureError, checked_dataset
+from mock_server.state.store import COLLECTIONS, Store
+
+PREFIX = "/__mock__"
+Endpoint = Callable[[Request], Any]
+
+
+def problem(status: int, detail: str) -> JSONResponse:
+    return JSONResponse(problem_body(status, detail), status_code=status, media_type="application/problem+json")
+
+
+class Admin:
+    def __init__(
+        self,
+        store: Store,
+        journal: Journal,
+        faults: FaultRules,
+        violations: Violations,
+        sessions: Sessions,
+        spec: Schema | None = None,
+    ) -> None:
+        self.store = store
+        self.sessions = sessions
+        self.journal = journal
+        self.faults = faults
+        self.violations = violations
+        self.spec = spec  # the served spec, which an imported state is checked against (None: the bundled one)
+
+    def routes(self) -> list[tuple[str, str, Endpoint]]:
+        """(method, path, endpoint): the whole admin API."""
+        return [
+            ("GET", f"{PREFIX}/health", self.health),
+            ("POST", f"{PREFIX}/reset", self.reset),
+            ("GET", f"{PREFIX}/state", self.get_state),
+            ("PUT", f"{PREFIX}/state", self.put_state),
+            ("GET", f"{PREFIX}/requests", self.requests),
+            ("GET", f"{PREFIX}/requests/count", self.count_requests),
+            ("DELETE", f"{PREFIX}/requests", self.clear_requests),
+            ("GET", f"{PREFIX}/faults", self.get_faults),
+            ("PUT", f"{PREFIX}/faults", self.put_faults),
+            ("DELETE", f"{PREFIX}/faults", self.clear_faults),
+            ("GET", f"{PREFIX}/violations", self.get_violations),
+            ("DELETE", f"{PREFIX}/violations", self.clear_violations),
+            ("GET", f"{PREFIX}/sessions", self.list_sessions),
+            ("DELETE", f"{PREFIX}/sessions/{{name}}", self.delete_session),
+            ("POST", f"{PREFIX}/sessions/{{name}}/reset", self.reset_session),
+        ]
+
+    async def health(self, request: Request) -> Response:
+        counts = {name: self.store.count(name) for name in COLLECTIONS}
+        return JSONResponse({"status": "ok", "counts": counts})
+
+    async def reset(self, request: Request) -> Response:
+        """Back to the data set loaded at start."""
+        self.store.reset()
+        return Response(status_code=204)
+
+    async def get_state(self, request: Request) -> Response:
+        return JSONResponse(self.store.export())
+
+    async def put_state(self, request: Request) -> Response:
+        """Replace the whole state; validated like fixtures, so a bad import changes nothing."""
+        try:
+            text = decode_strictly(await request.body(), "(body)", "state")
+            self.store.replace_all(checked_dataset(load_json(text, what="state"), "state", self.spec))
+        except BadRequest as error:
+            return problem(400, error.detail)
+        except (ValueError, FixtureError) as error:
+            return problem(400, str(error))
+        return Response(status_code=204)
+
+    async def requests(self, request: Request) -> Response:
+        """The journal, oldest first, filtered (see `Journal.query`); `?limit=N` keeps the last N."""
+        try:
+            entries = self.journal.query(request.query_params)
+        except ValueError as error:
+            return problem(400, str(error))
+        return JSONResponse([self.journal.as_json(entry) for entry in entries])
+
+    async def count_requests(self, request: Request) -> Response:
+        """How many journal entries match the filters: "was this called N times"."""
+        try:
+            return JSONResponse({"count": len(self.journal.query(request.query_params))})
+        except ValueError as error:
+            return problem(400, str(error))
+
+    async def clear_requests(self, request: Request) -> Response:
+        self.journal.clear()
+        return Response(status_code=204)
+
+    async def get_faults(self, request: Request) -> Response:
+        return JSONResponse([rule.as_json() for rule in self.faults.rules])
+
+    async def put_faults(self, request: Request) -> Response:
+        """Replace the whole rule list; checked whole, so a bad list changes nothing."""
+        try:
+            text = decode_strictly(await request.body(), "(body)", "faults")
+            self.faults.replace(parse_rules(load_json(text, what="faults"), self.faults.index))
+        except BadRequest as error:
+            return problem(400, error.detail)
+        except ValueError as error:  # a RuleError, or a body that is not JSON
+            return problem(400, f"Fault rules not installed: {error}")
+        return Response(status_code=204)
+
+    async def clear_faults(self, request: Request) -> Response:
+        self.faults.replace([])
+        return Response(status_code=204)
+
+    async def get_violations(self, request: Request) -> Response:
+        """What the proxied backend's traffic broke of the spec (empty when not proxying)."""
+        return JSONResponse(self.violations.as_json())
+
+    async def clear_violations(self, request: Request) -> Response:
+        self.violations.clear()
+        return Response(status_code=204)
+
+    async def list_sessions(self, request: Request) -> Response:
+        """The live sessions: name, created, last used, size (the items the session holds itself)."""
+        return JSONResponse([session.as_json() for session in self.sessions.sessions()])
+
+    async def delete_session(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        if not self.sessions.remove(name):
+            return problem(404, f"No session {name!r}.")
+        return Response(status_code=204)
+
+    async def reset_session(self, request: Request) -> Response:
+        """Back to the seed; the session stays (unlike DELETE, which a next request would recreate)."""
+        name = request.path_params["name"]
+        session = self.sessions.find(name)
+        if session is None:
+            return problem(404, f"No session {name!r}.")
+        session.store.reset()
+        return Response(status_code=204)

@@ -1,0 +1,85 @@
+"""Who may use the admin API (/__mock__/): the developer's own tools, not any web page or network peer.
+
+The admin API exports, replaces and resets the whole state. `AdminGuard` stands in front of it:
+- off altogether with `--no-admin` (404, as if it did not exist);
+- with a token (`--admin-token`, or generated at start when the mock binds to a non-loopback
+  address), a request without `Authorization: Bearer <token>` is 401;
+- a request from a browser page of another origin (`Origin` header) is 403: CORS never applies
+  here, so a page can neither read the answer nor send a "simple" POST that resets the state;
+- a `Host` that is not the bound address, `localhost`, `127.0.0.1` or `[::1]` with the bound port
+  is 403, so that a DNS name rebound to 127.0.0.1 cannot reach the admin API from a page.
+The `Origin` header of an admitted request is dropped, so that the CORS layer adds nothing.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from mock_server.http.middleware import send_problem
+
+PREFIX = "/__mock__"
+LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
+TOKEN_SCHEME = "Bearer"
+
+
+def _host(name: str, port: int) -> set[str]:
+    """The Host header values that name `name` on `port`."""
+    bracketed = f"[{name}]" if ":" in name else name
+    return {f"{bracketed}:{port}"} | ({bracketed} if port == 80 else set())
+
+
+class AdminGuard:
+    """ASGI middleware in front of /__mock__/ (see the module docstring)."""
+
+    def __init__(self, app: ASGIApp, enabled: bool, token: str | None, bound_host: str) -> None:
+        self.app = app
+        self.enabled = enabled
+        self.token = token.encode() if token else None
+        self.names = [*LOCAL_NAMES, *([] if bound_host in ("0.0.0.0", "::", "") else [bound_host])]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope.get("path", "")
+        if scope["type"] != "http" or not (path == PREFIX or path.startswith(PREFIX + "/")):
+            await self.app(scope, receive, send)
+            return
+        if not self.enabled:
+            await send_problem(send, 404, "The admin API is off (--no-admin).")
+            return
+        headers: dict[bytes, bytes] = {}
+        for name, value in scope["headers"]:
+            headers.setdefault(name.lower(), value)
+        hosts = self.hosts(scope)
+        host = headers.get(b"host", b"").decode("latin-1").lower()
+        if host not in hosts:
+            await send_problem(send, 403, "The admin API answers only on the mock's own address (Host header).")
+            return
+        origin = headers.get(b"origin")
+        if origin is not None and origin.decode("latin-1").lower() not in self.origins(hosts, scope):
+            await send_problem(send, 403, "The admin API does not answer requests from web pages of other origins.")
+            return
+        if self.token is not None and not self._authorized(headers.get(b"authorization", b"")):
+            challenge = [("www-authenticate", f'{TOKEN_SCHEME} realm="shop-mock-admin"')]
+            await send_problem(send, 401, "The admin API needs its token: Authorization: Bearer <token>.", challenge)
+            return
+        scope = {**scope, "headers": [(n, v) for n, v in scope["headers"] if n.lower() != b"origin"]}
+        await self.app(scope, receive, send)
+
+    def hosts(self, scope: Scope) -> set[str]:
+        """Host header values admitted for the address and port this request came in on."""
+        server = scope.get("server") or ("", 80)
+        names: Iterable[str] = [*self.names, server[0] or ""]
+        return set().union(*(_host(name.lower(), server[1]) for name in names if name))
+
+    @staticmethod
+    def origins(hosts: set[str], scope: Scope) -> set[str]:
+        return {f"{scope.get('scheme', 'http')}://{host}" for host in hosts}
+
+    def _authorized(self, header: bytes) -> bool:
+        scheme, _, credential = header.partition(b" ")
+        assert self.token is not None
+        return scheme.lower() == TOKEN_SCHEME.lower().encode() and secrets.compare_digest(
+            credential.strip(), self.token
+        )

@@ -1,0 +1,244 @@
+"""The request journal of a shared state: one Redis list that every replica appends to, so that "was
+this called N times" has one answer behind a load balancer.
+
+A request never waits for Redis. `record` keeps the exchange in this replica's ring, as the in-memory
+`Journal` does, and the first exchange of a batch schedules its push for the next event-loop iteration:
+one MULTI (RPUSH, LTRIM to `journal_size`, INCRBY of the counter) with every exchange answered meanwhile,
+written to a connection that Redis sends no replies to (`Pusher`): a push is one send, never a wait
+(waiting for a pipeline's reply took a lone GET from 0.25 to 0.47 ms). An exchange is thus in Redis one
+iteration after its response, unless the OS preempts the replica in between. A read pushes this replica's
+batch in the MULTI of its LRANGE. Ids are unique across replicas: the counter is the number of entries ever
+pushed, so an entry's id is the counter less the entries pushed after it.
+
+Redis failing while recording drops the batch (one warning per outage; no push is tried for `RETRY_S`);
+a read while Redis does not answer is `StateUnavailable` (503). An entry is stored raw, as JSON with its
+bytes as latin-1 text (lossless); masking and the rest happen at read time (`Journal.as_json`), so both
+journals answer the same JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol, cast
+
+import orjson
+import redis
+from starlette.types import Scope
+
+from mock_server.control.journal.memory import NO_HEADERS, Entry, Journal, RawHeaders
+from mock_server.spec.operations import OperationIndex
+from mock_server.state.redis.layout import HASH_TAG
+from mock_server.state.redis.store import unavailable
+
+ENTRIES = f"{HASH_TAG}:journal"  # LIST: the entries, oldest first, each a JSON array of `Entry`'s fields but the id
+PUSHED = f"{HASH_TAG}:journal:pushed"  # the number of entries ever pushed: the id of the newest
+KEY_ENTRIES, KEY_PUSHED = ENTRIES.encode(), PUSHED.encode()
+RETRY_S = 1.0  # after a failed push, batches are dropped without asking Redis for this long
+PUSH_TIMEOUT_S = 0.25  # a push Redis does not take in this long is dropped: requests wait for no more
+IDLE_S = 1.0  # a push after this long without one first checks that Redis did not close the connection
+
+log = logging.getLogger("mock_server.journal")
+
+
+class RedisJournal(Journal):
+    """`Journal` whose ring is this replica's batch, emptied into Redis each event-loop iteration;
+    every read is of the list all replicas share."""
+
+    def __init__(self, url: str, size: int, index: OperationIndex) -> None:
+        super().__init__(size, index)
+        self.size = size
+        self.client = redis.Redis.from_url(url)
+        self.pusher = Pusher(url)
+        self._retry_at = 0.0
+        self._failing = False  # the last push failed (and was logged)
+
+    def record(
+        self,
+        scope: Scope,
+        started: float,
+        status: int | None,
+        response_headers: RawHeaders = NO_HEADERS,
+        request_body: bytes = b"",
+        response_body: bytes = b"",
+        fault: dict[str, Any] | None = None,
+        violations: list[str] | None = None,
+    ) -> None:
+        super().record(scope, started, status, response_headers, request_body, response_body, fault, violations)
+        if len(self.rows) == 1:
+            asyncio.get_running_loop().call_soon(self._push)
+
+    def entries(self) -> list[Entry]:
+        """Every replica's entries, oldest first (in the order they reached Redis)."""
+        try:
+            with self.client.pipeline() as pipe:
+                for command in self._batch():
+                    pipe.execute_command(*command)  # type: ignore[no-untyped-call]  # redis-py's own is untyped
+                pipe.lrange(ENTRIES, 0, -1)
+                pipe.get(PUSHED)
+                *_, rows, pushed = pipe.execute()
+        except redis.RedisError as error:
+            raise unavailable(error) from None
+        first = int(pushed or 0) - len(rows) + 1
+        return [entry(first + n, row) for n, row in enumerate(rows)]
+
+    def clear(self) -> None:
+        """Every replica's entries; ids go on from the last one."""
+        self.rows.clear()
+        try:
+            self.client.delete(ENTRIES)
+        except redis.RedisError as error:
+            raise unavailable(error) from None
+
+    def _push(self) -> None:
+        """Send the batch, or drop it: a request never fails, nor waits, for the journal."""
+        if time.monotonic() < self._retry_at:
+            self.rows.clear()
+            return
+        batch = self._batch()
+        if not batch:  # a read took it
+            return
+        try:
+            self.pusher.send([b"MULTI"], *batch, [b"EXEC"])
+        except redis.RedisError as error:
+            self._retry_at = time.monotonic() + RETRY_S
+            if not self._failing:
+                log.warning("The request journal is not kept while the shared state does not answer (%s).", error)
+            self._failing = True
+            return
+        self._failing = False
+
+    def _batch(self) -> list[list[bytes]]:
+        """The commands that push the batch (none for an empty one), which is then forgotten."""
+        rows = [stored(row) for row in self.rows]
+        self.rows.clear()
+        if not rows:
+            return []
+        return [
+            [b"RPUSH", KEY_ENTRIES, *rows],
+            [b"LTRIM", KEY_ENTRIES, b"%d" % -self.size, b"-1"],
+            [b"INCRBY", KEY_PUSHED, b"%d" % len(rows)],
+        ]
+
+
+class Connection(Protocol):
+    """What is used of one redis-py connection (its methods carry no type hints)."""
+
+    def connect(self) -> None: ...
+
+    def disconnect(self) -> None: ...
+
+    def can_read(self, timeout: float = 0) -> bool: ...
+
+    def send_packed_command(self, command: list[bytes], check_health: bool = True) -> None: ...
+
+
+class Pusher:
+    """A connection that Redis sends no replies to (CLIENT REPLY OFF): a push costs one send and never
+    waits for Redis. A connection that Redis closed (found so by a send, or after `IDLE_S` without any
+    by a poll: an idle one may have timed out) is replaced at once, and its push sent once more."""
+
+    def __init__(self, url: str) -> None:
+        pool = redis.ConnectionPool.from_url(url, socket_timeout=PUSH_TIMEOUT_S, socket_connect_timeout=PUSH_TIMEOUT_S)
+        self._connect_to: Callable[[], Connection] = lambda: cast(Connection, pool.make_connection())
+        self._connection: Connection | None = None
+        self._sent_at = time.monotonic()
+        with contextlib.suppress(redis.RedisError):  # now: the first push then waits for no connection set-up
+            self._connection = self._connected()
+
+    def send(self, *commands: list[bytes]) -> None:
+        """Send `commands`, whose replies are never read; RedisError if no connection takes them."""
+        packet = packed(*commands)
+        connection, now = self._connection, time.monotonic()
+        if connection is not None and (now - self._sent_at < IDLE_S or _open(connection)):
+            try:
+                connection.send_packed_command([packet], check_health=False)
+                self._sent_at = now
+                return
+            except redis.RedisError:
+                pass  # closed under us (redis-py has disconnected it): once more, on a new connection
+        self._connection = None
+        connection = self._connected()
+        connection.send_packed_command([packet], check_health=False)
+        self._connection, self._sent_at = connection, now
+
+    def _connected(self) -> Connection:
+        connection = self._connect_to()
+        connection.connect()
+        connection.send_packed_command([packed([b"CLIENT", b"REPLY", b"OFF"])], check_health=False)
+        return connection
+
+
+def _open(connection: Connection) -> bool:
+    """Whether Redis kept `connection` open: it sends nothing there but, on closing it, an end of file."""
+    try:
+        if not connection.can_read(timeout=0):
+            return True
+    except redis.RedisError:
+        pass
+    connection.disconnect()
+    return False
+
+
+def packed(*commands: list[bytes]) -> bytes:
+    """`commands` in RESP, the protocol's request form; each entry copied once (a batch is ~100 KiB of them)."""
+    parts = []
+    for command in commands:
+        parts.append(b"*%d\r\n" % len(command))
+        for part in command:
+            parts += (b"$%d\r\n" % len(part), part, b"\r\n")
+    return b"".join(parts)
+
+
+def stored(row: tuple[Any, ...]) -> bytes:
+    """A row of the ring, less its local id, as JSON; its bytes as latin-1 text (one character a byte)."""
+    _, at, method, path, query, status, duration, asked, answered, request_body, response_body, fault, violations = row
+    return orjson.dumps(
+        (
+            at,
+            method,
+            path,
+            query.decode("latin-1"),
+            status,
+            duration,
+            _text(asked),
+            _text(answered),
+            request_body.decode("latin-1"),
+            response_body.decode("latin-1"),
+            fault,
+            violations,
+        )
+    )
+
+
+def entry(id_: int, text: bytes) -> Entry:
+    """The entry that `stored` wrote, as `Journal` keeps it."""
+    at, method, path, query, status, duration, asked, answered, request_body, response_body, fault, violations = (
+        orjson.loads(text)
+    )
+    return Entry(
+        id_,
+        at,
+        method,
+        path,
+        query.encode("latin-1"),
+        status,
+        duration,
+        _raw(asked),
+        _raw(answered),
+        request_body.encode("latin-1"),
+        response_body.encode("latin-1"),
+        fault,
+        violations,
+    )
+
+
+def _text(headers: RawHeaders) -> list[tuple[str, str]]:
+    return [(name.decode("latin-1"), value.decode("latin-1")) for name, value in headers]
+
+
+def _raw(headers: Iterable[list[str]]) -> RawHeaders:
+    return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers]

@@ -1,0 +1,179 @@
+"""Bounds on what a client can make the server hold: request head size and count, and time.
+
+uvicorn's httptools protocol (the HTTP implementation the mock runs on) sets no limit on a request's
+head: a 64 MiB header was read to the end, and a connection that never finished its request was
+held forever (`timeout_keep_alive` only runs between requests). `--h11-max-incomplete-event-size`
+applies to h11 only. `bounded_protocol` returns uvicorn's httptools protocol with:
+- the request head (request line and headers) limited to `Limits.head_bytes`: beyond, 431 (414 for
+  the request line alone) and the connection closed, having buffered at most two more reads;
+- at most `Limits.header_count` header fields: beyond, 431;
+- a request (head and body) that is not complete `Limits.request_seconds` after it began, or a
+  connection that sends nothing for that long, gets 408 and is closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from mock_server.spec.errors import problem_body
+
+
+@dataclass(frozen=True)
+class Limits:
+    head_bytes: int = 32 * 1024  # request line and headers together
+    header_count: int = 100
+    request_seconds: float = 30.0  # from the first byte of a request to its last
+    keep_alive_seconds: float = 5.0  # an idle connection between requests (uvicorn's timeout_keep_alive)
+
+
+class Refused(Exception):
+    """Raised in a parser callback to stop parsing; `status` is what the client gets."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+def refusal(status: int, detail: str) -> bytes:
+    """A whole HTTP response, problem+json, that closes the connection."""
+    body = json.dumps(problem_body(status, detail)).encode()
+    head = [
+        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}",
+        "content-type: application/problem+json",
+        f"content-length: {len(body)}",
+        "connection: close",
+    ]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
+    """uvicorn's httptools protocol, bounded by `limits` (see the module docstring)."""
+    details = {
+        408: f"The request was not complete within {limits.request_seconds:g} seconds.",
+        414: f"The request line is longer than {limits.head_bytes} bytes.",
+        431: f"The request head is over {limits.head_bytes} bytes or {limits.header_count} header fields.",
+    }
+
+    max_headers, max_head = limits.header_count, limits.head_bytes
+    uvicorn_on_header = HttpToolsProtocol.on_header
+
+    class BoundedHttpToolsProtocol(HttpToolsProtocol):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.in_head = True  # waiting for (the rest of) a request head
+            self.head_bytes = 0  # request line and headers parsed so far
+            self.unparsed_bytes = 0
+            self.header_count = 0
+            self.refused = 0
+            self.began = False
+            self.since: float | None = None  # when the request being read began (or the connection was made)
+            self.deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._begin()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            if self.refused:
+                return
+            self.began = False
+            super().data_received(data)
+            if self.in_head and not self.began and not self.refused:
+                # a head still incomplete after this read: its bytes so far are buffered by the parser,
+                # not yet seen by the callbacks (counted after parsing, so that a body arriving with
+                # its head does not count)
+                self.unparsed_bytes += len(data)
+                if self.unparsed_bytes > limits.head_bytes:
+                    self.refuse(431)
+
+        def send_400_response(self, msg: str) -> None:
+            if self.refused:  # a parser callback raised `Refused`
+                self.refuse(self.refused)
+            else:
+                super().send_400_response(msg)
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self.in_head, self.head_bytes, self.unparsed_bytes, self.header_count = True, 0, 0, 0
+            self.began = True  # this read may end with the previous request's body: counted from the next
+            self._begin()
+
+        def on_url(self, url: bytes) -> None:
+            if len(self.url) + len(url) > limits.head_bytes:
+                self.refused = 414
+                raise Refused(414)
+            super().on_url(url)
+
+        def on_header(self, name: bytes, value: bytes) -> None:  # per header: kept short
+            self.header_count += 1
+            self.head_bytes += len(name) + len(value) + 4  # ": " and CRLF
+            if self.header_count > max_headers or len(self.url) + self.head_bytes > max_head:
+                self.refused = 431
+                raise Refused(431)
+            uvicorn_on_header(self, name, value)
+
+        def on_headers_complete(self) -> None:
+            self.in_head = False
+            super().on_headers_complete()
+
+        def on_message_complete(self) -> None:
+            self.since = None  # read whole: nothing to time until the next request begins
+            super().on_message_complete()
+
+        def refuse(self, status: int) -> None:
+            self.refused = status
+            self._disarm()
+            if not self.transport.is_closing():
+                cycle = None if self.in_head else self.cycle  # a cycle left from an earlier request is done
+                if cycle is None or not cycle.response_started:
+                    self.transport.write(refusal(status, details[status]))
+                self.transport.close()
+
+        def _begin(self) -> None:
+            """Time a request from now. One timer per connection, not one per request (a timer set and
+            cancelled for every request was a cost on the hot path): it is set when none is pending,
+            and when it fires it looks at the request then being read."""
+            self.since = self.loop.time()
+            if self.deadline is None:
+                self.deadline = self.loop.call_later(limits.request_seconds, self._expire)
+
+        def _expire(self) -> None:
+            self.deadline = None
+            if self.since is None:
+                return  # between requests: uvicorn's keep-alive timeout applies
+            left = self.since + limits.request_seconds - self.loop.time()
+            if left > 0:
+                self.deadline = self.loop.call_later(left, self._expire)
+            else:
+                self.refuse(408)
+
+        def _disarm(self) -> None:
+            if self.deadline is not None:
+                self.deadline.cancel()
+                self.deadline = None
+
+    return BoundedHttpToolsProtocol
+
+
+def uvicorn_options(limits: Limits) -> dict[str, Any]:
+    """The `uvicorn.Config` options that apply `limits`."""
+    return {"http": bounded_protocol(limits), "timeout_keep_alive": limits.keep_alive_seconds}
+
+
+DefaultProtocol = bounded_protocol(Limits())
+"""The CLI's protocol, by name: worker processes get their config pickled, and a class made in a
+function cannot be pickled, so `--workers` names this one (`WORKER_OPTIONS`)."""
+WORKER_OPTIONS: dict[str, Any] = {
+    "http": f"{__name__}:DefaultProtocol",
+    "timeout_keep_alive": Limits().keep_alive_seconds,
+}

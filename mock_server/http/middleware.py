@@ -1,0 +1,177 @@
+"""ASGI middleware around Connexion's stack, each fixing or adding one thing.
+
+- `LastResort`: any exception that escapes everything else becomes a problem+json 500, logged once
+  with its traceback (Connexion's own last-resort handler is broken with Starlette 1.x: it hands
+  Starlette a coroutine where a response is expected).
+- `BodyLimit`: 413 for a body over the limit, without reading past the limit.
+- `AllowHeader`: Connexion registers one route per (path, method), so its 405 lists only some of a
+  path's methods and a plain OPTIONS gets 405; this answers both from the spec's paths.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mock_server.spec.errors import problem_bytes
+
+METHODS = ("get", "put", "post", "patch", "delete")
+NO_CONTENT_TYPE = (
+    "The request has a body but no Content-Type: send application/json, "
+    "application/x-www-form-urlencoded or multipart/form-data."
+)
+INTERNAL_ERROR = "The mock met an unexpected error; nothing was changed."
+logger = logging.getLogger("mock_server")
+
+
+def log_unexpected(error: BaseException) -> None:
+    """One log record, with the traceback, for an error the mock did not expect."""
+    logger.error("Unexpected error: %r", error, exc_info=error)
+
+
+async def send_problem(send: Send, status: int, detail: str, headers: Iterable[tuple[str, str]] = ()) -> None:
+    body = problem_bytes(status, detail)
+    raw = [(b"content-type", b"application/problem+json"), (b"content-length", str(len(body)).encode())]
+    raw += [(name.encode(), value.encode()) for name, value in headers]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
+    """A `receive` that gives a body already read, whole, then whatever the client sends next."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replayed
+
+
+class LastResort:
+    """The outermost of the mock's middleware: an unexpected exception is a 500 in the spec's
+    Problem shape (or, if the response had started, a closed connection), never uvicorn's text.
+    It does not watch `send` (the hot path pays one `try`): if the response had started, the
+    server refuses the second start and closes the connection."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.app(scope, receive, send)
+        except Exception as error:
+            if scope["type"] != "http":
+                raise
+            log_unexpected(error)
+            with contextlib.suppress(Exception):  # the response had started: nothing more to say
+                await send_problem(send, 500, INTERNAL_ERROR)
+
+
+class BodyLimit:
+    """413 for a body over the limit, read no further than the limit; 415 for a body without a
+    Content-Type (a decision: guessing JSON would hand the handler bytes Connexion never parsed).
+
+    A declared Content-Length over the limit is refused before reading. A body without one
+    (chunked) is buffered up to the limit and passed on with its Content-Length, since Connexion
+    reads a request body only when its length is declared.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int, api_prefixes: tuple[str, ...] = ()) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+        self.api_prefixes = api_prefixes  # where a body needs a Content-Type (the admin import is JSON anyway)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        length = headers.get("content-length")
+        typeless = "content-type" not in headers and (length not in (None, "0") or "transfer-encoding" in headers)
+        if typeless and scope["path"].startswith(self.api_prefixes):
+            await send_problem(send, 415, NO_CONTENT_TYPE)
+            return
+        if length is not None:
+            if length.isdecimal() and int(length) > self.max_bytes:
+                await self._refuse(send)
+            else:
+                await self.app(scope, receive, send)
+            return
+        if "chunked" not in headers.get("transfer-encoding", "").lower():
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            more = message.get("more_body", False)
+            if size > self.max_bytes:
+                await self._refuse(send)
+                return
+        body = b"".join(chunks)
+        replayed = {**scope, "headers": [*scope["headers"], (b"content-length", str(size).encode())]}
+        await self.app(replayed, replay(body, receive), send)
+
+    async def _refuse(self, send: Send) -> None:
+        detail = f"The request body is larger than {self.max_bytes} bytes."
+        await send_problem(send, 413, detail, [("connection", "close")])
+
+
+class AllowHeader:
+    """Answers OPTIONS (not CORS preflight) and corrects `Allow` on 405 from the spec's paths."""
+
+    def __init__(self, app: ASGIApp, routes: dict[str, Any]) -> None:
+        self.app = app
+        self.routes = [(re.compile(pattern), methods) for pattern, methods in routes.items()]
+
+    @staticmethod
+    def table(spec: dict[str, Any], mounts: dict[str, list[str]]) -> dict[str, str]:
+        """{path regex: "GET, POST, ..."} for the spec's paths under each mount (prefix -> paths)."""
+        routes = {}
+        for prefix, paths in mounts.items():
+            for path in paths:
+                item = spec["paths"][path]
+                pattern = re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(prefix + path))
+                methods = sorted(m.upper() for m in item if m in METHODS)
+                routes[f"^{pattern}$"] = ", ".join([*methods, "OPTIONS"] + (["HEAD"] if "GET" in methods else []))
+        return routes
+
+    def allowed(self, path: str) -> str | None:
+        return next((methods for pattern, methods in self.routes if pattern.match(path)), None)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        allowed = self.allowed(scope["path"])
+        if allowed is None:
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        if scope["method"] == "OPTIONS" and "access-control-request-method" not in headers:
+            raw = [(b"allow", allowed.encode()), (b"content-length", b"0")]
+            await send({"type": "http.response.start", "status": 204, "headers": raw})
+            await send({"type": "http.response.body", "body": b""})
+            return
+
+        async def fix_allow(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 405:
+                MutableHeaders(scope=message)["allow"] = allowed
+            await send(message)
+
+        await self.app(scope, receive, fix_allow)

@@ -1,0 +1,145 @@
+"""What a request carries, decoded strictly and counted before anything converts it.
+
+A JSON string may hold a lone surrogate (`"x\\ud800y"` is valid JSON text) and a form may hold bytes
+that are not UTF-8: stored, either breaks every later read of the state (a response cannot encode
+it). An integer of thousands of digits makes `int()` raise (Python refuses more than 4,300) or spend
+quadratic time. JSON nested thousands deep exhausts the recursion limit. So, wherever a request's
+content arrives (JSON, form and multipart bodies, path and query parameters, the admin import, the
+fixtures), text must encode as UTF-8, JSON may nest `MAX_JSON_DEPTH` levels, and an integer's digits
+are counted against the bounds its schema admits before it is converted. Each refusal is a
+`BadRequest` naming the field.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import typing as t
+
+from mock_server.spec.errors import BadRequest, MockError
+from mock_server.spec.schemas import FieldError, Schema
+
+MAX_JSON_DEPTH = 32  # a record is 2 levels deep, the admin state 3: far below Python's recursion limit
+FORMAT_BOUNDS = {"int32": 2**31, "int64": 2**63}  # OpenAPI's integer formats, by magnitude
+
+
+def unencodable(value: t.Any, field: str = "") -> str | None:
+    """The field (dotted, with [index]) of the first string in `value` that cannot be encoded as
+    UTF-8, dictionary keys included; None when there is none."""
+    if isinstance(value, str):
+        return None if value.isascii() or _encodes(value) else field or "(body)"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = f"{field}.{key}" if field else str(key)
+            if isinstance(key, str) and not _encodes(key):
+                return name
+            found = unencodable(item, name)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = unencodable(item, f"{field}[{index}]")
+            if found is not None:
+                return found
+    return None
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def refuse_unencodable(value: t.Any, what: str = "request body") -> None:
+    field = unencodable(value)
+    if field is not None:
+        message = "is not valid Unicode text (a lone surrogate)"
+        raise BadRequest(f"Invalid {what}: {field}: {message}", errors=[FieldError(field, message)])
+
+
+def depth(value: t.Any) -> int:
+    """How deeply `value` nests (a scalar is 0, `[]` is 1), without recursion."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict | list):
+            deepest = max(deepest, level)
+            stack.extend((item, level + 1) for item in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
+
+def load_json(text: str, what: str = "request body") -> t.Any:
+    """JSON text as Python, refused (BadRequest) if malformed, nested deeper than `MAX_JSON_DEPTH` or
+    holding a string that cannot be encoded as UTF-8. The checks past parsing cost nothing for a
+    body with few brackets and no `\\u` escape, which is every ordinary request."""
+    too_deep = f"The {what} is nested too deeply (at most {MAX_JSON_DEPTH} levels)."
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise BadRequest(too_deep) from None
+    except ValueError as error:  # JSONDecodeError, and integers too long to convert
+        raise BadRequest(f"The {what} is not valid JSON: {error}") from None
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and depth(value) > MAX_JSON_DEPTH:
+        raise BadRequest(too_deep)
+    if "\\u" in text:  # the only way a lone surrogate gets into text decoded as UTF-8
+        refuse_unencodable(value, what)
+    return value
+
+
+def digit_limit(schema: Schema) -> int:
+    """The most significant digits an integer of `schema` can have: from its `minimum` and
+    `maximum` when it has both, else from its `format`; Python's own limit when it has neither."""
+    if "minimum" in schema and "maximum" in schema:
+        return len(str(max(abs(schema["minimum"]), abs(schema["maximum"]))))
+    if schema.get("format") in FORMAT_BOUNDS:
+        return len(str(FORMAT_BOUNDS[schema["format"]]))
+    return sys.get_int_max_str_digits() or 4300
+
+
+def integer_fits(value: str | int, schema: Schema) -> bool:
+    """Whether an integer (or its text) is within the digits and the `format` range of `schema`:
+    the text's digits are counted before it is converted. Text that is no integer at all, and the
+    schema's `minimum` / `maximum`, are left to the validator."""
+    if isinstance(value, str):
+        body = value.strip()
+        digits = body[1:] if body[:1] in ("+", "-") else body
+        if not digits.isdecimal():  # what int() reads (isdigit() also admits "¹", which int() refuses)
+            return True
+        if len(digits) > digit_limit(schema):
+            return False
+        value = int(body)
+    bound = FORMAT_BOUNDS.get(schema.get("format", ""))
+    return bound is None or -bound <= value < bound
+
+
+def refuse_out_of_range(name: str, value: t.Any, schema: Schema, error: type[MockError] = BadRequest) -> None:
+    """`error` (400 unless told) naming `name` if `value`, meant for an integer of `schema`, is
+    beyond what it admits (see `integer_fits`)."""
+    if schema.get("type") != "integer" or not isinstance(value, str | int) or isinstance(value, bool):
+        return
+    if not integer_fits(value, schema):
+        admits = f"{schema['format']}" if schema.get("format") in FORMAT_BOUNDS else "its bounds"
+        message = f"is out of range: more than {admits} admits ({digit_limit(schema)} digits at most)"
+        raise error(f"Invalid value for {name}: {message}", errors=[FieldError(name, message)])
+
+
+def not_utf8(field: str, what: str) -> BadRequest:
+    message = "is not valid UTF-8"
+    return BadRequest(f"Invalid {what}: {field}: {message}", errors=[FieldError(field, message)])
+
+
+def decode_strictly(raw: bytes, field: str, what: str) -> str:
+    """UTF-8 `raw` as text, or BadRequest naming `field`."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise not_utf8(field, what) from None
+
+
+def unescape_segment(text: str) -> str:
+    """A path segment of the routing path as the identifier it stands for (only `%25` and `%2F`
+    are left escaped there)."""
+    return text.replace("%2F", "/").replace("%25", "%") if "%" in text else text

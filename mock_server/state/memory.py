@@ -1,0 +1,278 @@
+"""The in-memory store, the default: tables in identifier order, per-owner indexes, domain rules.
+
+Nothing here knows HTTP or Connexion. Every public method runs to completion without awaiting, so on
+the server's single event loop each one is atomic; a lock makes that hold for threads too (tests,
+admin imports). A method that raises has changed nothing. The state lives and dies with the process:
+one worker only (`mock_server.state.redis.store` is the store that replicas share).
+
+A record is kept as a row: a tuple of its values in the order of its table's fields, with one object
+per distinct value of a bulk load. At 10^6 products that takes a third of the memory of a dict per
+record. Rows are never changed in place, so the seed shares them with the live tables, and every read
+builds new dicts: what a read returns is never a reference into the state.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from mock_server.state.store import (
+    COLLECTIONS,
+    KEY_FIELDS,
+    LOAD_ORDER,
+    RELATIONS,
+    Dataset,
+    InvalidReference,
+    Key,
+    NotFound,
+    Record,
+    Relation,
+    duplicate,
+    has_dependants,
+    identifier_change,
+    relation_of,
+)
+
+Row = tuple[Any, ...]
+POOLED = (str, int)  # the value types a bulk load shares (exact types: True must not become 1)
+
+
+class Table:
+    """Rows by key, and their keys in ascending order, so that a page costs O(page size)."""
+
+    def __init__(self, fields: Sequence[str], key_field: str) -> None:
+        self.fields = tuple(fields)
+        self.key_field = key_field
+        self.key_at = self.fields.index(key_field)
+        self.rows: dict[Key, Row] = {}
+        self.order: list[Key] = []
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def record(self, row: Row) -> Record:
+        return dict(zip(self.fields, row, strict=True))
+
+    def row(self, record: Record) -> Row:
+        """The fields of the table, in order; one the record lacks is None, one it adds is dropped."""
+        return tuple([record.get(name) for name in self.fields])
+
+    def insert(self, row: Row) -> None:
+        key = row[self.key_at]
+        self.rows[key] = row
+        bisect.insort(self.order, key)
+
+    def remove(self, key: Key) -> None:
+        del self.rows[key]
+        del self.order[bisect.bisect_left(self.order, key)]
+
+    def page(self, offset: int, limit: int) -> list[Record]:
+        return [self.record(self.rows[key]) for key in self.order[offset : offset + limit]]
+
+
+class OwnerIndex:
+    """owner key -> the sorted keys of the records that name it."""
+
+    def __init__(self) -> None:
+        self.keys: dict[Key, list[Key]] = {}
+
+    def add(self, owner: Key, key: Key) -> None:
+        bisect.insort(self.keys.setdefault(owner, []), key)
+
+    def discard(self, owner: Key, key: Key) -> None:
+        keys = self.keys.get(owner)
+        if keys is None:
+            return
+        position = bisect.bisect_left(keys, key)
+        if position < len(keys) and keys[position] == key:
+            del keys[position]
+        if not keys:
+            del self.keys[owner]
+
+    def count(self, owner: Key) -> int:
+        return len(self.keys.get(owner, ()))
+
+    def page(self, owner: Key, offset: int, limit: int) -> list[Key]:
+        return self.keys.get(owner, [])[offset : offset + limit]
+
+
+class MemoryStore:
+    """The mock's whole state, and the seed it was created with, for `reset`.
+
+    `fields` names, per collection, the fields of a record in the order its rows keep them.
+    """
+
+    def __init__(self, fields: Mapping[str, Sequence[str]], dataset: Dataset | None = None) -> None:
+        self._lock = threading.RLock()
+        self.fields = {name: tuple(fields[name]) for name in COLLECTIONS}
+        self.tables: dict[str, Table] = {}
+        self.indexes: dict[tuple[str, str], OwnerIndex] = {}
+        self.replace_all(dataset or {})
+        self._seed = {name: [table.rows[key] for key in table.order] for name, table in self.tables.items()}
+
+    # --- bulk -----------------------------------------------------------------------------------
+    def replace_all(self, dataset: Dataset) -> None:
+        """Swap in a whole data set, read one record at a time in LOAD_ORDER.
+
+        The old state stays until the new one is built, so a reader that raises (a fixture error)
+        changes nothing. A large data set is never held as dicts: each record becomes a row as it
+        is read, and repeated values (product lines, vendors, prices, the keys other records name)
+        become one shared object.
+        """
+        shared: dict[Any, Any] = {}
+        rows: dict[str, list[Row]] = {}
+        for name in LOAD_ORDER:
+            fields = self.fields[name]
+            rows[name] = [
+                tuple([shared.setdefault(v, v) if type(v) in POOLED else v for v in map(record.get, fields)])
+                for record in dataset.get(name, ())
+            ]
+        self._install(rows)
+
+    def reset(self) -> None:
+        """Back to the data set the store was created with."""
+        self._install(self._seed)
+
+    def seed_store(self) -> MemoryStore:
+        """A store of the seed alone, sharing its rows: the frozen base of sessions (overlay_store)."""
+        store = MemoryStore(self.fields)
+        store._install(self._seed)
+        store._seed = self._seed
+        return store
+
+    def export(self) -> dict[str, list[Record]]:
+        with self._lock:
+            return {name: table.page(0, len(table)) for name, table in self.tables.items()}
+
+    # --- reads ----------------------------------------------------------------------------------
+    def count(self, collection: str) -> int:
+        return len(self.tables[collection])
+
+    def page(self, collection: str, offset: int, limit: int) -> list[Record]:
+        with self._lock:
+            return self.tables[collection].page(offset, limit)
+
+    def counted_page(self, collection: str, offset: int, limit: int) -> tuple[int, list[Record]]:
+        with self._lock:
+            table = self.tables[collection]
+            return len(table), table.page(offset, limit)
+
+    def get(self, collection: str, key: Key) -> Record:
+        with self._lock:
+            return self._record(collection, key)
+
+    def owned(self, collection: str, field: str, owner: Key, offset: int, limit: int) -> tuple[int, list[Record]]:
+        """(count, page) of the `collection` records whose `field` is `owner`; the owner must exist."""
+        parent = relation_of(collection, field).parent
+        with self._lock:
+            self._record(parent, owner)
+            index = self.indexes[(collection, field)]
+            table = self.tables[collection]
+            keys = index.page(owner, offset, limit)
+            return index.count(owner), [table.record(table.rows[key]) for key in keys]
+
+    # --- writes ---------------------------------------------------------------------------------
+    def create(self, collection: str, record: Record) -> Record:
+        table = self.tables[collection]
+        row = table.row(record)
+        key = row[table.key_at]
+        with self._lock:
+            if key in table.rows:
+                raise duplicate(collection, key)
+            stored = table.record(row)
+            self._check_references(collection, stored)
+            table.insert(row)
+            self._index(collection, stored)
+            return stored
+
+    def update(self, collection: str, key: Key, changes: Record) -> Record:
+        """Apply `changes` (all fields for PUT, some for PATCH); the identifier cannot change."""
+        table = self.tables[collection]
+        with self._lock:
+            current = self._record(collection, key)
+            if changes.get(table.key_field, key) != key:
+                raise identifier_change(collection, key)
+            row = table.row({**current, **changes})
+            updated = table.record(row)
+            self._check_references(collection, updated)
+            self._unindex(collection, current)
+            table.rows[key] = row
+            self._index(collection, updated)
+            return updated
+
+    def delete(self, collection: str, key: Key) -> None:
+        with self._lock:
+            current = self._record(collection, key)
+            for relation in RELATIONS:
+                if relation.parent == collection and self.indexes[(relation.child, relation.field)].count(key):
+                    raise has_dependants(collection, key, relation.child)
+            self._unindex(collection, current)
+            self.tables[collection].remove(key)
+
+    # --- consistency ----------------------------------------------------------------------------
+    def inconsistencies(self) -> Iterator[str]:
+        """Every way the indexes disagree with the tables (empty when the state is sound)."""
+        with self._lock:
+            for name, table in self.tables.items():
+                if table.order != sorted(table.rows):
+                    yield f"{name}: key order differs from the rows"
+                if any(key != row[table.key_at] for key, row in table.rows.items()):
+                    yield f"{name}: a row is filed under another key"
+            for relation in RELATIONS:
+                expected: dict[Key, list[Key]] = {}
+                child = self.tables[relation.child]
+                at = child.fields.index(relation.field)
+                for key in child.order:
+                    owner = child.rows[key][at]
+                    expected.setdefault(owner, []).append(key)
+                    if owner not in self.tables[relation.parent].rows:
+                        yield f"{relation.child} {key!r}: {relation.field} {owner!r} does not exist"
+                if self.indexes[(relation.child, relation.field)].keys != expected:
+                    yield f"index {relation.child}.{relation.field} differs from the rows"
+
+    # --- internals ------------------------------------------------------------------------------
+    def _install(self, rows: Mapping[str, Iterable[Row]]) -> None:
+        """Build tables and indexes from rows (sound, unique keys) and swap them in."""
+        tables: dict[str, Table] = {}
+        for name, key_field in KEY_FIELDS.items():
+            table = tables[name] = Table(self.fields[name], key_field)
+            table.rows = {row[table.key_at]: row for row in rows.get(name, ())}
+            table.order = sorted(table.rows)
+        indexes = {(r.child, r.field): OwnerIndex() for r in RELATIONS}
+        for relation in RELATIONS:
+            owners = indexes[(relation.child, relation.field)].keys
+            child = tables[relation.child]
+            at = child.fields.index(relation.field)
+            for key in child.order:  # ascending, so each owner's list is built sorted
+                owners.setdefault(child.rows[key][at], []).append(key)
+        with self._lock:
+            self.tables, self.indexes = tables, indexes
+
+    def _record(self, collection: str, key: Key) -> Record:
+        table = self.tables[collection]
+        try:
+            return table.record(table.rows[key])
+        except KeyError:
+            raise NotFound(collection, key) from None
+
+    def _check_references(self, collection: str, record: Record) -> None:
+        for relation in self._relations_of(collection):
+            value = record[relation.field]
+            if value not in self.tables[relation.parent].rows:
+                raise InvalidReference(relation.field, relation.parent, value)
+
+    def _index(self, collection: str, record: Record) -> None:
+        key = record[KEY_FIELDS[collection]]
+        for relation in self._relations_of(collection):
+            self.indexes[(collection, relation.field)].add(record[relation.field], key)
+
+    def _unindex(self, collection: str, record: Record) -> None:
+        key = record[KEY_FIELDS[collection]]
+        for relation in self._relations_of(collection):
+            self.indexes[(collection, relation.field)].discard(record[relation.field], key)
+
+    @staticmethod
+    def _relations_of(collection: str) -> Iterable[Relation]:
+        return (r for r in RELATIONS if r.child == collection)

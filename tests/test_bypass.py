@@ -1,0 +1,85 @@
+"""The hot path as a budget (control/bypass.py): a request asking for no control feature skips
+their layers, and is answered, journaled and headed exactly as through the whole stack."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from mock_server.app import create_app
+from mock_server.control.faults import Faults
+from mock_server.settings import Settings
+from tests.conftest import API_KEY_HEADERS, BACKEND
+from tests.live import running
+
+PRODUCT = f"{BACKEND}/products/S10_1678/"
+WHOLE_STACK = {"Cookie": "unrelated=1"}  # any cookie may name a session: the request takes every layer
+
+
+@pytest.fixture
+def http() -> Iterator[httpx.Client]:
+    with (
+        running(create_app(Settings())) as origin,
+        httpx.Client(base_url=origin, headers=API_KEY_HEADERS, timeout=30) as client,
+    ):
+        yield client
+
+
+def answer(response: httpx.Response) -> tuple[int, bytes, list[tuple[str, str]]]:
+    headers = sorted((name, value) for name, value in response.headers.multi_items() if name != "date")
+    return response.status_code, response.content, headers
+
+
+PATHS = [
+    PRODUCT,
+    f"{BACKEND}/products/?page=2",
+    f"{BACKEND}/products/NOPE/",
+    f"{BACKEND}/products/S10%2F1678/",  # escaped: RawPath's work, so the whole stack
+    f"{BACKEND}/customers/{'9' * 40}/",  # an integer out of bounds: RawPath's 404
+    "/",
+]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_plain_request_is_answered_as_through_the_whole_stack(http: httpx.Client, path: str) -> None:
+    plain = http.get(path)
+    assert answer(plain) == answer(http.get(path, headers=WHOLE_STACK))
+    assert plain.headers["vary"] == "Origin"  # CORS's, added on the bypass too
+
+
+def test_a_plain_request_is_journaled_as_any(http: httpx.Client) -> None:
+    http.get(PRODUCT)
+    http.get(PRODUCT, headers=WHOLE_STACK)
+    entries = http.get("/__mock__/requests", params={"path": PRODUCT}).json()
+    assert [(entry["status"], entry["operationId"]) for entry in entries] == [(200, "get_product")] * 2
+
+
+def test_a_fault_rule_added_at_run_time_meets_the_next_plain_request(http: httpx.Client) -> None:
+    assert http.get(PRODUCT).status_code == 200
+    rule = {"fault": "status", "status": 503, "path": "/products/{productcode}/"}
+    assert http.put("/__mock__/faults", json=[rule]).status_code == 204
+    assert http.get(PRODUCT).status_code == 503
+    assert http.delete("/__mock__/faults").status_code == 204
+    assert http.get(PRODUCT).status_code == 200
+
+
+def test_a_plain_request_skips_the_control_layers(monkeypatch: pytest.MonkeyPatch) -> None:
+    passed: list[str] = []
+    through = Faults.__call__
+
+    async def counted(self: Faults, scope: Any, receive: Any, send: Any) -> None:
+        passed.append(scope["path"])
+        await through(self, scope, receive, send)
+
+    monkeypatch.setattr(Faults, "__call__", counted)
+    with (
+        running(create_app(Settings())) as origin,
+        httpx.Client(base_url=origin, headers=API_KEY_HEADERS, timeout=30) as client,
+    ):
+        assert client.get("/__mock__/health").status_code == 200  # the admin API: the whole stack (built now)
+        assert client.get(PRODUCT).status_code == 200
+        assert client.get(PRODUCT, headers={"Prefer": "code=404"}).status_code == 404
+    assert passed == ["/__mock__/health", PRODUCT]  # the plain request met no Faults
