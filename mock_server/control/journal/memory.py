@@ -59,6 +59,9 @@ class Journal:
         self.rows: deque[tuple[Any, ...]] = deque(maxlen=size)
         self.index = index
         self._ids = itertools.count(1)
+        # called with each row as it is kept (the dashboard's live stream); while none is, recording
+        # costs one test of an empty list
+        self.subscribers: list[Callable[[tuple[Any, ...]], None]] = []
 
     def record(
         self,
@@ -72,23 +75,25 @@ class Journal:
         violations: list[str] | None = None,
     ) -> None:
         """Keep one exchange; `started` is its `time.perf_counter()` when it arrived."""
-        self.rows.append(
-            (
-                next(self._ids),
-                time.time(),
-                scope["method"],
-                scope["path"],
-                scope["query_string"],
-                status,
-                time.perf_counter() - started,
-                scope["headers"],
-                response_headers,
-                request_body,
-                response_body,
-                fault,
-                violations,
-            )
+        row = (
+            next(self._ids),
+            time.time(),
+            scope["method"],
+            scope["path"],
+            scope["query_string"],
+            status,
+            time.perf_counter() - started,
+            scope["headers"],
+            response_headers,
+            request_body,
+            response_body,
+            fault,
+            violations,
         )
+        self.rows.append(row)
+        if self.subscribers:
+            for subscriber in self.subscribers:
+                subscriber(row)
 
     def entries(self) -> list[Entry]:
         """The exchanges kept, oldest first."""
