@@ -30,6 +30,7 @@ from mock_server.control.journal.memory import Entry, Journal
 
 MAX_STREAMS = 16  # pages streaming at once
 QUEUE_ROWS = 256  # exchanges waiting for one stream: more, and its client is too slow
+CHUNK_ROWS = 32  # exchanges sent at once: what a stream holds beyond its queue is one chunk
 KEEPALIVE_S = 15.0
 Row = tuple[Any, ...]
 
@@ -102,9 +103,11 @@ class Broadcast:
             if listener.dropped:
                 return
             chunk = []
-            while listener.rows:
+            while listener.rows and len(chunk) < CHUNK_ROWS:
                 shown = self.journal.as_json(Entry(*listener.rows.popleft()))
                 chunk.append(b"event: exchange\ndata: " + orjson.dumps(shown) + b"\n\n")
+            if listener.rows:
+                listener.ready.set()  # the rest in the next chunk
             yield b"".join(chunk)
 
     async def stream(self, request: Request) -> Response:
