@@ -102,7 +102,7 @@ class Broadcast:
             listener.ready.clear()
             if listener.dropped:
                 return
-            chunk = []
+            chunk: list[bytes] = []
             while listener.rows and len(chunk) < CHUNK_ROWS:
                 shown = self.journal.as_json(Entry(*listener.rows.popleft()))
                 chunk.append(b"event: exchange\ndata: " + orjson.dumps(shown) + b"\n\n")
