@@ -194,3 +194,16 @@ def test_with_a_token_the_page_asks_for_it_and_sends_it_as_a_header(chromium: An
             opened.keep(tmp_path, "dashboard-token.png")
         finally:
             opened.close()
+
+
+def test_the_page_follows_the_systems_dark_or_light_setting(chromium: Any, served: tuple[MockApp, str]) -> None:
+    backgrounds = {}
+    for scheme in ("light", "dark"):
+        opened = Opened(chromium, served[1], color_scheme=scheme)
+        try:
+            opened.live()
+            backgrounds[scheme] = opened.page.evaluate("getComputedStyle(document.body).backgroundColor")
+            assert opened.problems == []
+        finally:
+            opened.close()
+    assert backgrounds == {"light": "rgb(255, 255, 255)", "dark": "rgb(21, 24, 28)"}

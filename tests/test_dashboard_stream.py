@@ -83,6 +83,17 @@ def test_a_stream_sends_each_exchange_as_the_journal_shows_it_masked(served: tup
     wait_until(lambda: app.journal.subscribers == [])  # the last stream closed: recording is as before
 
 
+def test_with_the_state_in_redis_a_stream_sends_this_replicas_exchanges(redis_url: str) -> None:
+    app = create_app(Settings(state=redis_url))
+    with running(app) as origin, httpx.Client(base_url=origin, timeout=5) as http, http.stream("GET", STREAM) as stream:
+        lines = stream.iter_lines()
+        assert next(lines) == ": open"
+        http.get(PRODUCT, headers=KEY)
+        event = [next(line for line in lines if line), next(lines)]
+    assert event[0] == "event: exchange"
+    assert json.loads(event[1].removeprefix("data: "))["operationId"] == "get_product"
+
+
 @pytest.mark.parametrize(
     ("headers", "status"),
     [
