@@ -207,3 +207,39 @@ def test_the_page_follows_the_systems_dark_or_light_setting(chromium: Any, serve
         finally:
             opened.close()
     assert backgrounds == {"light": "rgb(255, 255, 255)", "dark": "rgb(21, 24, 28)"}
+
+
+def test_the_state_view_counts_searches_imports_with_the_servers_word_and_resets(
+    served: tuple[MockApp, str], opened: Opened, tmp_path: Path
+) -> None:
+    _, origin = served
+    assert httpx.post(origin + LINES, json={"productline": "Rockets"}, headers=KEY).status_code == 201
+    opened.live()
+    opened.tab("state")
+    opened.page.locator("#counts button", has_text="productlines 9").wait_for(timeout=2000)
+    opened.page.fill("#state-search", "rockets")
+    assert opened.page.locator("#items tbody tr").count() == 1
+    assert "(1 items)" in opened.page.inner_text("#state-page")
+    bad = {"name": "bad.json", "mimeType": "application/json", "buffer": b'{"products": 1}'}
+    opened.page.set_input_files("#state-import", files=[bad])
+    refused = opened.page.locator("#state-message.error")
+    refused.wait_for(timeout=2000)
+    assert "products" in refused.inner_text()  # the server's own message
+    assert httpx.get(origin + "/__mock__/health").json()["counts"]["productlines"] == 9  # nothing half-applied
+    opened.page.click("#state-reset")
+    opened.page.locator("#counts button", has_text="productlines 8").wait_for(timeout=2000)
+    opened.keep(tmp_path, "dashboard-state.png")
+    assert [p for p in opened.problems if "status of 400" not in p] == []
+
+
+def test_an_opened_exchange_leads_to_its_operations_prefer_headers(served: tuple[MockApp, str], opened: Opened) -> None:
+    _, origin = served
+    opened.live()
+    httpx.get(origin + "/shop/api/v1/products/S10_1678/", headers=KEY)
+    opened.page.locator("#live tbody tr", has_text="get_product").click()
+    opened.page.click("#d-steer")
+    statuses = opened.page.locator("#steer-statuses code")
+    statuses.first.wait_for(timeout=2000)
+    assert "get_product" in opened.page.locator("#operation option:checked").inner_text()
+    assert "Prefer: code=404" in statuses.all_inner_texts()
+    assert opened.problems == []

@@ -375,20 +375,27 @@ async function faultAction(action, done) {
 
 // ---- steering help
 let operations = [];
+let operationsLoaded = null; // the one fetch of the list, shared by every caller
+let wantedOperation = null; // the operationId to select once the list is there (from an opened exchange)
 
-async function loadOperations(operationId) {
+async function loadOperations() {
   try {
-    if (!operations.length) {
-      operations = await json('/ui/operations');
-      $('operation').replaceChildren(...operations.map((operation, n) =>
-        el('option', operation.operationId + ' (' + operation.surface + '): ' + operation.method + ' ' + operation.path, { value: String(n) })));
+    if (!operationsLoaded) {
+      operationsLoaded = json('/ui/operations').then((list) => {
+        operations = list;
+        $('operation').replaceChildren(...operations.map((operation, n) =>
+          el('option', operation.operationId + ' (' + operation.surface + '): ' + operation.method + ' ' + operation.path, { value: String(n) })));
+      });
     }
-    if (typeof operationId === 'string') {
-      const found = operations.findIndex((operation) => operation.operationId === operationId);
+    await operationsLoaded;
+    if (wantedOperation) {
+      const found = operations.findIndex((operation) => operation.operationId === wantedOperation);
       if (found >= 0) $('operation').value = String(found);
+      wantedOperation = null;
     }
     showSteering();
   } catch (error) {
+    operationsLoaded = null;
     say('steering-message', error.message, true);
   }
 }
@@ -421,8 +428,8 @@ function start() {
   $('clear-table').addEventListener('click', () => { exchanges.length = 0; known.clear(); redraw(); });
   $('copy-curl').addEventListener('click', () => copy($('d-curl').value, 'status'));
   $('d-steer').addEventListener('click', () => {
+    wantedOperation = selected && selected.operationId;
     showTab($('tab-steering'));
-    loadOperations(selected && selected.operationId);
   });
   $('token-form').addEventListener('submit', (event) => {
     event.preventDefault();
