@@ -121,6 +121,10 @@ def test_a_fault_rule_entered_in_the_page_applies_to_the_next_request(
     opened.page.locator("#faults-message", has_text="rules installed").wait_for(timeout=2000)
     assert httpx.get(origin + "/shop/api/v1/products/S10_1678/", headers=KEY).status_code == 503
     opened.keep(tmp_path, "dashboard-faults.png")
+    opened.tab("requests")
+    opened.page.locator("#live tbody tr", has_text="503").click()
+    assert json.loads(opened.page.inner_text("#d-fault"))["fault"] == "status"  # the fault applied, shown
+    opened.tab("faults")
     opened.page.click("#faults-clear")
     opened.page.locator("#faults-message", has_text="rules cleared").wait_for(timeout=2000)
     assert httpx.get(origin + "/shop/api/v1/products/S10_1678/", headers=KEY).status_code == 200
