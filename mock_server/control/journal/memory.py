@@ -75,25 +75,26 @@ class Journal:
         violations: list[str] | None = None,
     ) -> None:
         """Keep one exchange; `started` is its `time.perf_counter()` when it arrived."""
-        row = (
-            next(self._ids),
-            time.time(),
-            scope["method"],
-            scope["path"],
-            scope["query_string"],
-            status,
-            time.perf_counter() - started,
-            scope["headers"],
-            response_headers,
-            request_body,
-            response_body,
-            fault,
-            violations,
+        self.rows.append(
+            (
+                next(self._ids),
+                time.time(),
+                scope["method"],
+                scope["path"],
+                scope["query_string"],
+                status,
+                time.perf_counter() - started,
+                scope["headers"],
+                response_headers,
+                request_body,
+                response_body,
+                fault,
+                violations,
+            )
         )
-        self.rows.append(row)
         if self.subscribers:
             for subscriber in self.subscribers:
-                subscriber(row)
+                subscriber(self.rows[-1])
 
     def entries(self) -> list[Entry]:
         """The exchanges kept, oldest first."""
