@@ -275,7 +275,8 @@ def summary(document: dict[str, Any]) -> str:
     """The contract for people: one line per interaction."""
     spec = document["spec"]
     lines = [
-        f"Consumer {document['consumer']}: {len(document['interactions'])} interaction(s) with {spec['title']} {spec['version']}"
+        f"Consumer {document['consumer']}: {len(document['interactions'])} interaction(s)"
+        f" with {spec['title']} {spec['version']}"
     ]
     for interaction in document["interactions"]:
         request = interaction["request"]
