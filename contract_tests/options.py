@@ -73,6 +73,9 @@ class Options:
     """The CA certificates (PEM) a TLS target's certificate is verified against (`--ca-bundle`)."""
     insecure: bool = False
     """No TLS verification at all (`--insecure`: a self-signed development certificate)."""
+    consumer: Path | None = None
+    """A consumer contract to verify (`--consumer FILE`): replayed on the target, or, with no target,
+    read against the spec (`--spec`) alone; the run is then that verification only."""
     seed_value: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -80,7 +83,7 @@ class Options:
         self.validate()
 
     def validate(self) -> None:
-        if self.base_url is None and self.gateway_url is None:
+        if self.base_url is None and self.gateway_url is None and self.consumer is None:
             raise UsageError("give --base-url, --gateway-url or both")
         for name, url in (("--base-url", self.base_url), ("--gateway-url", self.gateway_url)):
             if url is not None and (urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc):

@@ -74,6 +74,28 @@ def _not_exercised(ledger: Ledger) -> list[str]:
     return ["", *lines]
 
 
+def _consumer(ledger: Ledger) -> list[str]:
+    """The consumer contract's section: which contract, against what, and each interaction's verdict."""
+    run = ledger.consumer
+    if run is None:
+        return []
+    against = "the spec alone" if run.against == "spec" else "the backend"
+    same = "the same spec" if run.same_spec else "another spec"
+    lines = [
+        "",
+        f"Consumer contract: {run.consumer} ({run.file}), checked against {against}; "
+        f"recorded with spec {run.recorded_spec} ({same})",
+    ]
+    for interaction in run.interactions:
+        answered = "" if interaction.status is None else f", backend {interaction.status}"
+        lines.append(
+            f"  {interaction.name:<28} {interaction.verdict:<13} mock {interaction.recorded_status}{answered}  "
+            f"{interaction.summary}"
+        )
+        lines += [f"      {problem}" for problem in interaction.problems]
+    return lines
+
+
 def describe(number: int, violation: Violation) -> str:
     indent = "\n       "
     setup = [
@@ -106,7 +128,7 @@ def summary(ledger: Ledger, *, verbose: bool = True, html: Path | None = None) -
     """The run as text: `verbose` (summary.txt, `--verbose`) has every check, operation and violation
     in full; either way it ends with one line per violated (surface, operation, check), the coverage
     figure, the HTML report's path (`html`, when written) and the result."""
-    parts = _run_lines(ledger)
+    parts = [*_run_lines(ledger), *_consumer(ledger)]
     if verbose:
         parts += ["", *_by_check(ledger), "", *_by_operation(ledger), *_not_exercised(ledger)]
         if ledger.violations:
@@ -216,6 +238,7 @@ def as_json(ledger: Ledger) -> dict[str, object]:
         "errors": [asdict(error) for error in ledger.errors],
         "aborted": ledger.aborted,
         "coverage": ledger.coverage.as_json(),
+        "consumer": None if ledger.consumer is None else asdict(ledger.consumer),
         "scripts": [
             {"request": httpx_script(v.curl), "setup": [httpx_script(step) for step in v.setup]}
             for v in ledger.violations
