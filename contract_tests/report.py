@@ -33,9 +33,9 @@ def _run_lines(ledger: Ledger) -> list[str]:
     run = ledger.run
     targets = ", ".join(f"{name} {url}" for name, url in run.targets.items()) or "(none)"
     part = f", shard {run.shard}" if run.shard else (f", {run.shards} shards merged" if run.shards else "")
+    kind = "consumer contract" if ledger.consumer is not None else f"seed {run.seed}, profile {run.profile}{part}"
     return [
-        f"Run: seed {run.seed}, profile {run.profile}{part}, {run.duration:.1f} s; "
-        f"shop-contract {run.suite_version}, spec {run.spec_version}",
+        f"Run: {kind}, {run.duration:.1f} s; shop-contract {run.suite_version}, spec {run.spec_version}",
         f"Targets: {targets}",
         f"Requests refused for the suite's own credentials (HTTP 401): {run.refused_credentials}",
     ]
@@ -137,7 +137,8 @@ def summary(ledger: Ledger, *, verbose: bool = True, html: Path | None = None) -
     elif ledger.not_exercised:
         parts += ["", f"{len(ledger.not_exercised)} check(s) not exercised on some operation (see the report)"]
     parts += _errors(ledger)
-    parts += ["", *violated_table(ledger), ledger.coverage.headline()]
+    coverage = [] if ledger.consumer is not None else [ledger.coverage.headline()]  # a replay covers what it recorded
+    parts += ["", *violated_table(ledger), *coverage]
     if html is not None:
         parts.append(f"Report: {html}")
     return Redactor(ledger.secrets)("\n".join([*parts, "", f"Result: {verdict(ledger)}."]))
