@@ -128,8 +128,9 @@ def _existing(spec: Spec, session: Session, known: Known, collection: Collection
 
 def _made(spec: Spec, session: Session, known: Known, collection: Collection) -> tuple[Any, Exchange]:
     """A new item of `collection` for this interaction alone (removed at the end of the run, if still there)."""
-    before = len(known.made)
+    before, shared = len(known.made), dict(known.references)
     make(spec, session, known, collection)
+    known.references = shared  # this item is the interaction's own (it may delete it): not one others read
     if len(known.made) == before:
         raise NotReplayed(f"the {collection.identifier} it needs could not be created on the target")
     return known.made[-1][1], known.setup[-1]

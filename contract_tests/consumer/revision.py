@@ -44,7 +44,10 @@ def load_spec(path: Path | None) -> Spec:
         validate(spec.raw)
     except OpenAPIValidationError as exc:
         where = "/".join(str(part) for part in exc.absolute_path)
-        raise SpecError(f"{path or 'the bundled spec'} is not valid OpenAPI at /{where}: {exc.message}") from None
+        problem = (
+            f"fails the OpenAPI {spec.raw.get('openapi')} schema's {exc.validator}"  # its message quotes the value
+        )
+        raise SpecError(f"{path or 'the bundled spec'} is not valid OpenAPI at /{where}: {problem}") from None
     return spec
 
 
