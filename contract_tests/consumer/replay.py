@@ -1,9 +1,11 @@
 """A consumer contract replayed on a backend: does it honour what the front end relies on?
 
 Each interaction's example is sent again as recorded (query, media type, body fields, empty ones
-included, the security scheme it used) with the identifiers replaced: an item to read is one the
-target serves (else one the run makes), an item to write is made for it, a new item gets a fresh
-identifier, and an example the mock answered 404 names an identifier nothing has. Values of
+included, the security scheme it used) with the identifiers replaced: the owner of a sub-list is an
+item the target serves (else one the run makes), an item to read or write is made for the
+interaction, a new item gets a fresh identifier, and an example the mock answered 404 names an
+identifier nothing has. Made and fresh identifiers keep as much of the recorded value as fits (the
+run's mark appended), so an identifier's shape the consumer relies on (a dot, a space) is tested too. Values of
 `x-external-reference` fields are ones the target serves (`known.external`). Then, under the
 interaction's name:
 
@@ -126,10 +128,11 @@ def _existing(spec: Spec, session: Session, known: Known, collection: Collection
     return _made(spec, session, known, collection)[0]
 
 
-def _made(spec: Spec, session: Session, known: Known, collection: Collection) -> tuple[Any, Exchange]:
-    """A new item of `collection` for this interaction alone (removed at the end of the run, if still there)."""
+def _made(spec: Spec, session: Session, known: Known, collection: Collection, stem: Any = None) -> tuple[Any, Exchange]:
+    """A new item of `collection` for this interaction alone (removed at the end of the run, if still
+    there), its identifier shaped like the recorded one (`stem`: a dot in it stays a dot)."""
     before, shared = len(known.made), dict(known.references)
-    make(spec, session, known, collection)
+    make(spec, session, known, collection, stem)
     known.references = shared  # this item is the interaction's own (it may delete it): not one others read
     if len(known.made) == before:
         raise NotReplayed(f"the {collection.identifier} it needs could not be created on the target")
@@ -143,14 +146,14 @@ def _replay(
     missing = int(example["status"]) == 404
     setup: list[Exchange] = []
     path: dict[str, Any] = {}
-    for name in example["path"]:
+    for name, recorded in example["path"].items():
         collection = _collection(spec, name)
         if missing:
-            path[name] = known.identities.fresh(_identifier_schema(collection), "missing")
-        elif op.method == "get":
+            path[name] = known.identities.fresh(_identifier_schema(collection), recorded)
+        elif spec.is_list(op):  # the items of one the target serves (a new one has none)
             path[name] = _existing(spec, session, known, collection)
         else:
-            path[name], created = _made(spec, session, known, collection)
+            path[name], created = _made(spec, session, known, collection, recorded)
             setup.append(created)
     headers = _credentials(spec, session, op, interaction)
     content = _content(spec, session, known, op, interaction, path, headers)
