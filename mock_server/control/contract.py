@@ -34,6 +34,7 @@ VERSION = 1
 FIELD_DEPTH = 4  # levels of a response body whose field names are recorded ("results[].productline" is 2)
 _TOKEN = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|[\[\]{},]', re.DOTALL)
 _CLOSERS = {"[": "]", "{": "}"}
+PREFLIGHT = b"access-control-request-method"
 Shape = tuple[str, str, tuple[str, ...], str | None, tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 
 
@@ -258,6 +259,8 @@ class Recorder:
 
 
 def _unrecordable(entry: Entry, operation: Operation | None) -> str | None:
+    if entry.method == "OPTIONS" and any(name.lower() == PREFLIGHT for name, _ in entry.request_headers):
+        return "a CORS preflight (the browser's question, not the consumer's request)"
     if operation is None:
         return "not an operation of the spec"
     if entry.fault is not None:

@@ -22,6 +22,7 @@ from mock_server.app import create_app
 from mock_server.settings import DEFAULT_API_KEY, Settings
 from shop_contract.document import bundled_spec, read
 from tests.contract.support import Outcome, shop_contract, violations
+from tests.contract.variants import RefusingFormBodies
 from tests.live import running
 
 API = "/shop/api/v1"
@@ -90,23 +91,6 @@ def test_a_contract_recorded_on_the_mock_passes_against_the_mock(recorded: Path,
     assert ("backend.create_product_line#1", "consumer_status") in named
     assert ("backend.create_product#1", "consumer_fields") in named
     assert "Consumer contract: web" in (tmp_path / "summary.txt").read_text()
-
-
-class RefusingFormBodies:
-    """The mock, but any form or multipart body is refused with 415: a JSON-only backend."""
-
-    def __init__(self) -> None:
-        self.app = create_app(Settings())
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        content_type = dict(scope.get("headers", [])).get(b"content-type", b"").decode("latin-1")
-        if scope["type"] != "http" or not content_type.startswith(FORM_TYPES):
-            await self.app(scope, receive, send)
-            return
-        body = json.dumps({"type": "about:blank", "title": "Unsupported Media Type", "status": 415}).encode()
-        headers = [(b"content-type", b"application/problem+json"), (b"content-length", str(len(body)).encode())]
-        await send({"type": "http.response.start", "status": 415, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
 
 
 def test_a_backend_refusing_form_bodies_fails_exactly_the_form_interactions(recorded: Path, tmp_path: Path) -> None:
