@@ -172,6 +172,8 @@ class ConsumerRun:
     """`version digest` of the spec the mock served when it was recorded."""
     same_spec: bool
     """Whether the spec judged against is the one recorded with (same digest)."""
+    journal_full: bool
+    """The mock's journal was full when the contract was recorded: older requests may be missing from it."""
     interactions: list[InteractionVerdict] = field(default_factory=list)
 
 

@@ -86,6 +86,8 @@ def _consumer(ledger: Ledger) -> list[str]:
         f"Consumer contract: {run.consumer} ({run.file}), checked against {against}; "
         f"recorded with spec {run.recorded_spec} ({same})",
     ]
+    if run.journal_full:
+        lines.append("  the mock's journal was full when it was recorded: older requests may be missing from it")
     for interaction in run.interactions:
         answered = "" if interaction.status is None else f", backend {interaction.status}"
         lines.append(

@@ -177,6 +177,7 @@ def run_consumer(options: Options, progress: Progress) -> Ledger:
         against,
         contract.recorded_spec,
         contract.spec_digest == digest(spec.raw),
+        bool(contract.raw["journal_full"]),
     )
     spec_version = str(spec.raw.get("info", {}).get("version", ""))
     if against == "spec":

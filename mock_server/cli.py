@@ -144,6 +144,14 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         metavar="N",
         help=f"sessions alive at once; one more is refused with 429 (default: {Settings.max_sessions})",
     )
+    parser.add_argument(
+        "--journal-size",
+        type=int,
+        default=Settings.journal_size,
+        metavar="N",
+        help=f"requests the journal keeps, the last N (default: {Settings.journal_size}); "
+        "a consumer contract is recorded from them (`shop-mock contract`)",
+    )
     admin = parser.add_mutually_exclusive_group()
     admin.add_argument(
         "--admin-token",
@@ -176,6 +184,8 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         parser.error(f"--workers must be at least 1, not {args.workers}")
     if not (args.session_ttl > 0 and math.isfinite(args.session_ttl)):
         parser.error(f"--session-ttl must be a positive number of seconds, not {args.session_ttl}")
+    if args.journal_size < 1:
+        parser.error(f"--journal-size must be at least 1, not {args.journal_size}")
     if args.max_sessions < 0:
         parser.error(f"--max-sessions must be 0 (no sessions) or more, not {args.max_sessions}")
     return Settings(
@@ -203,6 +213,7 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         workers=args.workers,
         session_ttl=args.session_ttl,
         max_sessions=args.max_sessions,
+        journal_size=args.journal_size,
     )
 
 

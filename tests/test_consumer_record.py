@@ -212,3 +212,26 @@ def test_shop_mock_contract_says_in_one_line_when_the_mock_is_not_there(tmp_path
     assert done.stderr.startswith("shop-mock: error: cannot read the contract from http://127.0.0.1:9")
     assert len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "x.json").exists()
+
+
+def test_a_full_journal_is_said_in_the_contract() -> None:
+    with running(create_app(Settings(journal_size=3))) as origin, httpx.Client(base_url=origin, timeout=30) as http:
+        front_end_traffic(http)  # six requests: the first three are gone
+        document = contract(http)
+        text = http.get("/__mock__/contract", params={"format": "text"}).text
+    assert document["journal_full"] is True
+    assert len(document["interactions"]) == 3
+    assert "the journal was full" in text
+
+
+def test_an_unfilled_journal_is_not_said_to_be_full(mock: httpx.Client) -> None:
+    front_end_traffic(mock)
+    assert contract(mock)["journal_full"] is False
+
+
+def test_journal_size_is_an_option_of_the_mock() -> None:
+    from mock_server.cli import parse_settings
+
+    assert parse_settings(["--journal-size", "5000"]).journal_size == 5000
+    with pytest.raises(SystemExit):
+        parse_settings(["--journal-size", "0"])

@@ -131,7 +131,8 @@ class Admin:
             return problem(400, f"name must be 1 to {CONSUMER_NAME_LIMIT} characters")
         session = next(iter(requested(request.scope["headers"])), "")
         entries = self.journal.query({"session": session})
-        document = Recorder(self.journal, self.spec or load_spec()).document(name, entries)
+        full = len(self.journal.entries()) >= (self.journal.rows.maxlen or 0)
+        document = Recorder(self.journal, self.spec or load_spec()).document(name, entries, full)
         if shown == "text":
             return PlainTextResponse(summary(document) + "\n")
         return JSONResponse(document)

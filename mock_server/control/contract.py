@@ -6,7 +6,8 @@ them were empty or null, and the security schemes it used. A shape keeps one exa
 2xx answer, else the first; credentials masked as the journal masks them, identifier values listed in
 `references`), the statuses the mock answered and, per status, the response fields received (`[]`
 marks a list's items; an answer cut at the journal's limit is read up to its last whole value and
-says `truncated`). Entries that cannot be read into a shape are counted in `unrecorded` with why.
+says `truncated`). Entries that cannot be read into a shape are counted in `unrecorded` with why;
+`journal_full` says the journal was at its size (`--journal-size`), so older requests may be missing.
 
 The document is stable: the same traffic gives the same bytes (sorted, no time, no journal id). Its
 shape is `contract_tests/consumer_contract.schema.json` (`format`, `version`); the suite reads it back.
@@ -144,7 +145,9 @@ class Recorder:
         self.spec = spec
         self.identifiers = identifiers(spec)
 
-    def document(self, name: str, entries: Iterable[Entry]) -> dict[str, Any]:
+    def document(self, name: str, entries: Iterable[Entry], journal_full: bool = False) -> dict[str, Any]:
+        """The contract of `entries`; `journal_full`: the journal was at its size, so older requests
+        may be missing (the document says so: `journal_full`)."""
         shapes: dict[Shape, dict[str, Any]] = {}
         unrecorded: dict[tuple[str, str], int] = {}
         for entry in entries:
@@ -166,6 +169,7 @@ class Recorder:
             "format": FORMAT,
             "version": VERSION,
             "consumer": name,
+            "journal_full": journal_full,
             "spec": {
                 "title": str(info.get("title", "")),
                 "version": str(info.get("version", "")),
@@ -293,6 +297,10 @@ def summary(document: dict[str, Any]) -> str:
         lines.append(
             f"  {interaction['name']:<28} {interaction['method']} {interaction['surface']} {interaction['path']}{query}"
             f"  {sent}  as {auth} -> {statuses} ({interaction['requests']} request(s))"
+        )
+    if document["journal_full"]:
+        lines.append(
+            "  the journal was full: older requests may be missing (start the mock with a larger --journal-size)"
         )
     for skipped in document["unrecorded"]:
         lines.append(f"  not recorded: {skipped['operation']}: {skipped['reason']} ({skipped['requests']} request(s))")
