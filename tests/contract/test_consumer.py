@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import copy
 import json
+import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -247,3 +250,16 @@ def test_a_revision_that_is_not_valid_openapi_is_one_line_and_exit_2(
     assert cli.main(["--consumer", str(recorded), "--spec", str(revision), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "is not valid OpenAPI" in err and len(err.strip().splitlines()) == 1
+
+
+def test_under_pytest_a_consumer_contract_is_its_own_checks(recorded: Path, tmp_path: Path) -> None:
+    """`--shop-consumer FILE`: one test per replay check, not the whole suite's checks passing unrun."""
+    with running(RefusingFormBodies()) as origin:
+        target = ["--shop-base-url", f"{origin}{API}", "--shop-api-key", DEFAULT_API_KEY]
+        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rf", *target]
+        done = subprocess.run(
+            [*command, "--shop-consumer", str(recorded)], cwd=tmp_path, capture_output=True, text=True, timeout=120
+        )
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
+    assert "::shop-contract::consumer_status - 1. [consumer_status]" in done.stdout
+    assert re.search(r"\b1 failed, 3 passed in", done.stdout), done.stdout
