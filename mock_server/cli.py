@@ -307,7 +307,8 @@ def contract(argv: list[str]) -> int:
         return fail(f"cannot write {args.out}: {error.strerror or error}")
     from mock_server.control.contract import summary
 
-    print(summary(document))
+    shown = "".join(c if c.isprintable() or c == "\n" else f"\\x{ord(c):02x}" for c in summary(document))
+    print(shown)  # recorded traffic names fields as any client sent them: none acts on the terminal
     print(f"wrote {args.out}")
     return 0
 

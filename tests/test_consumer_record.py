@@ -192,6 +192,7 @@ def test_an_answer_cut_short_is_read_up_to_its_last_whole_member() -> None:
     cut = whole.index(', {"a": 2') + 5  # inside the second item
     assert read_response(whole[:cut], truncated=True) == {"count": 2, "results": [{"a": 1, "b": [1, 2]}]}
     assert read_response('{"a": "x', truncated=True) is None
+    assert read_response('{"a": 1, "b": "x, y, z', truncated=True) == {"a": 1}  # commas in a string left open
     assert read_response("[" * 100_000, truncated=True) is None
 
 
@@ -235,3 +236,12 @@ def test_journal_size_is_an_option_of_the_mock() -> None:
     assert parse_settings(["--journal-size", "5000"]).journal_size == 5000
     with pytest.raises(SystemExit):
         parse_settings(["--journal-size", "0"])
+
+
+def test_shop_mock_contract_prints_no_control_character_a_client_sent(mock: httpx.Client, tmp_path: Path) -> None:
+    mock.post(f"{API}/productlines/", json={"productline": "Bells", "\x1b[2Jtitle": "x"}, headers=API_KEY_HEADERS)
+    command = [sys.executable, "-m", "mock_server", "contract", "--url", str(mock.base_url), "--out", "c.json"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "\\x1b[2Jtitle" in done.stdout
+    assert "\x1b[2Jtitle" in json.loads((tmp_path / "c.json").read_text())["interactions"][0]["request"]["body_fields"]

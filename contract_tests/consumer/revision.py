@@ -86,7 +86,9 @@ def _recorded(interaction: Interaction) -> str:
     query = "&".join(f"{name}={value}" for name, value in example["query"].items())
     body = "" if example["body"] is None else " " + json.dumps(example["body"], ensure_ascii=False)
     media = f" ({interaction.media_type})" if interaction.media_type else ""
-    path = interaction.raw["path"].format(**example["path"]) if example["path"] else interaction.raw["path"]
+    path = interaction.raw["path"]
+    for name, value in example["path"].items():  # never str.format: the file is input
+        path = path.replace(f"{{{name}}}", value)
     return f"recorded example: {interaction.raw['method']} {path}{'?' + query if query else ''}{media}{body}"
 
 

@@ -36,6 +36,7 @@ FIELD_DEPTH = 4  # levels of a response body whose field names are recorded ("re
 _TOKEN = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|[\[\]{},]', re.DOTALL)
 _CLOSERS = {"[": "]", "{": "}"}
 PREFLIGHT = b"access-control-request-method"
+CUT_TRIES = 20  # last commas of a cut answer tried as its end
 Shape = tuple[str, str, tuple[str, ...], str | None, tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 
 
@@ -104,7 +105,7 @@ def read_response(text: str, truncated: bool) -> Any:
     if not truncated:
         return None
     stack: list[str] = []
-    last: tuple[int, str] | None = None
+    cuts: list[tuple[int, str]] = []  # before each comma: the text up to it, closed, may be whole JSON
     for match in _TOKEN.finditer(text):
         token = match.group()
         if token in _CLOSERS:
@@ -112,13 +113,13 @@ def read_response(text: str, truncated: bool) -> Any:
         elif token in ("]", "}") and stack:
             stack.pop()
         elif token == "," and stack:
-            last = (match.start(), "".join(reversed(stack)))
-    if last is None:
-        return None
-    try:
-        return json.loads(text[: last[0]] + last[1])
-    except (ValueError, RecursionError):
-        return None
+            cuts.append((match.start(), "".join(reversed(stack))))
+    for end, closers in reversed(cuts[-CUT_TRIES:]):  # the last cut may fall in a string the limit left open
+        try:
+            return json.loads(text[:end] + closers)
+        except (ValueError, RecursionError):
+            continue
+    return None
 
 
 def field_paths(value: Any, prefix: str = "", depth: int = FIELD_DEPTH) -> set[str]:

@@ -263,3 +263,16 @@ def test_under_pytest_a_consumer_contract_is_its_own_checks(recorded: Path, tmp_
     assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
     assert "::shop-contract::consumer_status - 1. [consumer_status]" in done.stdout
     assert re.search(r"\b1 failed, 3 passed in", done.stdout), done.stdout
+
+
+def test_a_contract_naming_a_path_the_spec_lacks_is_a_violation_not_a_crash(recorded: Path, tmp_path: Path) -> None:
+    document = json.loads(recorded.read_text())
+    (read,) = [i for i in document["interactions"] if i["name"] == "get_product#1"]
+    read["path"] = "/products/{0}/{productcode.__class__}/"  # as str.format would read it: a crash
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps(document))
+    outcome = shop_contract(["--consumer", str(path), "--quiet"], tmp_path / "report")
+    assert outcome.code == 1, outcome.stdout + outcome.stderr
+    (found,) = violations(outcome)
+    assert "moved from GET /products/{0}/{productcode.__class__}/" in found["rule"]
+    assert found["curl"] == "recorded example: GET /products/{0}/{productcode.__class__}/"
