@@ -91,3 +91,11 @@ def test_a_browser_front_ends_contract_is_recorded_and_verified(chromium: Any, t
         refused = verify(contract, backend, tmp_path / "json-only")
     assert refused.code == 1, refused.stdout[-4000:] + refused.stderr
     assert {v["operation"] for v in violations(refused)} == {"create_product_line#1", "create_product#1"}
+
+    page.goto((tmp_path / "json-only" / "report.html").as_uri())  # report.html's consumer section
+    rows = {row[0]: row[1:] for row in page.eval_on_selector_all(
+        "#consumer tbody tr", "rows => rows.map(r => [...r.children].map(c => c.textContent))"
+    )}  # fmt: skip
+    assert sorted(rows) == sorted(shapes)
+    assert rows["create_product_line#1"][:3] == ["broken", "201", "415"]
+    assert rows["get_product_line#1"][:3] == ["ok", "200", "200"]
