@@ -245,3 +245,16 @@ def test_shop_mock_contract_prints_no_control_character_a_client_sent(mock: http
     assert done.returncode == 0, done.stderr
     assert "\x1b" not in done.stdout and "\\x1b[2Jtitle" in done.stdout
     assert "\x1b[2Jtitle" in json.loads((tmp_path / "c.json").read_text())["interactions"][0]["request"]["body_fields"]
+
+
+def test_replicas_sharing_a_journal_in_redis_record_the_same_contract(redis_url: str) -> None:
+    """Two apps on one Redis state: the traffic through one, the contract read from the other is the
+    same as one memory mock's."""
+    with running(create_app(Settings())) as origin, httpx.Client(base_url=origin, timeout=30) as http:
+        front_end_traffic(http)
+        alone = contract(http)
+    one, other = (create_app(Settings(state=redis_url)) for _ in range(2))
+    with running(one) as first, running(other) as second, httpx.Client(base_url=first, timeout=30) as a:
+        front_end_traffic(a)
+        shared = httpx.get(f"{second}/__mock__/contract", timeout=30).json()
+    assert shared == alone
