@@ -184,6 +184,7 @@ def run_consumer(options: Options, progress: Progress) -> Ledger:
         ledger = Ledger(consumer=consumer)
         ledger.run = RunInfo(suite_version=SUITE_VERSION, spec_version=spec_version, command=reproduce.command(options))
         revision.check(spec, contract, ledger, progress)
+        _selected_only(ledger, options)
         ledger.run.duration = time.monotonic() - started
         return ledger
     target = build_target(options, spec)
@@ -208,6 +209,7 @@ def run_consumer(options: Options, progress: Progress) -> Ledger:
         with contextlib.suppress(Exception):
             remove_made(maker, known)
         maker.close()
+    _selected_only(ledger, options)
     ledger.run.duration = time.monotonic() - started
     ledger.run.refused_credentials = target.keyring.refused
     ledger.secrets = target.keyring.secrets()

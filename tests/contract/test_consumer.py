@@ -24,9 +24,9 @@ from contract_tests.spec import Spec
 from mock_server.app import create_app
 from mock_server.settings import DEFAULT_API_KEY, Settings
 from shop_contract.document import bundled_spec, read
-from tests.contract.support import Outcome, shop_contract, violations
+from tests.contract.support import TOKEN_PATH, Outcome, credentials, shop_contract, violations
 from tests.contract.variants import RefusingFormBodies
-from tests.live import running
+from tests.live import free_port, running
 
 API = "/shop/api/v1"
 KEY = {"X-API-Key": DEFAULT_API_KEY}
@@ -276,3 +276,35 @@ def test_a_contract_naming_a_path_the_spec_lacks_is_a_violation_not_a_crash(reco
     (found,) = violations(outcome)
     assert "moved from GET /products/{0}/{productcode.__class__}/" in found["rule"]
     assert found["curl"] == "recorded example: GET /products/{0}/{productcode.__class__}/"
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--include", "get_product"], "--include"),
+        (["--shard", "1/2"], "--shard"),
+        (["--strict"], "--strict / --strict-check"),
+    ],
+)
+def test_options_of_generated_runs_are_refused_with_a_consumer_contract(
+    recorded: Path, capsys: pytest.CaptureFixture[str], flags: list[str], named: str
+) -> None:
+    assert cli.main(["--consumer", str(recorded), *flags]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("shop-contract: error: not with --consumer") and err.rstrip().endswith(named)
+
+
+def test_a_gateway_interaction_is_replayed_on_the_gateway_with_the_runs_token(tmp_path: Path) -> None:
+    port = free_port()  # the realm's issuer names its own port
+    with running(create_app(Settings(port=port)), port=port) as origin, httpx.Client(base_url=origin) as http:
+        grant = {"grant_type": "client_credentials", "client_id": "shop-dev", "client_secret": "shop-dev-secret"}
+        token = http.post(TOKEN_PATH, data=grant).json()["access_token"]
+        assert http.get("/customers/v1/customers/", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+        path = tmp_path / "gateway.json"
+        path.write_bytes(http.get("/__mock__/contract").content)
+        args = ["--consumer", str(path), "--gateway-url", f"{origin}/customers/v1", *credentials(origin), "--quiet"]
+        outcome = shop_contract(args, tmp_path / "report")
+    assert outcome.code == 0, outcome.stdout[-3000:] + outcome.stderr
+    (replayed,) = outcome.findings["consumer"]["interactions"]
+    assert (replayed["surface"], replayed["verdict"], replayed["status"]) == ("gateway", "ok", 200)
+    assert token not in json.dumps(outcome.findings)
