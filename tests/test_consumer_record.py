@@ -160,14 +160,20 @@ def contract_of(http: httpx.Client, session: str) -> dict[str, Any]:
     return document
 
 
-def test_fault_answers_and_other_paths_are_counted_as_unrecorded(mock: httpx.Client) -> None:
+def test_fault_answers_cut_bodies_and_other_paths_are_counted_as_unrecorded(mock: httpx.Client) -> None:
     rules = [{"fault": "status", "operationId": "list_products", "status": 503}]
     assert mock.put("/__mock__/faults", json=rules).status_code == 204
     mock.get(f"{API}/products/", headers=API_KEY_HEADERS)
     mock.get("/nowhere", headers=API_KEY_HEADERS)
+    long_text = {"productline": "Long", "textdescription": "x" * 5000}
+    mock.post(f"{API}/productlines/", data=long_text, headers=API_KEY_HEADERS)  # more than the journal keeps
     document = contract(mock)
     assert document["interactions"] == []
-    assert {(u["operation"], u["requests"]) for u in document["unrecorded"]} == {("list_products", 1), ("-", 1)}
+    assert {(u["operation"], u["reason"].split(" (")[0]) for u in document["unrecorded"]} == {
+        ("list_products", "answered by an injected fault, not the mock"),
+        ("-", "not an operation of the spec"),
+        ("create_product_line", "a request body longer than the journal keeps"),
+    }
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
-from mock_server.control.journal.memory import Entry, Journal
+from mock_server.control.journal.memory import BODY_LIMIT, Entry, Journal
 from mock_server.http import masking
 from mock_server.spec.operations import Operation
 from mock_server.spec.schemas import Schema
@@ -272,6 +272,8 @@ def _unrecordable(entry: Entry, operation: Operation | None) -> str | None:
         return "answered by an injected fault, not the mock"
     if entry.status is None:
         return "no answer (the connection was dropped)"
+    if len(entry.request_body) > BODY_LIMIT:  # its shape and example would be a cut body's
+        return f"a request body longer than the journal keeps ({BODY_LIMIT} bytes)"
     return None
 
 
