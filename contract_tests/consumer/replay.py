@@ -3,9 +3,10 @@
 Each interaction's example is sent again as recorded (query, media type, body fields, empty ones
 included, the security scheme it used) with the identifiers replaced: the owner of a sub-list is an
 item the target serves (else one the run makes), an item to read or write is made for the
-interaction, a new item gets a fresh identifier, and an example the mock answered 404 names an
-identifier nothing has. Made and fresh identifiers keep as much of the recorded value as fits (the
-run's mark appended), so an identifier's shape the consumer relies on (a dot, a space) is tested too. Values of
+interaction, a new item gets a fresh identifier (an existing one when the mock answered 409: the
+consumer met a conflict), and an example the mock answered 404 names an identifier nothing has.
+Made and fresh identifiers keep as much of the recorded value as fits (the run's mark appended), so
+an identifier's shape the consumer relies on (a dot, a space) is tested too. Values of
 `x-external-reference` fields are ones the target serves (`known.external`). Then, under the
 interaction's name:
 
@@ -199,6 +200,8 @@ def _content(
             continue
         if name in path:
             body[name] = path[name]
+        elif own is not None and name == own.identifier and int(interaction.example["status"]) == 409:
+            body[name] = _existing(spec, session, known, own)  # the consumer met a conflict: one that exists
         elif own is not None and name == own.identifier:
             body[name] = known.identities.fresh(_identifier_schema(own), body[name])
         else:

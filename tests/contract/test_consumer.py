@@ -308,3 +308,16 @@ def test_a_gateway_interaction_is_replayed_on_the_gateway_with_the_runs_token(tm
     (replayed,) = outcome.findings["consumer"]["interactions"]
     assert (replayed["surface"], replayed["verdict"], replayed["status"]) == ("gateway", "ok", 200)
     assert token not in json.dumps(outcome.findings)
+
+
+def test_a_conflict_the_consumer_met_is_replayed_on_an_item_that_exists(tmp_path: Path) -> None:
+    with running(create_app(Settings())) as origin, httpx.Client(base_url=origin, headers=KEY) as http:
+        existing = http.get(f"{API}/productlines/").json()["results"][0]["productline"]
+        assert http.post(f"{API}/productlines/", json={"productline": existing}).status_code == 409
+        path = tmp_path / "conflict.json"
+        path.write_bytes(http.get("/__mock__/contract").content)
+    with running(create_app(Settings())) as origin:
+        outcome = verify(path, origin, tmp_path / "report")
+    assert outcome.code == 0, outcome.stdout[-3000:] + outcome.stderr
+    replayed = {i["name"]: (i["recorded_status"], i["status"]) for i in outcome.findings["consumer"]["interactions"]}
+    assert replayed["create_product_line#1"] == (409, 409)
