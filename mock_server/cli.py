@@ -300,13 +300,15 @@ def contract(argv: list[str]) -> int:
         return fail(f"the mock at {args.url} answered HTTP {error.code} to GET /__mock__/contract")
     except (urllib.error.URLError, OSError, ValueError) as error:
         return fail(f"cannot read the contract from {args.url}: {getattr(error, 'reason', error)}")
+    from mock_server.control.contract import FORMAT, summary
+
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        return fail(f"{args.url} answered GET /__mock__/contract with something else than a consumer contract")
     try:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     except OSError as error:
         return fail(f"cannot write {args.out}: {error.strerror or error}")
-    from mock_server.control.contract import summary
-
     shown = "".join(c if c.isprintable() or c == "\n" else f"\\x{ord(c):02x}" for c in summary(document))
     print(shown)  # recorded traffic names fields as any client sent them: none acts on the terminal
     print(f"wrote {args.out}")

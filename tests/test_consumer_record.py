@@ -264,3 +264,23 @@ def test_replicas_sharing_a_journal_in_redis_record_the_same_contract(redis_url:
         front_end_traffic(a)
         shared = httpx.get(f"{second}/__mock__/contract", timeout=30).json()
     assert shared == alone
+
+
+def test_shop_mock_contract_refuses_what_is_not_a_contract(tmp_path: Path) -> None:
+    """Another server on the port: its JSON is not written, and the error is one line."""
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def elsewhere(request: object) -> JSONResponse:
+        return JSONResponse([1, 2, 3])
+
+    with running(Starlette(routes=[Route("/__mock__/contract", elsewhere)])) as origin:
+        command = [sys.executable, "-m", "mock_server", "contract", "--url", origin, "--out", "x.json"]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False)
+    assert done.returncode == 2
+    assert (
+        done.stderr
+        == f"shop-mock: error: {origin} answered GET /__mock__/contract with something else than a consumer contract\n"
+    )
+    assert not (tmp_path / "x.json").exists()
