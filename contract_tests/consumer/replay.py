@@ -170,6 +170,8 @@ def _credentials(spec: Spec, session: Session, op: Operation, interaction: Inter
     for name in interaction.request["auth"]:
         kind = CREDENTIAL_OF.get(str(schemes.get(name, {}).get("type")))
         given = session.surface.accepted.get(kind or "")
+        if given is None and kind == "api_key":  # an API key on the gateway: the run's, which it must refuse
+            given = session.surface.refused.get("api_key_alone")
         if given is None:
             raise NotReplayed(f"the run has no credential for {name} on the {session.surface.name}")
         headers.update(given)

@@ -321,3 +321,16 @@ def test_a_conflict_the_consumer_met_is_replayed_on_an_item_that_exists(tmp_path
     assert outcome.code == 0, outcome.stdout[-3000:] + outcome.stderr
     replayed = {i["name"]: (i["recorded_status"], i["status"]) for i in outcome.findings["consumer"]["interactions"]}
     assert replayed["create_product_line#1"] == (409, 409)
+
+
+def test_an_api_key_sent_to_the_gateway_is_replayed_and_refused_there_too(tmp_path: Path) -> None:
+    port = free_port()
+    with running(create_app(Settings(port=port)), port=port) as origin, httpx.Client(base_url=origin) as http:
+        assert http.get("/customers/v1/customers/", headers=KEY).status_code == 401  # the gateway takes bearer only
+        path = tmp_path / "gateway.json"
+        path.write_bytes(http.get("/__mock__/contract").content)
+        args = ["--consumer", str(path), "--gateway-url", f"{origin}/customers/v1", *credentials(origin), "--quiet"]
+        outcome = shop_contract(args, tmp_path / "report")
+    assert outcome.code == 0, outcome.stdout[-3000:] + outcome.stderr
+    (replayed,) = outcome.findings["consumer"]["interactions"]
+    assert (replayed["verdict"], replayed["recorded_status"], replayed["status"]) == ("ok", 401, 401)
