@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
-from benchmarks import asgi, replicas, scale, sessions, sharding, suite_speed, throughput, wrk
+from benchmarks import asgi, dashboard, replicas, scale, sessions, sharding, suite_speed, throughput, wrk
 
 BENCHMARKS: dict[str, Callable[[Sequence[str]], int]] = {
     "throughput": throughput.main,
@@ -15,6 +15,7 @@ BENCHMARKS: dict[str, Callable[[Sequence[str]], int]] = {
     "sessions": sessions.main,
     "sharding": sharding.main,
     "asgi": asgi.main,
+    "dashboard": dashboard.main,
 }
 
 

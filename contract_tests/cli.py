@@ -60,6 +60,13 @@ def parser() -> argparse.ArgumentParser:
     target.add_argument("--gateway-url", help="the gateway's mount point, e.g. http://127.0.0.1:8000/customers/v1")
     target.add_argument("--spec", type=Path, help="the contract (default: the one installed with the suite)")
     target.add_argument(
+        "--consumer",
+        type=Path,
+        metavar="FILE",
+        help="verify this consumer contract (shop-mock contract --out FILE): replayed on the target, "
+        "or without a target, read against --spec alone",
+    )
+    target.add_argument(
         "--ca-bundle",
         type=Path,
         metavar="FILE",
@@ -169,6 +176,7 @@ def options_from(argv: Sequence[str], environ: Mapping[str, str] | None = None) 
         shard=args.shard,
         ca_bundle=args.ca_bundle,
         insecure=args.insecure,
+        consumer=args.consumer,
     )
 
 
@@ -240,6 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return merge(argv[1:])
     from contract_tests import SUITE_VERSION, report, runner
     from contract_tests.conformance import ConformanceError
+    from contract_tests.consumer.document import ConsumerError
     from contract_tests.keyring import CredentialsLost
     from contract_tests.target import TargetError
 
@@ -256,7 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     progress = (lambda line: None) if options.quiet else (lambda line: _say(secrets(line)))
     try:
         ledger = runner.run(options, progress)
-    except (UsageError, SpecError, TargetError, ConformanceError, CredentialsLost) as exc:
+    except (UsageError, SpecError, TargetError, ConformanceError, CredentialsLost, ConsumerError) as exc:
         return _fail(secrets(str(exc)))
     except KeyboardInterrupt:
         return _fail("interrupted")

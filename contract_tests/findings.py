@@ -39,6 +39,10 @@ STRICT_CHECKS = (
     "identifier_change_is_conflict",
     "external_reference_accepted",
 )
+CONSUMER_CHECKS = ("consumer_status", "consumer_response", "consumer_fields", "consumer_revision")
+"""A consumer contract's interactions (`--consumer FILE`, contract_tests/consumer/): replayed on a backend
+(the same status class as the mock, a conforming answer, every field the consumer received) or read
+against a spec revision."""
 TRANSPORT_CHECKS = ("response_time", "response_size")
 """Verdicts on any request of the run: no whole answer within the deadline, or one past the size limit."""
 SCHEMATHESIS_CHECKS = (
@@ -55,7 +59,7 @@ SCHEMATHESIS_CHECKS = (
     "ensure_resource_availability",
     "ignored_auth",
 )
-ALL_CHECKS = (*DOMAIN_CHECKS, *STRICT_CHECKS, *TRANSPORT_CHECKS, *SCHEMATHESIS_CHECKS)
+ALL_CHECKS = (*DOMAIN_CHECKS, *STRICT_CHECKS, *TRANSPORT_CHECKS, *SCHEMATHESIS_CHECKS, *CONSUMER_CHECKS)
 RULE_EXCERPT = 2000
 """Characters of a broken rule kept: a rule may quote what the target answered, which can be megabytes
 (as an answer's body is cut in its evidence)."""
@@ -137,6 +141,42 @@ class RunInfo:
         self.timings[key] = self.timings.get(key, 0.0) + seconds
 
 
+@dataclass(frozen=True)
+class InteractionVerdict:
+    """One interaction of a consumer contract, as judged: its verdicts are in the ledger under its name."""
+
+    name: str
+    """`operation#N`, the contract's name of it: the operation under which the ledger keeps its verdicts."""
+    surface: str
+    operation: str
+    summary: str
+    """The request shape in a few words."""
+    recorded_status: int
+    """What the mock answered the recorded example."""
+    status: int | None
+    """What the backend answered the replay; None when read against a spec (or not replayed)."""
+    verdict: str
+    """"ok", "broken" or "not exercised"."""
+    problems: tuple[str, ...] = ()
+
+
+@dataclass
+class ConsumerRun:
+    """A consumer contract's verification (`--consumer FILE`): against a backend or a spec revision."""
+
+    consumer: str
+    file: str
+    against: str
+    """"backend" (replayed on --base-url / --gateway-url) or "spec" (read against --spec alone)."""
+    recorded_spec: str
+    """`version digest` of the spec the mock served when it was recorded."""
+    same_spec: bool
+    """Whether the spec judged against is the one recorded with (same digest)."""
+    journal_full: bool
+    """The mock's journal was full when the contract was recorded: older requests may be missing from it."""
+    interactions: list[InteractionVerdict] = field(default_factory=list)
+
+
 @dataclass
 class Ledger:
     """Passes per (surface, operation, check) and the violations, in the order they were found."""
@@ -155,6 +195,8 @@ class Ledger:
     every violation's setup starts with them, so that its reproduction is whole."""
     coverage: Coverage = field(default_factory=Coverage)
     """What of the contract the run exercised (contract_tests/coverage.py)."""
+    consumer: ConsumerRun | None = None
+    """A consumer contract's verification, when the run is one (`--consumer FILE`)."""
 
     def passed(self, surface: str, operation: str, check: str, times: int = 1) -> None:
         self.passes[Key(surface, operation, check)] += times

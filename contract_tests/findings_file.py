@@ -40,15 +40,17 @@ class FindingsError(Exception):
 
 
 @cache
-def schema() -> dict[str, Any]:
-    """The findings schema shipped in this package."""
-    document: dict[str, Any] = json.loads(resources.files("contract_tests").joinpath(SCHEMA_NAME).read_text())
+def schema(name: str = SCHEMA_NAME) -> dict[str, Any]:
+    """A schema shipped in this package: findings.json's by default (consumer_contract.schema.json too)."""
+    document: dict[str, Any] = json.loads(resources.files("contract_tests").joinpath(name).read_text())
     return document
 
 
-def load(path: Path) -> dict[str, Any]:
-    """The document in `path`, valid against `schema()`; FindingsError otherwise, OSError if unreadable."""
-    limit, depth, items = schema()["x-max-bytes"], schema()["x-max-depth"], schema()["x-max-items"]
+def load(path: Path, schema_name: str = SCHEMA_NAME) -> dict[str, Any]:
+    """The document in `path`, valid against `schema(schema_name)` and within its `x-max-*` bounds;
+    FindingsError otherwise, OSError if unreadable."""
+    rules = schema(schema_name)
+    limit, depth, items = rules["x-max-bytes"], rules["x-max-depth"], rules["x-max-items"]
     with path.open("rb") as file:
         raw = file.read(limit + 1)
     if len(raw) > limit:
@@ -69,9 +71,9 @@ def load(path: Path) -> dict[str, Any]:
     unreadable = not_text(document)
     if unreadable is not None:
         raise FindingsError(path, pointer(unreadable), "a string that is not Unicode text (a lone surrogate)")
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema()).iter_errors(document))
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(rules).iter_errors(document))
     if error is not None:
-        where, problem = _said(error)
+        where, problem = _said(error, rules.get("x-document", "findings.json"))
         raise FindingsError(path, pointer(where), problem)
     valid: dict[str, Any] = document
     return valid
@@ -163,7 +165,7 @@ def _finite(text: str) -> float:
     return number
 
 
-def _said(error: jsonschema.ValidationError) -> tuple[list[str | int], str]:
+def _said(error: jsonschema.ValidationError, document: str) -> tuple[list[str | int], str]:
     """Where the schema is broken and how, in words of the schema, not of the (untrusted) value."""
     where: list[str | int] = list(error.absolute_path)
     keyword, expected, instance = error.validator, error.validator_value, error.instance
@@ -171,10 +173,12 @@ def _said(error: jsonschema.ValidationError) -> tuple[list[str | int], str]:
         return [*where, next(name for name in expected if name not in instance)], "missing"
     if keyword == "additionalProperties":
         known = error.schema.get("properties", {})
-        return [*where, next(name for name in instance if name not in known)], "not a field of findings.json"
+        return [*where, next(name for name in instance if name not in known)], f"not a field of {document}"
     if keyword == "type":
         wanted = " or ".join(expected) if isinstance(expected, list) else expected
         return where, f"expected {wanted}, got {_type_name(instance)}"
+    if keyword in ("const", "enum"):
+        return where, f"must be {' or '.join(json.dumps(v) for v in (expected if keyword == 'enum' else [expected]))}"
     if keyword == "pattern":
         return where, f"does not match {expected}"
     if keyword in ("minimum", "minLength"):

@@ -68,10 +68,11 @@ def discover(spec: Spec, session: Session, identities: Identities) -> Known:
     return known
 
 
-def make(spec: Spec, session: Session, known: Known, collection: Collection) -> None:
-    """Create one item of `collection` from the contract's example, so that others can name it."""
+def make(spec: Spec, session: Session, known: Known, collection: Collection, stem: Any = None) -> None:
+    """Create one item of `collection` from the contract's example, so that others can name it; its
+    identifier keeps as much of `stem` as fits (a consumer contract's replay: shaped like the recorded one)."""
     schema = collection.request_schema
-    identifier = known.identities.fresh(schema["properties"][collection.identifier])
+    identifier = known.identities.fresh(schema["properties"][collection.identifier], stem)
     body = {**spec.example_body(schema), collection.identifier: identifier}
     for name, prop in schema["properties"].items():
         if name in spec.external_references(schema):

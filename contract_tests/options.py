@@ -73,6 +73,9 @@ class Options:
     """The CA certificates (PEM) a TLS target's certificate is verified against (`--ca-bundle`)."""
     insecure: bool = False
     """No TLS verification at all (`--insecure`: a self-signed development certificate)."""
+    consumer: Path | None = None
+    """A consumer contract to verify (`--consumer FILE`): replayed on the target, or, with no target,
+    read against the spec (`--spec`) alone; the run is then that verification only."""
     seed_value: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -80,7 +83,7 @@ class Options:
         self.validate()
 
     def validate(self) -> None:
-        if self.base_url is None and self.gateway_url is None:
+        if self.base_url is None and self.gateway_url is None and self.consumer is None:
             raise UsageError("give --base-url, --gateway-url or both")
         for name, url in (("--base-url", self.base_url), ("--gateway-url", self.gateway_url)):
             if url is not None and (urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc):
@@ -120,8 +123,26 @@ class Options:
             raise UsageError(f"--ca-bundle {self.ca_bundle}: no such file")
         if self.ca_bundle is not None and self.insecure:
             raise UsageError("give either --ca-bundle or --insecure, not both")
+        if self.consumer is not None:
+            self._validate_consumer()
         if self.shard is not None and not 1 <= self.shard.index <= self.shard.count:
             raise UsageError(f"--shard needs K/N with 1 <= K <= N, got {self.shard}")
+
+    def _validate_consumer(self) -> None:
+        """`--consumer` replays a recording: what shapes generated tests does not apply, and says so."""
+        unused = {
+            "--include": bool(self.include),
+            "--shard": self.shard is not None,
+            "--max-examples": self.max_examples is not None,
+            "--strict / --strict-check": self.strict or bool(self.strict_checks),
+            "--workers": self.workers != 1,
+            "--no-domain / --no-conformance": not (self.domain and self.conformance),
+        }
+        given = [flag for flag, used in unused.items() if used]
+        if given:
+            raise UsageError(
+                f"not with --consumer (a recorded contract is replayed, nothing generated): {', '.join(given)}"
+            )
 
     @property
     def examples(self) -> int:

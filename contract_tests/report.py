@@ -33,9 +33,9 @@ def _run_lines(ledger: Ledger) -> list[str]:
     run = ledger.run
     targets = ", ".join(f"{name} {url}" for name, url in run.targets.items()) or "(none)"
     part = f", shard {run.shard}" if run.shard else (f", {run.shards} shards merged" if run.shards else "")
+    kind = "consumer contract" if ledger.consumer is not None else f"seed {run.seed}, profile {run.profile}{part}"
     return [
-        f"Run: seed {run.seed}, profile {run.profile}{part}, {run.duration:.1f} s; "
-        f"shop-contract {run.suite_version}, spec {run.spec_version}",
+        f"Run: {kind}, {run.duration:.1f} s; shop-contract {run.suite_version}, spec {run.spec_version}",
         f"Targets: {targets}",
         f"Requests refused for the suite's own credentials (HTTP 401): {run.refused_credentials}",
     ]
@@ -74,6 +74,30 @@ def _not_exercised(ledger: Ledger) -> list[str]:
     return ["", *lines]
 
 
+def _consumer(ledger: Ledger) -> list[str]:
+    """The consumer contract's section: which contract, against what, and each interaction's verdict."""
+    run = ledger.consumer
+    if run is None:
+        return []
+    against = "the spec alone" if run.against == "spec" else "the backend"
+    same = "the same spec" if run.same_spec else "another spec"
+    lines = [
+        "",
+        f"Consumer contract: {run.consumer} ({run.file}), checked against {against}; "
+        f"recorded with spec {run.recorded_spec} ({same})",
+    ]
+    if run.journal_full:
+        lines.append("  the mock's journal was full when it was recorded: older requests may be missing from it")
+    for interaction in run.interactions:
+        answered = "" if interaction.status is None else f", backend {interaction.status}"
+        lines.append(
+            f"  {interaction.name:<28} {interaction.verdict:<13} mock {interaction.recorded_status}{answered}  "
+            f"{interaction.summary}"
+        )
+        lines += [f"      {problem}" for problem in interaction.problems]
+    return lines
+
+
 def describe(number: int, violation: Violation) -> str:
     indent = "\n       "
     setup = [
@@ -106,7 +130,7 @@ def summary(ledger: Ledger, *, verbose: bool = True, html: Path | None = None) -
     """The run as text: `verbose` (summary.txt, `--verbose`) has every check, operation and violation
     in full; either way it ends with one line per violated (surface, operation, check), the coverage
     figure, the HTML report's path (`html`, when written) and the result."""
-    parts = _run_lines(ledger)
+    parts = [*_run_lines(ledger), *_consumer(ledger)]
     if verbose:
         parts += ["", *_by_check(ledger), "", *_by_operation(ledger), *_not_exercised(ledger)]
         if ledger.violations:
@@ -115,7 +139,8 @@ def summary(ledger: Ledger, *, verbose: bool = True, html: Path | None = None) -
     elif ledger.not_exercised:
         parts += ["", f"{len(ledger.not_exercised)} check(s) not exercised on some operation (see the report)"]
     parts += _errors(ledger)
-    parts += ["", *violated_table(ledger), ledger.coverage.headline()]
+    coverage = [] if ledger.consumer is not None else [ledger.coverage.headline()]  # a replay covers what it recorded
+    parts += ["", *violated_table(ledger), *coverage]
     if html is not None:
         parts.append(f"Report: {html}")
     return Redactor(ledger.secrets)("\n".join([*parts, "", f"Result: {verdict(ledger)}."]))
@@ -216,6 +241,7 @@ def as_json(ledger: Ledger) -> dict[str, object]:
         "errors": [asdict(error) for error in ledger.errors],
         "aborted": ledger.aborted,
         "coverage": ledger.coverage.as_json(),
+        "consumer": None if ledger.consumer is None else asdict(ledger.consumer),
         "scripts": [
             {"request": httpx_script(v.curl), "setup": [httpx_script(step) for step in v.setup]}
             for v in ledger.violations

@@ -18,7 +18,7 @@ from contract_tests.conformance import ConformanceError
 from contract_tests.domain import PER_SURFACE, surfaces
 from contract_tests.domain.data import Context
 from contract_tests.domain.http import Abandoned, Session, Unreachable
-from contract_tests.findings import ALL_CHECKS, Ledger, RunError, RunInfo
+from contract_tests.findings import ALL_CHECKS, ConsumerRun, Ledger, RunError, RunInfo
 from contract_tests.identities import Identities
 from contract_tests.keyring import CredentialsLost
 from contract_tests.known import Known, discover, remove_made
@@ -116,6 +116,8 @@ def run(options: Options, progress: Progress) -> Ledger:
     credentials or an internal error stop the run with `ledger.aborted` set, and the ledger is returned
     so that the reports are written.
     """
+    if options.consumer is not None:
+        return run_consumer(options, progress)
     started = time.monotonic()
     spec = Spec.load(options.spec)
     unknown = set(options.include) - set(spec.operations)
@@ -149,6 +151,62 @@ def run(options: Options, progress: Progress) -> Ledger:
         ledger.aborted = f"internal error of the suite: {type(exc).__name__}: {exc}"
     finally:
         with contextlib.suppress(Exception):  # best effort: the run already says why it stopped, if it did
+            remove_made(maker, known)
+        maker.close()
+    _selected_only(ledger, options)
+    ledger.run.duration = time.monotonic() - started
+    ledger.run.refused_credentials = target.keyring.refused
+    ledger.secrets = target.keyring.secrets()
+    return ledger
+
+
+def run_consumer(options: Options, progress: Progress) -> Ledger:
+    """`--consumer FILE`: the contract replayed on the target (after learning what it serves, as a run
+    does), or, without a target, read against the spec alone (contract_tests/consumer/)."""
+    from contract_tests.consumer import document, replay, revision
+    from shop_contract.document import digest
+
+    assert options.consumer is not None
+    started = time.monotonic()
+    contract = document.load(options.consumer)
+    spec = revision.load_spec(options.spec)
+    against = "spec" if options.base_url is None and options.gateway_url is None else "backend"
+    consumer = ConsumerRun(
+        contract.consumer,
+        str(options.consumer),
+        against,
+        contract.recorded_spec,
+        contract.spec_digest == digest(spec.raw),
+        bool(contract.raw["journal_full"]),
+    )
+    spec_version = str(spec.raw.get("info", {}).get("version", ""))
+    if against == "spec":
+        ledger = Ledger(consumer=consumer)
+        ledger.run = RunInfo(suite_version=SUITE_VERSION, spec_version=spec_version, command=reproduce.command(options))
+        revision.check(spec, contract, ledger, progress)
+        _selected_only(ledger, options)
+        ledger.run.duration = time.monotonic() - started
+        return ledger
+    target = build_target(options, spec)
+    ledger = Ledger(secrets=target.keyring.secrets(), consumer=consumer)
+    ledger.run = RunInfo(
+        targets={surface.name: surface.base_url for surface in target.surfaces},
+        suite_version=SUITE_VERSION,
+        spec_version=spec_version,
+        command=reproduce.command(options),
+    )
+    known, maker = learn(spec, target, Identities(), ledger)
+    ledger.prelude = tuple(exchange.curl() for exchange in known.setup)
+    try:
+        replay.verify(spec, target, contract, known, ledger, progress)
+    except CredentialsLost as exc:
+        ledger.aborted = str(exc)
+    except Unreachable as exc:
+        ledger.errors.append(run_error(target.surfaces[0].name, "consumer", exc, str(exc)))
+    except Exception as exc:  # the suite's own defect: still a report, and exit 2
+        ledger.aborted = f"internal error of the suite: {type(exc).__name__}: {exc}"
+    finally:
+        with contextlib.suppress(Exception):
             remove_made(maker, known)
         maker.close()
     _selected_only(ledger, options)

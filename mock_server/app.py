@@ -45,6 +45,8 @@ from mock_server.control.admin import Admin
 from mock_server.control.admin_guard import AdminGuard
 from mock_server.control.backend_client import BackendClient
 from mock_server.control.bypass import Bypass
+from mock_server.control.dashboard.page import SHELL as DASHBOARD_SHELL
+from mock_server.control.dashboard.page import Dashboard
 from mock_server.control.faults import CONNECTION, FaultRules, Faults
 from mock_server.control.journal.memory import Journal, RequestJournal
 from mock_server.control.landing import Landing
@@ -277,6 +279,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
         enabled=settings.admin,
         token=settings.admin_token,
         bound_host=settings.host,
+        shell=DASHBOARD_SHELL,
     )
     app.add_middleware(
         CORS,
@@ -326,9 +329,10 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     app.add_middleware(AllowHeader, position=before_exception, routes=routes)
 
     landing = Landing(backend_prefix, gateway_prefix, settings.api_keys)
-    parts: list[Admin | Identity | Landing] = [Identity(app.realm), landing]
+    parts: list[Admin | Dashboard | Identity | Landing] = [Identity(app.realm), landing]
     if settings.admin:
         parts.append(Admin(store, app.journal, app.faults, app.violations, app.sessions, spec))
+        parts.append(Dashboard(app.journal))
     for part in parts:
         for method, path, endpoint in part.routes():
             app.add_url_rule(path, endpoint=endpoint.__name__, view_func=endpoint, methods=[method])

@@ -1,6 +1,9 @@
 """`python -m mock_server` / `shop-mock`: serve the mock with uvicorn: one worker, or several on a
 shared state (`--state redis://... --workers N`).
 
+`shop-mock contract --out FILE` writes the consumer contract of a running mock's traffic (its
+`/__mock__/contract`, control/contract.py) and prints its summary.
+
 The port is bound before anything is announced: the banner (and `--port-file`) give the real port,
 also for `--port 0`, and a busy port is one line and exit 2. Without the `mock` extra installed,
 this module still imports, so that `shop-mock` can say in one line what to install.
@@ -141,6 +144,14 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         metavar="N",
         help=f"sessions alive at once; one more is refused with 429 (default: {Settings.max_sessions})",
     )
+    parser.add_argument(
+        "--journal-size",
+        type=int,
+        default=Settings.journal_size,
+        metavar="N",
+        help=f"requests the journal keeps, the last N (default: {Settings.journal_size}); "
+        "a consumer contract is recorded from them (`shop-mock contract`)",
+    )
     admin = parser.add_mutually_exclusive_group()
     admin.add_argument(
         "--admin-token",
@@ -173,6 +184,8 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         parser.error(f"--workers must be at least 1, not {args.workers}")
     if not (args.session_ttl > 0 and math.isfinite(args.session_ttl)):
         parser.error(f"--session-ttl must be a positive number of seconds, not {args.session_ttl}")
+    if args.journal_size < 1:
+        parser.error(f"--journal-size must be at least 1, not {args.journal_size}")
     if args.max_sessions < 0:
         parser.error(f"--max-sessions must be 0 (no sessions) or more, not {args.max_sessions}")
     return Settings(
@@ -200,6 +213,7 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         workers=args.workers,
         session_ttl=args.session_ttl,
         max_sessions=args.max_sessions,
+        journal_size=args.journal_size,
     )
 
 
@@ -257,7 +271,54 @@ def fail(message: str) -> int:
     return EXIT_CANNOT_RUN
 
 
+def contract(argv: list[str]) -> int:
+    """`shop-mock contract --out FILE`: fetch a running mock's consumer contract, write it, say what it holds."""
+    import json
+    import urllib.error
+    import urllib.request
+    from urllib.parse import urlencode
+
+    parser = argparse.ArgumentParser(prog="shop-mock contract", description="Record the consumer contract.")
+    parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="where to write the contract")
+    parser.add_argument("--url", default="http://127.0.0.1:8000", help="the running mock (default: %(default)s)")
+    parser.add_argument("--name", default="consumer", help="the consumer's name in the contract")
+    parser.add_argument("--session", metavar="NAME", help="the traffic of this X-Mock-Session (default: none's)")
+    parser.add_argument("--admin-token", metavar="TOKEN", help="the mock's --admin-token, if it has one")
+    args = parser.parse_args(argv)
+    if not is_http_url(args.url):
+        return fail(f"--url must be an http(s) URL, not {args.url!r}")
+    headers = {"Accept": "application/json"}
+    if args.session:
+        headers["X-Mock-Session"] = args.session
+    if args.admin_token:
+        headers["Authorization"] = f"Bearer {args.admin_token}"
+    url = f"{args.url.rstrip('/')}/__mock__/contract?{urlencode({'name': args.name})}"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as answer:
+            document = json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return fail(f"the mock at {args.url} answered HTTP {error.code} to GET /__mock__/contract")
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        return fail(f"cannot read the contract from {args.url}: {getattr(error, 'reason', error)}")
+    from mock_server.control.contract import FORMAT, summary
+
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        return fail(f"{args.url} answered GET /__mock__/contract with something else than a consumer contract")
+    try:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as error:
+        return fail(f"cannot write {args.out}: {error.strerror or error}")
+    shown = "".join(c if c.isprintable() or c == "\n" else f"\\x{ord(c):02x}" for c in summary(document))
+    print(shown)  # recorded traffic names fields as any client sent them: none acts on the terminal
+    print(f"wrote {args.out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["contract"]:
+        return contract(argv[1:])
     settings = parse_settings(argv)
     missing = missing_mock_modules()
     if missing:

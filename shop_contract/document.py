@@ -76,3 +76,13 @@ def target(ref: str, document: Document) -> Any:
     except (KeyError, TypeError, IndexError) as exc:
         raise SpecError(f"the spec's $ref {ref!r} points to nothing") from exc
     return found
+
+
+def digest(document: Document) -> str:
+    """`sha256:` over the document's parsed content in canonical JSON: a checkout's line endings or YAML
+    layout do not change it, any change of content does (a consumer contract names the spec it met so)."""
+    import hashlib
+    import json
+
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()

@@ -19,7 +19,12 @@ def steps(workflow: Path) -> list[dict[str, Any]]:
 
 
 def test_there_is_a_backend_gate_a_sharded_one_and_a_frontend_recipe() -> None:
-    assert {path.name for path in WORKFLOWS} == {"contract.yml", "contract-sharded.yml", "frontend-e2e.yml"}
+    assert {path.name for path in WORKFLOWS} == {
+        "contract.yml",
+        "contract-sharded.yml",
+        "frontend-e2e.yml",
+        "consumer-contract.yml",
+    }
 
 
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda path: path.name)
@@ -54,3 +59,17 @@ def test_the_sharded_gate_splits_one_run_over_a_matrix_and_publishes_the_merged_
     assert "shop-contract merge" in merging and "--report-dir contract-report" in merging
     junit = [s for s in merge["steps"] if s.get("uses", "").startswith("mikepenz/action-junit")]
     assert junit and junit[0]["with"]["report_paths"] == "contract-report/junit.xml"
+
+
+def test_the_front_end_records_its_consumer_contract_and_the_backend_verifies_it() -> None:
+    front = steps(EXAMPLES / "frontend-e2e.yml")
+    started = " ".join(step.get("run", "") for step in front)
+    assert "--journal-size" in started and "shop-mock contract" in started and "--out consumer-contract/" in started
+    kept = [s for s in front if s.get("uses", "").startswith("actions/upload-artifact")]
+    assert kept and kept[0]["with"]["name"] == "consumer-contract"
+    back = steps(EXAMPLES / "consumer-contract.yml")
+    run = " ".join(step.get("run", "") for step in back)
+    assert "--name consumer-contract" in run and "--consumer consumer-contract/" in run and "--base-url" in run
+    assert "--api-key" not in run  # the secret comes from the environment
+    junit = [s for s in back if s.get("uses", "").startswith("mikepenz/action-junit")]
+    assert junit and junit[0]["with"]["report_paths"] == "consumer-report/junit.xml"

@@ -1,5 +1,5 @@
 """The mock's own API under /__mock__/, outside the contract: health, reset, state, request journal, faults,
-violations (proxy mode), sessions.
+violations (proxy mode), sessions, and the consumer contract the journal's traffic makes (`contract`).
 
 `store` is the scoped store (session_scope): health, reset and state are those of the session the
 request names (X-Mock-Session), else the default state's.
@@ -14,20 +14,22 @@ from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 
+from mock_server.control.contract import Recorder, summary
 from mock_server.control.faults import FaultRules, parse_rules
 from mock_server.control.journal.memory import Journal
 from mock_server.control.proxy import Violations
-from mock_server.control.sessions.registry import Sessions
+from mock_server.control.sessions.registry import Sessions, requested
 from mock_server.spec.errors import BadRequest, problem_body
 from mock_server.spec.inputs import decode_strictly, load_json
-from mock_server.spec.schemas import Schema
+from mock_server.spec.schemas import Schema, load_spec
 from mock_server.state.fixtures import FixtureError, checked_dataset
 from mock_server.state.store import COLLECTIONS, Store
 
 PREFIX = "/__mock__"
 Endpoint = Callable[[Request], Any]
+CONSUMER_NAME_LIMIT = 200  # characters of a consumer's name
 
 
 def problem(status: int, detail: str) -> JSONResponse:
@@ -61,6 +63,7 @@ class Admin:
             ("GET", f"{PREFIX}/requests", self.requests),
             ("GET", f"{PREFIX}/requests/count", self.count_requests),
             ("DELETE", f"{PREFIX}/requests", self.clear_requests),
+            ("GET", f"{PREFIX}/contract", self.contract),
             ("GET", f"{PREFIX}/faults", self.get_faults),
             ("PUT", f"{PREFIX}/faults", self.put_faults),
             ("DELETE", f"{PREFIX}/faults", self.clear_faults),
@@ -112,6 +115,27 @@ class Admin:
     async def clear_requests(self, request: Request) -> Response:
         self.journal.clear()
         return Response(status_code=204)
+
+    async def contract(self, request: Request) -> Response:
+        """The consumer contract of the journal's traffic (control/contract.py): that of the session the
+        request names (X-Mock-Session), else of the traffic that named none. `?name=` names the consumer
+        (default `consumer`); `?format=text` is the readable summary."""
+        unknown = set(request.query_params) - {"name", "format"}
+        if unknown:
+            return problem(400, f"unknown parameter(s): {', '.join(sorted(unknown))}")
+        shown = request.query_params.get("format", "json")
+        if shown not in ("json", "text"):
+            return problem(400, f"format must be json or text, not {shown!r}")
+        name = request.query_params.get("name", "consumer")
+        if not name.strip() or len(name) > CONSUMER_NAME_LIMIT:
+            return problem(400, f"name must be 1 to {CONSUMER_NAME_LIMIT} characters")
+        session = next(iter(requested(request.scope["headers"])), "")
+        entries = self.journal.query({"session": session})
+        full = len(self.journal.entries()) >= (self.journal.rows.maxlen or 0)
+        document = Recorder(self.journal, self.spec or load_spec()).document(name, entries, full)
+        if shown == "text":
+            return PlainTextResponse(summary(document) + "\n")
+        return JSONResponse(document)
 
     async def get_faults(self, request: Request) -> Response:
         return JSONResponse([rule.as_json() for rule in self.faults.rules])

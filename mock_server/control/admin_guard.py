@@ -3,7 +3,9 @@
 The admin API exports, replaces and resets the whole state. `AdminGuard` stands in front of it:
 - off altogether with `--no-admin` (404, as if it did not exist);
 - with a token (`--admin-token`, or generated at start when the mock binds to a non-loopback
-  address), a request without `Authorization: Bearer <token>` is 401;
+  address), a request without `Authorization: Bearer <token>` is 401, but for a GET of one of the
+  `shell` paths (the dashboard's static files, which hold no data: a browser cannot send the
+  header on a navigation; the page then asks for the token and sends it on each call);
 - a request from a browser page of another origin (`Origin` header) is 403: CORS never applies
   here, so a page can neither read the answer nor send a "simple" POST that resets the state;
 - a `Host` that is not the bound address, `localhost`, `127.0.0.1` or `[::1]` with the bound port
@@ -34,8 +36,11 @@ def _host(name: str, port: int) -> set[str]:
 class AdminGuard:
     """ASGI middleware in front of /__mock__/ (see the module docstring)."""
 
-    def __init__(self, app: ASGIApp, enabled: bool, token: str | None, bound_host: str) -> None:
+    def __init__(
+        self, app: ASGIApp, enabled: bool, token: str | None, bound_host: str, shell: frozenset[str] = frozenset()
+    ) -> None:
         self.app = app
+        self.shell = shell
         self.enabled = enabled
         self.token = token.encode() if token else None
         self.names = [*LOCAL_NAMES, *([] if bound_host in ("0.0.0.0", "::", "") else [bound_host])]
@@ -60,7 +65,8 @@ class AdminGuard:
         if origin is not None and origin.decode("latin-1").lower() not in self.origins(hosts, scope):
             await send_problem(send, 403, "The admin API does not answer requests from web pages of other origins.")
             return
-        if self.token is not None and not self._authorized(headers.get(b"authorization", b"")):
+        shell = scope["method"] in ("GET", "HEAD") and path in self.shell
+        if self.token is not None and not shell and not self._authorized(headers.get(b"authorization", b"")):
             challenge = [("www-authenticate", f'{TOKEN_SCHEME} realm="shop-mock-admin"')]
             await send_problem(send, 401, "The admin API needs its token: Authorization: Bearer <token>.", challenge)
             return

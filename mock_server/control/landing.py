@@ -1,7 +1,7 @@
 """`GET /`: a small HTML page that says what this server is and links to everything it serves.
 
 A person who opens the mock's address in a browser lands here instead of a JSON 404: the Swagger UI,
-both surfaces, the dev realm's discovery document, the admin API and the dev credentials.
+both surfaces, the dev realm's discovery document, the dashboard, the admin API and the dev credentials.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ def page(backend: str, gateway: str, api_keys: Iterable[str]) -> str:
         (f"{backend}/productlines/", "backend", f"{backend}/: every operation, API key or bearer token"),
         (f"{gateway}/customers/", "gateway", f"{gateway}/: the customers operations, bearer token only"),
         (f"{REALM_PATH}/.well-known/openid-configuration", "identity realm", "OpenID Connect discovery"),
+        (f"{ADMIN_PREFIX}/ui/", "dashboard", "live requests, state, sessions, fault rules, Prefer steering"),
         (f"{ADMIN_PREFIX}/health", "admin API", f"{ADMIN_PREFIX}/: health, reset, state, requests"),
     ]
     items = "\n".join(

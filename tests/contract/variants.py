@@ -113,6 +113,25 @@ def drop_form_field(scope: Scope, body: bytes) -> bytes:
     return urlencode(fields, doseq=True).encode()
 
 
+class RefusingFormBodies:
+    """The mock, but any form or multipart body is refused with 415, as a JSON-only backend does: a
+    consumer contract's form interactions fail on it and nothing else (tests/contract/test_consumer*.py)."""
+
+    FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+    def __init__(self) -> None:
+        self.app = create_app(Settings())
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or not header(scope, "content-type").startswith(self.FORMS):
+            await self.app(scope, receive, send)
+            return
+        body = json.dumps({"type": "about:blank", "title": "Unsupported Media Type", "status": 415}).encode()
+        headers = [(b"content-type", b"application/problem+json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 415, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
 def truncate_productline(scope: Scope, body: bytes) -> bytes:
     if not header(scope, "content-type").startswith("application/json"):
         return body

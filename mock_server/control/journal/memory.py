@@ -59,6 +59,9 @@ class Journal:
         self.rows: deque[tuple[Any, ...]] = deque(maxlen=size)
         self.index = index
         self._ids = itertools.count(1)
+        # called with each row as it is kept (the dashboard's live stream); while none is, recording
+        # costs one test of an empty list
+        self.subscribers: list[Callable[[tuple[Any, ...]], None]] = []
 
     def record(
         self,
@@ -89,6 +92,9 @@ class Journal:
                 violations,
             )
         )
+        if self.subscribers:
+            for subscriber in self.subscribers:
+                subscriber(self.rows[-1])
 
     def entries(self) -> list[Entry]:
         """The exchanges kept, oldest first."""
