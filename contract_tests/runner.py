@@ -141,10 +141,17 @@ def run(options: Options, progress: Progress) -> Ledger:
     if options.shard is not None:
         progress(f"shard {options.shard}")
     progress(f"seed {options.seed_value}; surfaces: {', '.join(s.name + ' ' + s.base_url for s in target.surfaces)}")
+    _on_target(spec, target, ledger, partial(_test, spec, target, options, ledger, progress))
+    return _finished(ledger, options, started, target)
+
+
+def _on_target(spec: Spec, target: Target, ledger: Ledger, test: Callable[[Known], None]) -> None:
+    """Learn what the target serves, `test` it, and remove what was made, whatever happens: lost
+    credentials or the suite's own defect stop the run with `ledger.aborted` set, never a crash."""
     known, maker = learn(spec, target, Identities(), ledger)
     ledger.prelude = tuple(exchange.curl() for exchange in known.setup)
     try:
-        _test(spec, target, options, ledger, progress, known)
+        test(known)
     except CredentialsLost as exc:
         ledger.aborted = str(exc)
     except Exception as exc:  # the suite's own defect: still a report, and exit 2
@@ -153,10 +160,16 @@ def run(options: Options, progress: Progress) -> Ledger:
         with contextlib.suppress(Exception):  # best effort: the run already says why it stopped, if it did
             remove_made(maker, known)
         maker.close()
+
+
+def _finished(ledger: Ledger, options: Options, started: float, target: Target | None = None) -> Ledger:
+    """The ledger with only the selected checks' verdicts, the run's duration and, given a target, what
+    its credentials met."""
     _selected_only(ledger, options)
     ledger.run.duration = time.monotonic() - started
-    ledger.run.refused_credentials = target.keyring.refused
-    ledger.secrets = target.keyring.secrets()
+    if target is not None:
+        ledger.run.refused_credentials = target.keyring.refused
+        ledger.secrets = target.keyring.secrets()
     return ledger
 
 
@@ -184,9 +197,7 @@ def run_consumer(options: Options, progress: Progress) -> Ledger:
         ledger = Ledger(consumer=consumer)
         ledger.run = RunInfo(suite_version=SUITE_VERSION, spec_version=spec_version, command=reproduce.command(options))
         revision.check(spec, contract, ledger, progress)
-        _selected_only(ledger, options)
-        ledger.run.duration = time.monotonic() - started
-        return ledger
+        return _finished(ledger, options, started)
     target = build_target(options, spec)
     ledger = Ledger(secrets=target.keyring.secrets(), consumer=consumer)
     ledger.run = RunInfo(
@@ -195,25 +206,15 @@ def run_consumer(options: Options, progress: Progress) -> Ledger:
         spec_version=spec_version,
         command=reproduce.command(options),
     )
-    known, maker = learn(spec, target, Identities(), ledger)
-    ledger.prelude = tuple(exchange.curl() for exchange in known.setup)
-    try:
-        replay.verify(spec, target, contract, known, ledger, progress)
-    except CredentialsLost as exc:
-        ledger.aborted = str(exc)
-    except Unreachable as exc:
-        ledger.errors.append(run_error(target.surfaces[0].name, "consumer", exc, str(exc)))
-    except Exception as exc:  # the suite's own defect: still a report, and exit 2
-        ledger.aborted = f"internal error of the suite: {type(exc).__name__}: {exc}"
-    finally:
-        with contextlib.suppress(Exception):
-            remove_made(maker, known)
-        maker.close()
-    _selected_only(ledger, options)
-    ledger.run.duration = time.monotonic() - started
-    ledger.run.refused_credentials = target.keyring.refused
-    ledger.secrets = target.keyring.secrets()
-    return ledger
+
+    def verify(known: Known) -> None:
+        try:
+            replay.verify(spec, target, contract, known, ledger, progress)
+        except Unreachable as exc:
+            ledger.errors.append(run_error(target.surfaces[0].name, "consumer", exc, str(exc)))
+
+    _on_target(spec, target, ledger, verify)
+    return _finished(ledger, options, started, target)
 
 
 def _test(spec: Spec, target: Target, options: Options, ledger: Ledger, progress: Progress, known: Known) -> None:

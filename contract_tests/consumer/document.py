@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from contract_tests import findings_file
+from contract_tests.findings import InteractionVerdict
 
 SCHEMA_NAME = "consumer_contract.schema.json"
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
@@ -57,6 +58,18 @@ class Interaction:
     def fields_received(self, status: int) -> list[str]:
         answer = self.raw["responses"].get(str(status))
         return list(answer["fields"]) if answer else []
+
+    @property
+    def recorded_status(self) -> int:
+        """What the mock answered the recorded example."""
+        return int(self.example["status"])
+
+    def judged(self, status: int | None, verdict: str, problems: tuple[str, ...] = ()) -> InteractionVerdict:
+        """This interaction as judged: `status` the target's answer (None: read against a spec, or not
+        replayed), `verdict` "ok", "broken" or "not exercised"."""
+        return InteractionVerdict(
+            self.name, self.surface, self.operation, self.summary(), self.recorded_status, status, verdict, problems
+        )
 
     def summary(self) -> str:
         """`METHOD path?query media {fields} as auth`: the shape in a few words."""

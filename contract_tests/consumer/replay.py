@@ -64,7 +64,6 @@ def verify(
 def _one(
     spec: Spec, schema: Any, sessions: dict[str, Session], known: Known, ledger: Ledger, interaction: Interaction
 ) -> InteractionVerdict:
-    recorded = int(interaction.example["status"])
     try:
         op = _operation(spec, interaction)
         session = sessions.get(interaction.surface)
@@ -74,27 +73,9 @@ def _one(
     except (NotReplayed, Abandoned) as exc:
         reason = f"not replayed: {exc}"
         ledger.skipped(interaction.surface, interaction.name, "consumer_status", reason)
-        return InteractionVerdict(
-            interaction.name,
-            interaction.surface,
-            interaction.operation,
-            interaction.summary(),
-            recorded,
-            None,
-            "not exercised",
-            (reason,),
-        )
+        return interaction.judged(None, "not exercised", (reason,))
     problems = _judge(schema, ledger, interaction, exchange, setup)
-    return InteractionVerdict(
-        interaction.name,
-        interaction.surface,
-        interaction.operation,
-        interaction.summary(),
-        recorded,
-        exchange.status,
-        "broken" if problems else "ok",
-        tuple(problems),
-    )
+    return interaction.judged(exchange.status, "broken" if problems else "ok", tuple(problems))
 
 
 def _operation(spec: Spec, interaction: Interaction) -> Operation:
@@ -232,7 +213,7 @@ def _judge(
 ) -> list[str]:
     """Record the three verdicts; the rules broken (empty: all held)."""
     surface, name = interaction.surface, interaction.name
-    recorded, status = int(interaction.example["status"]), exchange.status
+    recorded, status = interaction.recorded_status, exchange.status
     received = interaction.fields_received(recorded)
     broken: list[tuple[str, str]] = []
     mock_answer = f"the mock answered HTTP {recorded}" + (f" with {', '.join(received)}" if received else "")

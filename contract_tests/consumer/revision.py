@@ -29,7 +29,7 @@ from openapi_spec_validator import validate
 from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
 
 from contract_tests.consumer.document import FORM_TYPES, Contract, Interaction
-from contract_tests.findings import InteractionVerdict, Ledger, Violation
+from contract_tests.findings import Ledger, Violation
 from contract_tests.spec import Operation, Spec
 from shop_contract.document import SpecError
 
@@ -58,7 +58,7 @@ def check(spec: Spec, contract: Contract, ledger: Ledger, progress: Callable[[st
     for interaction in contract.interactions:
         progress(f"[consumer] {interaction.name} {interaction.summary()}")
         problems = breaks(spec, interaction)
-        recorded = int(interaction.example["status"])
+        recorded = interaction.recorded_status
         if problems:
             rule = "this consumer breaks: " + "; ".join(problems)
             shown = f"the mock answered HTTP {recorded} when it was recorded (spec {contract.recorded_spec})"
@@ -66,18 +66,7 @@ def check(spec: Spec, contract: Contract, ledger: Ledger, progress: Callable[[st
             ledger.violated(violation)
         else:
             ledger.passed(interaction.surface, interaction.name, CHECK)
-        run.interactions.append(
-            InteractionVerdict(
-                interaction.name,
-                interaction.surface,
-                interaction.operation,
-                interaction.summary(),
-                recorded,
-                None,
-                "broken" if problems else "ok",
-                tuple(problems),
-            )
-        )
+        run.interactions.append(interaction.judged(None, "broken" if problems else "ok", tuple(problems)))
 
 
 def _recorded(interaction: Interaction) -> str:
