@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
@@ -38,3 +39,15 @@ def launched_chromium() -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+def kept_screenshot(page: Any, tmp_path: Path, name: str, *, full_page: bool = False) -> Path:
+    """A screenshot of `page` in the test's tmp dir, copied to SHOP_REPORT_ARTIFACTS when that names a
+    directory (CI keeps it as an artifact)."""
+    shot = tmp_path / name
+    page.screenshot(path=str(shot), full_page=full_page)
+    artifacts = os.environ.get("SHOP_REPORT_ARTIFACTS")
+    if artifacts:
+        Path(artifacts).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(artifacts) / name)
+    return shot

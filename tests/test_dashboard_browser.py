@@ -8,8 +8,6 @@ SHOP_REPORT_ARTIFACTS when it names a directory (CI uploads it).
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +18,7 @@ import pytest
 
 from mock_server.app import MockApp, create_app
 from mock_server.settings import DEFAULT_API_KEY, Settings
+from tests.browser import kept_screenshot
 from tests.live import running
 
 pytestmark = pytest.mark.browser
@@ -49,13 +48,7 @@ class Opened:
         self.page.click(f"#tab-{name}")
 
     def keep(self, tmp_path: Path, name: str) -> Path:
-        shot = tmp_path / name
-        self.page.screenshot(path=str(shot))
-        artifacts = os.environ.get("SHOP_REPORT_ARTIFACTS")
-        if artifacts:
-            Path(artifacts).mkdir(parents=True, exist_ok=True)
-            shutil.copy(shot, Path(artifacts) / name)
-        return shot
+        return kept_screenshot(self.page, tmp_path, name)
 
     def close(self) -> None:
         self.context.close()

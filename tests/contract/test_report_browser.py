@@ -9,9 +9,7 @@ SHOP_REPORT_ARTIFACTS when it names a directory (CI uploads it).
 
 from __future__ import annotations
 
-import os
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +20,7 @@ import pytest
 from contract_tests import html_report, report
 from contract_tests.spec import Spec
 from mock_server.settings import DEFAULT_API_KEY
+from tests.browser import kept_screenshot
 from tests.contract.support import ROOT, shop_contract
 from tests.contract.test_report import HOSTILE_BODY, hostile_violation, ledger_with
 from tests.contract.variants import VARIANTS
@@ -59,13 +58,7 @@ class Opened:
         return {(str(operation), str(check)) for operation, check in found}
 
     def keep(self, tmp_path: Path, name: str) -> Path:
-        shot = tmp_path / name
-        self.page.screenshot(path=str(shot), full_page=True)
-        artifacts = os.environ.get("SHOP_REPORT_ARTIFACTS")
-        if artifacts:
-            Path(artifacts).mkdir(parents=True, exist_ok=True)
-            shutil.copy(shot, Path(artifacts) / name)
-        return shot
+        return kept_screenshot(self.page, tmp_path, name, full_page=True)
 
     def close(self) -> None:
         self.context.close()
