@@ -120,9 +120,9 @@ def probe(count: int, batches: int) -> dict[str, list[float]]:
     return asyncio.run(run())
 
 
-def measure(tree: Path, count: int, batches: int) -> dict[str, list[float]]:
-    """`probe` in a child process that imports the mock from `tree`."""
-    command = [sys.executable, str(Path(__file__).resolve()), "--probe", str(count), str(batches)]
+def measure(tree: Path, count: int, batches: int, script: str = __file__, *extra: str) -> dict[str, list[float]]:
+    """`script`'s probe (this module's by default) in a child process that imports the mock from `tree`."""
+    command = [sys.executable, str(Path(script).resolve()), "--probe", str(count), str(batches), *extra]
     env = {**os.environ, "PYTHONPATH": str(tree)}
     done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
