@@ -73,12 +73,12 @@ def _refused(credentials: Credentials, forged: dict[str, str]) -> dict[str, dict
     return refused
 
 
-def _keyring(options: Options) -> Keyring:
+def _keyring(options: Options, limits: Limits) -> Keyring:
     realm = None
     if options.token_url and options.client_id and options.client_secret:
         realm = Realm(options.token_url, options.client_id, options.client_secret)
     try:
-        return Keyring(options.api_key, options.token, realm, Limits.of(options))
+        return Keyring(options.api_key, options.token, realm, limits)
     except CredentialsLost as exc:
         if isinstance(exc.__cause__, TokenEndpointUnreachable):
             raise Unreached(str(exc)) from exc
@@ -88,14 +88,14 @@ def _keyring(options: Options) -> Keyring:
 def build_target(options: Options, spec: Spec) -> Target:
     """Resolve credentials and surfaces, and check each surface answers and accepts them."""
     give_up = time.monotonic() + options.wait
-    keyring = _waiting(give_up, partial(_keyring, options))
+    limits = Limits.of(options)
+    keyring = _waiting(give_up, partial(_keyring, options, limits))
     try:
         token = keyring.token
     except CredentialsLost as exc:
         raise TargetError(str(exc)) from exc
     credentials = Credentials(api_key=options.api_key, token=token)
-    public_key = realm_public_key(token, options.token_url, Limits.of(options))
-    refused = _refused(credentials, forged_tokens(token, public_key))
+    refused = _refused(credentials, forged_tokens(token, realm_public_key(token, options.token_url, limits)))
     surfaces = []
     if options.base_url is not None:
         if credentials.api_key is None and credentials.token is None:
@@ -119,7 +119,6 @@ def build_target(options: Options, spec: Spec) -> Target:
         surfaces.append(
             Surface("gateway", options.gateway_url, operations, bearer, {"bearer": bearer}, gateway_refused)
         )
-    limits = Limits.of(options)
     for surface in surfaces:
         _waiting(give_up, partial(_probe, surface, spec, limits, keyring))
     return Target(tuple(surfaces), credentials, keyring, limits)
