@@ -47,7 +47,7 @@ from mock_server.control.backend_client import BackendClient
 from mock_server.control.bypass import Bypass
 from mock_server.control.dashboard.page import SHELL as DASHBOARD_SHELL
 from mock_server.control.dashboard.page import Dashboard
-from mock_server.control.faults import CONNECTION, FaultRules, Faults
+from mock_server.control.faults import FaultRules, Faults, note_connection
 from mock_server.control.journal.memory import Journal, RequestJournal
 from mock_server.control.landing import Landing
 from mock_server.control.proxy import Proxy, Violations
@@ -93,7 +93,7 @@ class MockApp(AsyncApp):  # type: ignore[misc]
     bypass: Bypass | None = None  # past Connexion's outer layers and the control plane (control/bypass.py)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        scope[CONNECTION] = getattr(send, "__self__", None)  # for faults.hang_up: the server's own `send`
+        note_connection(scope, send)  # for faults.hang_up: the server's own `send`
         if self.bypass is not None and self.bypass.takes(scope):
             enter_as_connexion(self, scope)
             await self.bypass.serve(scope, receive, send)

@@ -19,7 +19,9 @@ A delay is `asyncio.sleep`: it holds no lock and no worker, other requests go on
 rules, a request without `Prefer` costs one empty-list check and a look in `header_names`.
 Closing a connection needs the server's transport: under uvicorn (the only server the mock runs on)
 it is the `transport` of the `send` callable uvicorn hands to the app, which `MockApp` notes in the
-scope under `CONNECTION` (Connexion's error middleware wraps `send` before any middleware of ours).
+scope (`note_connection`: Connexion's error middleware wraps `send` before any middleware of ours).
+The note is a weak reference: uvicorn's per-request object holds the scope, so a strong one made a
+reference cycle of every request, left to the garbage collector (a tenth of a POST's time).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import asyncio
 import math
 import random
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -41,7 +44,7 @@ from mock_server.control.sessions.registry import NAME, NAME_RULE, requested
 from mock_server.http.middleware import send_problem
 from mock_server.spec.operations import METHODS, Operation, OperationIndex, describe
 
-CONNECTION = "mock.connection"  # the scope key of the server's per-request object (uvicorn: has `transport`)
+CONNECTION = "mock.connection"  # the scope key of a weak reference to the server's per-request object
 KINDS = ("delay", "status", "drop", "empty", "cut", "lost")
 FIELDS = {
     "method",
@@ -268,9 +271,23 @@ class Mangled:
                 )
 
 
+def note_connection(scope: Scope, send: Send) -> None:
+    """Keep, weakly, the server's object behind `send` (uvicorn's: it has the `transport`)."""
+    try:
+        scope[CONNECTION] = weakref.ref(send.__self__)  # type: ignore[attr-defined]
+    except (AttributeError, TypeError):  # a plain function, or an object that takes no weak reference
+        scope[CONNECTION] = None
+
+
+def connection(scope: Scope) -> Any:
+    """The server's per-request object noted by `note_connection`, or None."""
+    noted = scope.get(CONNECTION)
+    return noted() if noted is not None else None
+
+
 async def hang_up(scope: Scope) -> None:
     """Close the client's connection now, whatever was sent (uvicorn: the transport behind its `send`)."""
-    cycle = scope.get(CONNECTION)
+    cycle = connection(scope)
     transport = getattr(cycle, "transport", None)
     if transport is None:
         raise ConnectionAbortedError("injected fault: this server gives no access to the connection")

@@ -25,7 +25,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from mock_server.control.admin import problem
-from mock_server.control.faults import CONNECTION
+from mock_server.control.faults import connection
 from mock_server.control.journal.memory import Entry, Journal
 
 MAX_STREAMS = 16  # pages streaming at once
@@ -51,7 +51,7 @@ class Listener:
             self.dropped = True
             self.rows.clear()
             self.ready.set()
-            transport = getattr(self._scope.get(CONNECTION), "transport", None)
+            transport = getattr(connection(self._scope), "transport", None)
             if transport is not None:  # uvicorn: abort, as a close would first flush what the client does not read
                 transport.abort()
             return False
