@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 
 from mock_server.app import MockApp, create_app
 from mock_server.settings import DEFAULT_API_KEY, MEMORY, Settings
-from tests.browser import launched_chromium
+from tests.browser import ENGINES, launched_chromium
 from tests.live import running
 from tests.redis_server import redis_server
 
@@ -106,3 +106,10 @@ def redis_url(redis_server_url: str) -> str:
 def chromium() -> Iterator[Any]:
     """Debian's Chromium, headless, driven by Playwright (tests/browser.py)."""
     yield from launched_chromium()
+
+
+@pytest.fixture(scope="module", params=sorted(ENGINES))
+def browser(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """Each engine in turn, the test id naming it: Debian's Chromium, and its Firefox ESR over WebDriver
+    BiDi (tests/browser.py)."""
+    yield from ENGINES[request.param]()
