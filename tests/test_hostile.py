@@ -415,6 +415,40 @@ def test_an_oversized_request_head_is_431_and_changes_nothing(
     assert readable_state(client) == before
 
 
+def test_a_head_over_the_limit_in_two_reads_is_431(mock: tuple[MockApp, httpx.Client]) -> None:
+    """The head is measured once complete, over every read that brought it: two reads each under the
+    limit, together over it, are refused (the first read, where the request began, counts too)."""
+    client = mock[1]
+    half = b"X-Half: " + b"a" * (LIMITS.head_bytes * 2 // 3) + b"\r\n"
+    host, port = str(client.base_url).removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(b"GET /shop/api/v1/productlines/ HTTP/1.1\r\nHost: x\r\nX-API-Key: dev-api-key\r\n" + half)
+        time.sleep(0.2)  # two reads, not one
+        sock.sendall(half.replace(b"X-Half", b"X-Other") + b"\r\n")
+        answer = b""
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := sock.recv(65536):
+                answer += chunk
+    assert status_of(answer) == 431, answer[:300]
+
+
+def test_pipelined_answers_keep_their_order_and_a_head_answer_is_a_head(mock: tuple[MockApp, httpx.Client]) -> None:
+    """Requests sent in one write are answered in order, each whole: a response head held for its
+    body (`http.coalescing`) never waits for another's, and a HEAD answer is its head alone."""
+    client = mock[1]
+    one = b"GET /shop/api/v1/productlines/ HTTP/1.1\r\nHost: x\r\nX-API-Key: dev-api-key\r\n\r\n"
+    head = one.replace(b"GET", b"HEAD", 1)
+    last = one.replace(b"Host: x", b"Host: x\r\nConnection: close")
+    answer = raw_exchange(str(client.base_url), one + head + last)
+    parts = answer.split(b"HTTP/1.1 ")[1:]
+    assert [part[:3] for part in parts] == [b"200"] * 3, answer[:600]
+    for number, part in enumerate(parts):
+        head_part, _, body = part.partition(b"\r\n\r\n")
+        length = int(re.findall(rb"content-length: (\d+)", head_part)[0])
+        assert len(body) == (0 if number == 1 else length), f"answer {number + 1}: {part[:300]!r}"
+    assert json.loads(parts[0].partition(b"\r\n\r\n")[2])["results"]
+
+
 def test_an_overlong_request_line_is_414(mock: tuple[MockApp, httpx.Client]) -> None:
     client = mock[1]
     answer = raw_exchange(

@@ -5,10 +5,16 @@ head: a 64 MiB header was read to the end, and a connection that never finished 
 held forever (`timeout_keep_alive` only runs between requests). `--h11-max-incomplete-event-size`
 applies to h11 only. `bounded_protocol` returns uvicorn's httptools protocol with:
 - the request head (request line and headers) limited to `Limits.head_bytes`: beyond, 431 (414 for
-  the request line alone) and the connection closed, having buffered at most two more reads;
+  the request line alone) and the connection closed, having buffered at most one more read;
 - at most `Limits.header_count` header fields: beyond, 431;
 - a request (head and body) that is not complete `Limits.request_seconds` after it began, or a
-  connection that sends nothing for that long, gets 408 and is closed.
+  connection that sends nothing for that long, gets 408 and is closed;
+- its writes through `coalescing.CoalescingTransport` (a response's head and body in one write).
+
+The bounds cost a request no call per header: a head still incomplete after a read is counted in
+`data_received` (so a head spread over many reads is refused once its bytes pass the limit), and a
+complete head is checked once, in `on_headers_complete`, where its size is summed only when the
+reads that brought it could hold more than the limit.
 """
 
 from __future__ import annotations
@@ -17,10 +23,11 @@ import asyncio
 import json
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any
+from typing import Any, cast
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from mock_server.http.coalescing import CoalescingTransport
 from mock_server.spec.errors import problem_body
 
 
@@ -61,15 +68,14 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
     }
 
     max_headers, max_head = limits.header_count, limits.head_bytes
-    uvicorn_on_header = HttpToolsProtocol.on_header
 
     class BoundedHttpToolsProtocol(HttpToolsProtocol):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.in_head = True  # waiting for (the rest of) a request head
-            self.head_bytes = 0  # request line and headers parsed so far
-            self.unparsed_bytes = 0
-            self.header_count = 0
+            self.unparsed_bytes = 0  # bytes of the reads after the first that left this head incomplete
+            self.seen_bytes = 0  # bytes of every read that left this head incomplete (with the first's)
+            self.read_bytes = 0  # the read being parsed
             self.refused = 0
             self.began = False
             self.since: float | None = None  # when the request being read began (or the connection was made)
@@ -77,6 +83,7 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            self.transport = cast(asyncio.Transport, CoalescingTransport(transport, self.loop))
             self._begin()
 
         def connection_lost(self, exc: Exception | None) -> None:
@@ -87,14 +94,18 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
             if self.refused:
                 return
             self.began = False
+            self.read_bytes = len(data)
             super().data_received(data)
-            if self.in_head and not self.began and not self.refused:
-                # a head still incomplete after this read: its bytes so far are buffered by the parser,
-                # not yet seen by the callbacks (counted after parsing, so that a body arriving with
-                # its head does not count)
-                self.unparsed_bytes += len(data)
-                if self.unparsed_bytes > limits.head_bytes:
-                    self.refuse(431)
+            if self.in_head and not self.refused:
+                # a head still incomplete after this read: its bytes so far are buffered by the parser
+                # or kept by uvicorn. Refused on the bytes of the reads after the one it began in (that
+                # one may end an earlier request's body); measured when complete if, with that one,
+                # the reads could hold more than the limit.
+                self.seen_bytes += len(data)
+                if not self.began:
+                    self.unparsed_bytes += len(data)
+                    if self.unparsed_bytes > max_head:
+                        self.refuse(431 if self.headers else 414)
 
         def send_400_response(self, msg: str) -> None:
             if self.refused:  # a parser callback raised `Refused`
@@ -104,27 +115,29 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
-            self.in_head, self.head_bytes, self.unparsed_bytes, self.header_count = True, 0, 0, 0
+            self.in_head, self.unparsed_bytes, self.seen_bytes = True, 0, 0
             self.began = True  # this read may end with the previous request's body: counted from the next
             self._begin()
 
-        def on_url(self, url: bytes) -> None:
-            if len(self.url) + len(url) > limits.head_bytes:
-                self.refused = 414
-                raise Refused(414)
-            super().on_url(url)
-
-        def on_header(self, name: bytes, value: bytes) -> None:  # per header: kept short
-            self.header_count += 1
-            self.head_bytes += len(name) + len(value) + 4  # ": " and CRLF
-            if self.header_count > max_headers or len(self.url) + self.head_bytes > max_head:
-                self.refused = 431
-                raise Refused(431)
-            uvicorn_on_header(self, name, value)
-
         def on_headers_complete(self) -> None:
+            status = self._over_limits()
+            if status:
+                self.refused = status
+                raise Refused(status)  # the parser stops; uvicorn calls `send_400_response`
             self.in_head = False
             super().on_headers_complete()
+
+        def _over_limits(self) -> int:
+            """The status refusing a complete head over the limits, or 0."""
+            if len(self.url) > max_head:
+                return 414
+            if len(self.headers) > max_headers:
+                return 431
+            if self.seen_bytes + self.read_bytes > max_head:  # the reads could hold more: measure the head
+                size = len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
+                if size > max_head:
+                    return 431
+            return 0
 
         def on_message_complete(self) -> None:
             self.since = None  # read whole: nothing to time until the next request begins
