@@ -71,19 +71,22 @@ def depth(value: t.Any) -> int:
     return deepest
 
 
+def _too_deep(what: str) -> str:
+    return f"The {what} is nested too deeply (at most {MAX_JSON_DEPTH} levels)."
+
+
 def load_json(text: str, what: str = "request body") -> t.Any:
     """JSON text as Python, refused (BadRequest) if malformed, nested deeper than `MAX_JSON_DEPTH` or
     holding a string that cannot be encoded as UTF-8. The checks past parsing cost nothing for a
     body with few brackets and no `\\u` escape, which is every ordinary request."""
-    too_deep = f"The {what} is nested too deeply (at most {MAX_JSON_DEPTH} levels)."
     try:
         value = json.loads(text)
     except RecursionError:
-        raise BadRequest(too_deep) from None
+        raise BadRequest(_too_deep(what)) from None
     except ValueError as error:  # JSONDecodeError, and integers too long to convert
         raise BadRequest(f"The {what} is not valid JSON: {error}") from None
     if text.count("[") + text.count("{") > MAX_JSON_DEPTH and depth(value) > MAX_JSON_DEPTH:
-        raise BadRequest(too_deep)
+        raise BadRequest(_too_deep(what))
     if "\\u" in text:  # the only way a lone surrogate gets into text decoded as UTF-8
         refuse_unencodable(value, what)
     return value
