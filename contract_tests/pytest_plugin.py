@@ -1,6 +1,6 @@
 """pytest entry point (`pytest11`): the CLI's options as `--shop-...` options, and nothing else until used.
 
-Every option of `shop-contract` (`contract_tests.cli.parser()`) exists here with `--shop-` before its
+Every option of `shop-contract` (`contract_tests.arguments.parser()`) exists here with `--shop-` before its
 name and the same help, type and choices, so an option added to the CLI appears here without an
 edit, and a bad value is pytest's usage error. This module is loaded in every pytest session of an
 environment that has the suite installed, so it imports only the CLI's parser; the suite itself
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from contract_tests.cli import parser as cli_parser
+from contract_tests.arguments import parser as cli_parser
 from contract_tests.options import UsageError
 from shop_contract.document import SpecError
 
@@ -89,7 +89,7 @@ def cli_arguments(config: pytest.Config) -> list[str]:
 def pytest_configure(config: pytest.Config) -> None:
     if all(config.getoption(f"{PREFIX}_{dest}") is None for dest in TARGET_OPTIONS):
         return
-    from contract_tests.cli import options_from
+    from contract_tests.arguments import options_from
     from contract_tests.pytest_suite import ContractSuite
 
     try:

@@ -1,7 +1,7 @@
 """How to repeat what a report shows: the command of the whole run, and a request as an httpx script.
 
 The command never holds a credential: each is read from the variable `shop-contract` reads it from
-(cli.SECRET_VARIABLES). A request's curl (as Schemathesis writes it: `curl -X M -H 'h: v' -d 'body'
+(arguments.SECRET_VARIABLES). A request's curl (as Schemathesis writes it: `curl -X M -H 'h: v' -d 'body'
 URL`, credentials already masked) becomes a short Python script with httpx; a curl that is not of
 that shape (or uses the shell's `$'...'` quoting for control characters) is said to be so, never
 guessed at.

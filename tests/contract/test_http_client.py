@@ -24,7 +24,7 @@ import httpx
 import pytest
 import requests
 
-from contract_tests import cli
+from contract_tests import arguments, cli
 from contract_tests.bounded import ACCEPT_ENCODING, Limits, ResponseTooLarge
 from contract_tests.bounded_httpx import httpx_client, send_httpx
 from contract_tests.bounded_requests import bounded_session
@@ -106,7 +106,7 @@ def clients(request: pytest.FixtureRequest) -> Iterator[Clients]:
 def _case(origin: str, flags: list[str]) -> Any:
     """A Schemathesis case of `list_product_lines` at `origin`, sent as a run with `flags` sends it."""
     base_url = origin + "/shop/api/v1"
-    options = cli.options_from(["--base-url", base_url, "--api-key", "k", *flags], {})
+    options = arguments.options_from(["--base-url", base_url, "--api-key", "k", *flags], {})
     surface = Surface("backend", base_url, operations=("list_product_lines",), headers={}, accepted={})
     schema = load_schema(Spec.load(), options, surface, {"list_product_lines"}, Known(Identities()))
     return schema.find_operation_by_id("list_product_lines").Case()
@@ -296,7 +296,7 @@ def test_insecure_accepts_a_certificate_from_an_unknown_ca(clients: Clients, ca:
 
 def test_the_ca_bundle_flag_reaches_both_clients(clients: Clients, ca: Authority, tmp_path: Path) -> None:
     with _tls_ok(ca) as wire:
-        options = cli.options_from(["--base-url", wire.origin, "--ca-bundle", str(ca.ca_file)], {})
+        options = arguments.options_from(["--base-url", wire.origin, "--ca-bundle", str(ca.ca_file)], {})
         client = clients(trust=Limits.of(options).trust)
         assert client.get(wire.origin + "/") == Reply(200, b"ok")
 
@@ -315,7 +315,7 @@ def test_the_tls_flags_reach_schemathesis_requests(ca: Authority, flag: str | No
 
 def test_a_ca_bundle_that_is_not_a_file_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(cli.UsageError, match=r"--ca-bundle .*: no such file"):
-        cli.options_from(["--base-url", "https://127.0.0.1:1", "--ca-bundle", str(tmp_path / "nope.pem")], {})
+        arguments.options_from(["--base-url", "https://127.0.0.1:1", "--ca-bundle", str(tmp_path / "nope.pem")], {})
 
 
 def test_a_ca_bundle_that_holds_no_certificate_is_a_usage_error(tmp_path: Path) -> None:

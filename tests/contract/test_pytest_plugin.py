@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from contract_tests.cli import parser
+from contract_tests.arguments import parser
 from contract_tests.pytest_plugin import cli_actions, shop_option
 
 
