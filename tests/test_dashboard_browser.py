@@ -126,9 +126,11 @@ class Opened:
         self.eventually(lambda: self.page.text_content(selector), text, selector)
 
     def copied(self, button: Any, header: str) -> str:
-        """What clicking `button` put on the system's clipboard, read back once it holds `header` (the
-        text the page shows beside the button); fails if it never does."""
+        """`header` (the text the page shows beside `button`), once clicking `button` put it on the
+        system's clipboard (read back: fails if it never holds it). The clipboard is read only after the
+        page said "copied": Firefox asks the user before a page reads what another origin wrote."""
         button.click()
+        self.says("#steering-message", "copied")
         self.eventually(lambda: self.page.evaluate("navigator.clipboard.readText()"), header, "the clipboard")
         return header
 
@@ -199,6 +201,7 @@ def test_the_filters_show_exactly_the_matching_rows_and_clearing_one_brings_the_
         ("GET", "200"),
     ]
     listed, missing, created, product = everything
+    assert missing[1] == LINES + HOSTILE + "/"  # shown as text
     filters = [
         ("#f-method", "POST", [created]),
         ("#f-method", "GET", [listed, missing, product]),
@@ -494,7 +497,6 @@ def test_an_opened_exchange_leads_to_its_operations_prefer_headers_and_one_copie
     assert (steered.status_code, steered.json()) == examples[example.partition("example=")[2]]
     status = opened.copied(statuses.last.locator("button"), statuses.last.locator("code").inner_text())
     assert f"Prefer: code={sent(status).status_code}" == status
-    opened.says("#steering-message", "copied")
     assert opened.problems == []
 
 
