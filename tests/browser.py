@@ -148,3 +148,13 @@ def kept_screenshot(page: Any, tmp_path: Path, name: str, *, full_page: bool = F
         Path(artifacts).mkdir(parents=True, exist_ok=True)
         shutil.copy(shot, Path(artifacts) / name)
     return shot
+
+
+def clipboard_readable(context: Any, origin: str) -> None:
+    """Let pages of `origin` in `context` read back what they copied (`navigator.clipboard.readText`).
+
+    Chromium asks for the permissions; Firefox lets a page read what its own origin wrote, and its
+    WebDriver BiDi knows no `clipboard-read` permission to grant.
+    """
+    if not is_firefox(context.browser):
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=origin)

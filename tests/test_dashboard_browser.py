@@ -12,16 +12,17 @@ import base64
 import hashlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from mock_server.app import MockApp, create_app
+from mock_server.app import MockApp, create_app, operation_index
 from mock_server.settings import DEFAULT_API_KEY, Settings
-from tests.browser import downloaded, downloading_to, in_scheme, kept_screenshot
+from mock_server.spec.schemas import load_spec, mount_points
+from tests.browser import clipboard_readable, downloaded, downloading_to, in_scheme, kept_screenshot
 from tests.contract.variants import VARIANTS
 from tests.live import running
 
@@ -31,6 +32,13 @@ UI = "/__mock__/ui/"
 KEY = {"X-API-Key": DEFAULT_API_KEY}
 HOSTILE = "<img src=x onerror=window.pwned=1>"
 LINES = "/shop/api/v1/productlines/"
+SPEC = load_spec()
+OPERATIONS = {
+    operation.operation_id: operation for _, operation in operation_index(SPEC, *mount_points(SPEC)).operations
+}
+# The live table's rows, newest first, each as its cells read: (method, path, operation, status, session).
+CHOSEN = ("#f-method", "#f-status")  # the live table's filters chosen in a list; the others are typed
+ROWS = "[...document.querySelectorAll('#live tbody tr')].map(r => [1, 2, 3, 4, 6].map(n => r.cells[n].textContent))"
 
 
 # Playwright's screenshot in Firefox first adds `<style>body {}</style>` (to sync animations); the page's
@@ -96,6 +104,37 @@ class Opened:
         stem, suffix = name.rsplit(".", 1)
         return kept_screenshot(self.page, tmp_path, f"{stem}-{self.engine}.{suffix}")
 
+    def rows(self) -> list[tuple[str, ...]]:
+        """The live table's rows, newest first: (method, path, operation, status, session) as shown."""
+        return [tuple(cells) for cells in self.page.evaluate(ROWS)]
+
+    def filter(self, selector: str, value: str) -> None:
+        """Set the live table's filter `selector` to `value` ("" clears it), as a user does."""
+        if selector in CHOSEN:
+            self.page.select_option(selector, value)
+        else:
+            self.page.fill(selector, value)
+
+    def eventually(self, read: Callable[[], object], expected: object, what: str) -> None:
+        """Wait (2 s at most) until `read()` gives `expected`; fail saying what `what` gave instead."""
+        deadline = time.monotonic() + 2
+        while (seen := read()) != expected:
+            assert time.monotonic() < deadline, f"{what} gives {seen!r}, not {expected!r}"
+            time.sleep(0.05)
+
+    def says(self, selector: str, text: str) -> None:
+        """Wait until `selector`'s text is exactly `text`."""
+        self.eventually(lambda: self.page.text_content(selector), text, selector)
+
+    def copied(self, button: Any, header: str) -> str:
+        """`header` (the text the page shows beside `button`), once clicking `button` put it on the
+        system's clipboard (read back: fails if it never holds it). The clipboard is read only after the
+        page said "copied": Firefox asks the user before a page reads what another origin wrote."""
+        button.click()
+        self.says("#steering-message", "copied")
+        self.eventually(lambda: self.page.evaluate("navigator.clipboard.readText()"), header, "the clipboard")
+        return header
+
     def close(self) -> None:
         self.context.close()
 
@@ -144,6 +183,79 @@ def test_a_request_shows_within_a_second_with_its_credential_masked_and_hostile_
     assert opened.problems == []
 
 
+def test_the_filters_show_exactly_the_matching_rows_and_clearing_one_brings_the_rest_back(
+    served: tuple[MockApp, str], opened: Opened, tmp_path: Path
+) -> None:
+    _, origin = served
+    opened.live()
+    with httpx.Client(base_url=origin, headers=KEY) as http:
+        assert http.get("/shop/api/v1/products/S10_1678/").status_code == 200
+        assert http.post(LINES, json={"productline": "Rockets"}).status_code == 201
+        assert http.get(LINES + HOSTILE + "/").status_code == 404
+        assert http.get(LINES, headers={"X-Mock-Session": "bob"}).status_code == 200
+    opened.page.locator("#live tbody tr", has_text="bob").wait_for(timeout=1000)
+    everything = opened.rows()
+    assert [(method, status) for method, _, _, status, _ in everything] == [
+        ("GET", "200"),
+        ("GET", "404"),
+        ("POST", "201"),
+        ("GET", "200"),
+    ]
+    listed, missing, created, product = everything
+    assert missing[1] == LINES + HOSTILE + "/"  # shown as text
+    filters = [
+        ("#f-method", "POST", [created]),
+        ("#f-method", "GET", [listed, missing, product]),
+        ("#f-path", "/products/", [product]),  # a path
+        ("#f-path", "create_product_line", [created]),  # an operationId
+        ("#f-path", "Product_Line", [listed, missing, created]),  # a part of one, in any case
+        ("#f-path", HOSTILE, [missing]),  # hostile text, matched as text
+        ("#f-status", "2", [listed, created, product]),
+        ("#f-status", "4", [missing]),
+        ("#f-status", "5", []),
+        ("#f-status", "none", []),
+        ("#f-session", "bob", [listed]),
+        ("#f-session", "alice", []),
+    ]
+    for selector, value, matching in filters:
+        opened.filter(selector, value)
+        assert opened.rows() == matching, f"{selector} {value!r}"
+        opened.filter(selector, "")
+        assert opened.rows() == everything, f"{selector} cleared"
+    opened.filter("#f-method", "GET")  # filters add up
+    opened.filter("#f-status", "2")
+    assert opened.rows() == [listed, product]
+    opened.says("#shown", "2 of the last 4 exchanges shown")
+    opened.filter("#f-path", HOSTILE)
+    assert opened.rows() == []
+    assert opened.page.locator("img").count() == 0 and opened.page.evaluate("window.pwned") is None
+    opened.keep(tmp_path, "dashboard-filters.png")
+    assert opened.problems == []
+
+
+def test_the_table_keeps_the_last_n_exchanges_the_newest_even_under_a_filter(
+    served: tuple[MockApp, str], opened: Opened
+) -> None:
+    _, origin = served
+    opened.live()
+    keep: int = opened.page.evaluate("KEEP")  # the page's own bound
+    opened.filter("#f-method", "POST")
+    assert httpx.post(origin + LINES, json={"productline": "Rockets"}, headers=KEY).status_code == 201
+    opened.page.locator("#live tbody tr", has_text="create_product_line").wait_for(timeout=1000)
+    total = keep + 20
+    with httpx.Client(base_url=origin, headers=KEY) as http:
+        for n in range(total):
+            assert http.get(f"{LINES}line-{n}/").status_code == 404
+    # the POST is no longer among the last N: a filter shows none of what the page no longer keeps
+    opened.says("#shown", f"0 of the last {keep} exchanges shown")
+    assert opened.rows() == []
+    opened.filter("#f-method", "")
+    opened.page.locator("#live tbody tr", has_text=f"line-{total - 1}/").wait_for(timeout=2000)
+    paths = [path for _, path, _, _, _ in opened.rows()]
+    assert paths == [f"{LINES}line-{n}/" for n in reversed(range(total - keep, total))]
+    assert opened.problems == []
+
+
 def test_a_fault_rule_entered_in_the_page_applies_to_the_next_request(
     served: tuple[MockApp, str], opened: Opened, tmp_path: Path
 ) -> None:
@@ -186,6 +298,74 @@ def test_a_session_reset_from_the_page_resets_it(served: tuple[MockApp, str], op
         opened.page.wait_for_timeout(200)
         opened.keep(tmp_path, f"dashboard-{name}.png")
     assert opened.problems == []
+
+
+def test_sessions_made_by_requests_are_listed_and_one_deleted_from_the_page_is_gone(
+    served: tuple[MockApp, str], opened: Opened, tmp_path: Path
+) -> None:
+    _, origin = served
+    opened.live()
+    opened.tab("sessions")
+    empty = opened.page.locator("#sessions").get_by_text("no session yet")  # the page says the list is empty
+    empty.wait_for(timeout=2000)
+    with httpx.Client(base_url=origin, headers=KEY) as http:
+        assert http.post(LINES, json={"productline": "Rockets"}, headers={"X-Mock-Session": "carol"}).status_code == 201
+        assert http.get(LINES, headers={"X-Mock-Session": "dave"}).status_code == 200
+        opened.page.click("#sessions-reload")
+        names = opened.page.locator("#session-list tbody tr[data-session]")
+        names.nth(1).wait_for(timeout=2000)
+        assert empty.count() == 0  # nor says so any more
+        listed = http.get("/__mock__/sessions").json()
+        assert [(s["name"], str(s["size"])) for s in listed] == [
+            (row.get_attribute("data-session"), row.locator("td").nth(3).inner_text()) for row in names.all()
+        ]
+        assert {s["name"] for s in listed} == {"carol", "dave"}
+        opened.page.click('button[aria-label="Delete session carol"]')
+        opened.says("#sessions-message", "session carol deleted")
+        opened.page.locator('#session-list tr[data-session="carol"]').wait_for(state="detached", timeout=2000)
+        assert [s["name"] for s in http.get("/__mock__/sessions").json()] == ["dave"]  # the admin API agrees
+        assert http.delete("/__mock__/sessions/dave").status_code == 204  # gone behind the page's back
+        refused = http.delete("/__mock__/sessions/dave").json()["detail"]
+        opened.page.click('button[aria-label="Delete session dave"]')
+        opened.says("#sessions-message", refused)  # the server's word, kept though the list is now empty
+        assert opened.page.locator("#sessions-message.error").count() == 1
+        empty.wait_for(timeout=2000)
+        assert http.get(LINES + "Rockets/", headers={"X-Mock-Session": "carol"}).status_code == 404  # afresh
+    opened.keep(tmp_path, "dashboard-sessions-deleted.png")
+    assert [p for p in opened.problems if "status of 404" not in p] == []  # the refused DELETE is logged by Chromium
+
+
+def test_fault_rules_the_server_refuses_show_its_message_and_change_nothing_and_clear_removes_all(
+    served: tuple[MockApp, str], opened: Opened, tmp_path: Path
+) -> None:
+    _, origin = served
+    rule = [{"operationId": "get_product", "fault": "status", "status": 503}]
+    with httpx.Client(base_url=origin, headers=KEY) as http:
+        assert http.put("/__mock__/faults", json=rule).status_code == 204
+        installed = http.get("/__mock__/faults").json()
+        opened.live()
+        opened.tab("faults")
+        opened.eventually(lambda: bool(opened.page.input_value("#rules")), True, "#rules")
+        assert json.loads(opened.page.input_value("#rules")) == installed
+        for refused in (
+            '[{"operationId": "get_product", ',
+            '[{"operationId": "get_product", "fault": "status", "status": 99}]',
+        ):
+            detail = http.put("/__mock__/faults", content=refused).json()["detail"]  # what the server says of it
+            opened.page.fill("#rules", refused)
+            opened.page.click("#faults-save")
+            opened.says("#faults-message", detail)
+            assert opened.page.locator("#faults-message.error").count() == 1
+            assert opened.page.input_value("#rules") == refused  # kept, to be corrected
+            assert http.get("/__mock__/faults").json() == installed  # nothing changed
+            assert http.get("/shop/api/v1/products/S10_1678/").status_code == 503
+        opened.keep(tmp_path, "dashboard-faults-refused.png")
+        opened.page.click("#faults-clear")
+        opened.says("#faults-message", "rules cleared")
+        assert http.get("/__mock__/faults").json() == []
+        assert json.loads(opened.page.input_value("#rules")) == []
+        assert http.get("/shop/api/v1/products/S10_1678/").status_code == 200
+    assert [p for p in opened.problems if "status of 400" not in p] == []  # the refused PUTs are logged by Chromium
 
 
 def test_the_page_is_refused_from_a_foreign_origin_and_a_rebound_host(
@@ -280,16 +460,44 @@ def test_the_state_view_counts_searches_imports_with_the_servers_word_and_resets
     assert [p for p in opened.problems if "status of 400" not in p] == []
 
 
-def test_an_opened_exchange_leads_to_its_operations_prefer_headers(served: tuple[MockApp, str], opened: Opened) -> None:
+def test_an_opened_exchange_leads_to_its_operations_prefer_headers_and_one_copied_steers_as_shown(
+    served: tuple[MockApp, str], opened: Opened
+) -> None:
     _, origin = served
+    clipboard_readable(opened.context, origin)
     opened.live()
-    httpx.get(origin + "/shop/api/v1/products/S10_1678/", headers=KEY)
-    opened.page.locator("#live tbody tr", has_text="get_product").click()
+    url = origin + LINES + "Classic Cars/"
+    assert httpx.get(url, headers=KEY).status_code == 200
+    opened.page.locator("#live tbody tr", has_text="get_product_line").click()
     opened.page.click("#d-steer")
-    statuses = opened.page.locator("#steer-statuses code")
+    statuses = opened.page.locator("#steer-statuses li")
     statuses.first.wait_for(timeout=2000)
-    assert "get_product" in opened.page.locator("#operation option:checked").inner_text()
-    assert "Prefer: code=404" in statuses.all_inner_texts()
+    assert "get_product_line" in opened.page.locator("#operation option:checked").inner_text()
+    operation = OPERATIONS["get_product_line"]  # the spec's: its declared statuses and named examples
+    assert statuses.locator("code").all_inner_texts() == [f"Prefer: code={code}" for code in operation.declared()]
+    examples = {
+        name: (int(status), example["value"])
+        for status, response in operation.responses.items()
+        for content in response.get("content", {}).values()
+        for name, example in content.get("examples", {}).items()
+    }
+    assert examples, "the spec names no example of get_product_line to steer to"
+    shown = opened.page.locator("#steer-examples li")
+    assert [(item.locator("code").inner_text(), item.locator(".hint").inner_text()) for item in shown.all()] == [
+        (f"Prefer: example={name}", f"status {status}") for name, (status, _) in examples.items()
+    ]
+
+    def sent(header: str) -> httpx.Response:
+        name, _, value = header.partition(": ")
+        answer = httpx.get(url, headers={**KEY, name: value})
+        assert answer.headers.get("preference-applied") == value, header
+        return answer
+
+    example = opened.copied(shown.last.locator("button"), shown.last.locator("code").inner_text())
+    steered = sent(example)  # the example named, with the status shown beside it, not Classic Cars
+    assert (steered.status_code, steered.json()) == examples[example.partition("example=")[2]]
+    status = opened.copied(statuses.last.locator("button"), statuses.last.locator("code").inner_text())
+    assert f"Prefer: code={sent(status).status_code}" == status
     assert opened.problems == []
 
 

@@ -125,12 +125,15 @@ function add(exchange) {
   if (known.has(exchange.id)) return;
   known.add(exchange.id);
   exchanges.push(exchange);
-  if (exchanges.length > KEEP) known.delete(exchanges.shift().id);
-  if (matches(exchange)) {
-    const body = $('live').tBodies[0];
-    body.prepend(row(exchange));
-    while (body.rows.length > KEEP) body.lastElementChild.remove();
+  const body = $('live').tBodies[0];
+  if (exchanges.length > KEEP) {
+    // the oldest goes, and its row with it (the last one, if shown): a filter shows only what is kept
+    const gone = exchanges.shift();
+    known.delete(gone.id);
+    const last = body.lastElementChild;
+    if (last && last.dataset.id === String(gone.id)) last.remove();
   }
+  if (matches(exchange)) body.prepend(row(exchange));
   counted();
 }
 
@@ -326,7 +329,14 @@ async function exportState() {
 async function loadSessions() {
   try {
     const sessions = await json('/sessions');
-    $('session-list').tBodies[0].replaceChildren(...sessions.map((session) => {
+    const body = $('session-list').tBodies[0];
+    if (!sessions.length) { // said in the list itself: the message keeps the last action's outcome
+      const empty = el('tr');
+      empty.append(el('td', 'no session yet: a request with X-Mock-Session: NAME starts one', { colspan: '5', class: 'hint' }));
+      body.replaceChildren(empty);
+      return;
+    }
+    body.replaceChildren(...sessions.map((session) => {
       const tr = el('tr', null, { 'data-session': session.name });
       const actions = el('td');
       const reset = el('button', 'Reset', { type: 'button', 'aria-label': 'Reset session ' + session.name });
@@ -338,7 +348,6 @@ async function loadSessions() {
       tr.append(el('td', session.name), el('td', session.created), el('td', session.last_used), el('td', session.size), actions);
       return tr;
     }));
-    if (!sessions.length) say('sessions-message', 'no session yet: a request with X-Mock-Session: NAME starts one');
   } catch (error) {
     say('sessions-message', error.message, true);
   }
