@@ -29,6 +29,7 @@ from tests.live import running
 pytestmark = pytest.mark.browser
 
 UI = "/__mock__/ui/"
+ACTION_MS = 5000  # waiting for an action's outcome (a call and a render): no timing claim, room for a loaded CI machine
 KEY = {"X-API-Key": DEFAULT_API_KEY}
 HOSTILE = "<img src=x onerror=window.pwned=1>"
 LINES = "/shop/api/v1/productlines/"
@@ -193,7 +194,7 @@ def test_the_filters_show_exactly_the_matching_rows_and_clearing_one_brings_the_
         assert http.post(LINES, json={"productline": "Rockets"}).status_code == 201
         assert http.get(LINES + HOSTILE + "/").status_code == 404
         assert http.get(LINES, headers={"X-Mock-Session": "bob"}).status_code == 200
-    opened.page.locator("#live tbody tr", has_text="bob").wait_for(timeout=1000)
+    opened.page.locator("#live tbody tr", has_text="bob").wait_for(timeout=ACTION_MS)
     everything = opened.rows()
     assert [(method, status) for method, _, _, status, _ in everything] == [
         ("GET", "200"),
@@ -241,7 +242,7 @@ def test_the_table_keeps_the_last_n_exchanges_the_newest_even_under_a_filter(
     keep: int = opened.page.evaluate("KEEP")  # the page's own bound
     opened.filter("#f-method", "POST")
     assert httpx.post(origin + LINES, json={"productline": "Rockets"}, headers=KEY).status_code == 201
-    opened.page.locator("#live tbody tr", has_text="create_product_line").wait_for(timeout=1000)
+    opened.page.locator("#live tbody tr", has_text="create_product_line").wait_for(timeout=ACTION_MS)
     total = keep + 20
     with httpx.Client(base_url=origin, headers=KEY) as http:
         for n in range(total):
@@ -250,7 +251,7 @@ def test_the_table_keeps_the_last_n_exchanges_the_newest_even_under_a_filter(
     opened.says("#shown", f"0 of the last {keep} exchanges shown")
     assert opened.rows() == []
     opened.filter("#f-method", "")
-    opened.page.locator("#live tbody tr", has_text=f"line-{total - 1}/").wait_for(timeout=2000)
+    opened.page.locator("#live tbody tr", has_text=f"line-{total - 1}/").wait_for(timeout=ACTION_MS)
     paths = [path for _, path, _, _, _ in opened.rows()]
     assert paths == [f"{LINES}line-{n}/" for n in reversed(range(total - keep, total))]
     assert opened.problems == []
@@ -265,11 +266,11 @@ def test_a_fault_rule_entered_in_the_page_applies_to_the_next_request(
     opened.page.fill("#rules", '[{"operationId": "get_product", "fault": "explode"}]')
     opened.page.click("#faults-save")
     refused = opened.page.locator("#faults-message.error", has_text="Fault rules not installed")  # the server's word
-    refused.wait_for(timeout=2000)
+    refused.wait_for(timeout=ACTION_MS)
     assert "explode" in refused.inner_text()
     opened.page.fill("#rules", '[{"operationId": "get_product", "fault": "status", "status": 503}]')
     opened.page.click("#faults-save")
-    opened.page.locator("#faults-message", has_text="rules installed").wait_for(timeout=2000)
+    opened.page.locator("#faults-message", has_text="rules installed").wait_for(timeout=ACTION_MS)
     assert httpx.get(origin + "/shop/api/v1/products/S10_1678/", headers=KEY).status_code == 503
     opened.keep(tmp_path, "dashboard-faults.png")
     opened.tab("requests")
@@ -277,7 +278,7 @@ def test_a_fault_rule_entered_in_the_page_applies_to_the_next_request(
     assert json.loads(opened.page.inner_text("#d-fault"))["fault"] == "status"  # the fault applied, shown
     opened.tab("faults")
     opened.page.click("#faults-clear")
-    opened.page.locator("#faults-message", has_text="rules cleared").wait_for(timeout=2000)
+    opened.page.locator("#faults-message", has_text="rules cleared").wait_for(timeout=ACTION_MS)
     assert httpx.get(origin + "/shop/api/v1/products/S10_1678/", headers=KEY).status_code == 200
     assert [p for p in opened.problems if "status of 400" not in p] == []  # the refused PUT is logged by Chromium
 
@@ -290,7 +291,7 @@ def test_a_session_reset_from_the_page_resets_it(served: tuple[MockApp, str], op
     opened.live()
     opened.tab("sessions")
     opened.page.click('button[aria-label="Reset session alice"]')
-    opened.page.locator("#sessions-message", has_text="session alice reset").wait_for(timeout=2000)
+    opened.page.locator("#sessions-message", has_text="session alice reset").wait_for(timeout=ACTION_MS)
     assert httpx.get(origin + LINES + "Rockets/", headers=session).status_code == 404
     opened.keep(tmp_path, "dashboard-sessions.png")
     for name in ("state", "steering"):
@@ -307,13 +308,13 @@ def test_sessions_made_by_requests_are_listed_and_one_deleted_from_the_page_is_g
     opened.live()
     opened.tab("sessions")
     empty = opened.page.locator("#sessions").get_by_text("no session yet")  # the page says the list is empty
-    empty.wait_for(timeout=2000)
+    empty.wait_for(timeout=ACTION_MS)
     with httpx.Client(base_url=origin, headers=KEY) as http:
         assert http.post(LINES, json={"productline": "Rockets"}, headers={"X-Mock-Session": "carol"}).status_code == 201
         assert http.get(LINES, headers={"X-Mock-Session": "dave"}).status_code == 200
         opened.page.click("#sessions-reload")
         names = opened.page.locator("#session-list tbody tr[data-session]")
-        names.nth(1).wait_for(timeout=2000)
+        names.nth(1).wait_for(timeout=ACTION_MS)
         assert empty.count() == 0  # nor says so any more
         listed = http.get("/__mock__/sessions").json()
         assert [(s["name"], str(s["size"])) for s in listed] == [
@@ -322,14 +323,14 @@ def test_sessions_made_by_requests_are_listed_and_one_deleted_from_the_page_is_g
         assert {s["name"] for s in listed} == {"carol", "dave"}
         opened.page.click('button[aria-label="Delete session carol"]')
         opened.says("#sessions-message", "session carol deleted")
-        opened.page.locator('#session-list tr[data-session="carol"]').wait_for(state="detached", timeout=2000)
+        opened.page.locator('#session-list tr[data-session="carol"]').wait_for(state="detached", timeout=ACTION_MS)
         assert [s["name"] for s in http.get("/__mock__/sessions").json()] == ["dave"]  # the admin API agrees
         assert http.delete("/__mock__/sessions/dave").status_code == 204  # gone behind the page's back
         refused = http.delete("/__mock__/sessions/dave").json()["detail"]
         opened.page.click('button[aria-label="Delete session dave"]')
         opened.says("#sessions-message", refused)  # the server's word, kept though the list is now empty
         assert opened.page.locator("#sessions-message.error").count() == 1
-        empty.wait_for(timeout=2000)
+        empty.wait_for(timeout=ACTION_MS)
         assert http.get(LINES + "Rockets/", headers={"X-Mock-Session": "carol"}).status_code == 404  # afresh
     opened.keep(tmp_path, "dashboard-sessions-deleted.png")
     assert [p for p in opened.problems if "status of 404" not in p] == []  # the refused DELETE is logged by Chromium
@@ -415,7 +416,7 @@ def test_with_a_token_the_page_asks_for_it_and_sends_it_as_a_header(browser: Any
             token.press("Enter")
             opened.live()
             assert httpx.get(origin + "/shop/api/v1/products/S10_1678/", headers=KEY).status_code == 200
-            opened.page.locator("#live tbody tr", has_text="get_product").wait_for(timeout=1000)
+            opened.page.locator("#live tbody tr", has_text="get_product").wait_for(timeout=ACTION_MS)
             assert all("dash-token" not in url for url, _ in seen)
             assert "Bearer dash-token" in [header for _, header in seen]
             opened.keep(tmp_path, "dashboard-token.png")
@@ -444,18 +445,18 @@ def test_the_state_view_counts_searches_imports_with_the_servers_word_and_resets
     assert httpx.post(origin + LINES, json={"productline": "Rockets"}, headers=KEY).status_code == 201
     opened.live()
     opened.tab("state")
-    opened.page.locator("#counts button", has_text="productlines 9").wait_for(timeout=2000)
+    opened.page.locator("#counts button", has_text="productlines 9").wait_for(timeout=ACTION_MS)
     opened.page.fill("#state-search", "rockets")
     assert opened.page.locator("#items tbody tr").count() == 1
     assert "(1 items)" in opened.page.inner_text("#state-page")
     bad = {"name": "bad.json", "mimeType": "application/json", "buffer": b'{"products": 1}'}
     opened.page.set_input_files("#state-import", files=[bad])
     refused = opened.page.locator("#state-message.error")
-    refused.wait_for(timeout=2000)
+    refused.wait_for(timeout=ACTION_MS)
     assert "products" in refused.inner_text()  # the server's own message
     assert httpx.get(origin + "/__mock__/health").json()["counts"]["productlines"] == 9  # nothing half-applied
     opened.page.click("#state-reset")
-    opened.page.locator("#counts button", has_text="productlines 8").wait_for(timeout=2000)
+    opened.page.locator("#counts button", has_text="productlines 8").wait_for(timeout=ACTION_MS)
     opened.keep(tmp_path, "dashboard-state.png")
     assert [p for p in opened.problems if "status of 400" not in p] == []
 
@@ -471,7 +472,7 @@ def test_an_opened_exchange_leads_to_its_operations_prefer_headers_and_one_copie
     opened.page.locator("#live tbody tr", has_text="get_product_line").click()
     opened.page.click("#d-steer")
     statuses = opened.page.locator("#steer-statuses li")
-    statuses.first.wait_for(timeout=2000)
+    statuses.first.wait_for(timeout=ACTION_MS)
     assert "get_product_line" in opened.page.locator("#operation option:checked").inner_text()
     operation = OPERATIONS["get_product_line"]  # the spec's: its declared statuses and named examples
     assert statuses.locator("code").all_inner_texts() == [f"Prefer: code={code}" for code in operation.declared()]
@@ -509,7 +510,7 @@ def test_the_live_table_an_exchange_and_the_tabs_are_reached_with_the_keyboard_a
     for path in ("/shop/api/v1/products/S10_1678/", "/shop/api/v1/products/"):
         assert httpx.get(origin + path, headers=KEY).status_code == 200
     rows = opened.page.locator("#live tbody tr")
-    rows.nth(1).wait_for(timeout=1000)
+    rows.nth(1).wait_for(timeout=ACTION_MS)
     tab = opened.page.locator("#tab-requests")
     unfocused = {"row": opened.looks(rows.first), "tab": opened.looks(tab, around=4)}
     assert opened.tab_to("#live tbody tr", key="Tab") == rows.first.get_attribute("data-id")  # the newest
@@ -525,7 +526,7 @@ def test_the_live_table_an_exchange_and_the_tabs_are_reached_with_the_keyboard_a
     assert opened.focused("#tab-state") is not None
     assert opened.page.get_attribute("#tab-state", "aria-selected") == "true"
     assert opened.page.is_visible("#state") and opened.page.is_hidden("#requests")
-    opened.page.locator("#counts button", has_text="productlines 8").wait_for(timeout=2000)
+    opened.page.locator("#counts button", has_text="productlines 8").wait_for(timeout=ACTION_MS)
     opened.page.keyboard.press("ArrowLeft")
     assert opened.focused("#tab-requests") is not None and opened.page.is_visible("#requests")
     opened.keep(tmp_path, "dashboard-keyboard.png")
@@ -545,13 +546,13 @@ def test_the_state_exported_from_the_page_is_the_admin_apis_and_imports_back(
             opened.tab("state")
             export = downloaded(opened.page, "#state-export", tmp_path / "downloads", "mock-state.json")
             assert json.loads(export.read_text()) == state
-            opened.page.locator("#state-message", has_text="exported").wait_for(timeout=2000)
+            opened.page.locator("#state-message", has_text="exported").wait_for(timeout=ACTION_MS)
             assert httpx.post(origin + "/__mock__/reset").status_code == 204  # the state moves on
             assert httpx.get(origin + LINES + "Rockets/", headers=KEY).status_code == 404
             opened.page.set_input_files("#state-import", files=[str(export)])
-            opened.page.locator("#state-message", has_text="imported mock-state.json").wait_for(timeout=2000)
+            opened.page.locator("#state-message", has_text="imported mock-state.json").wait_for(timeout=ACTION_MS)
             assert httpx.get(origin + "/__mock__/state").json() == state  # round trip: what was exported
-            opened.page.locator("#counts button", has_text="productlines 9").wait_for(timeout=2000)
+            opened.page.locator("#counts button", has_text="productlines 9").wait_for(timeout=ACTION_MS)
             assert opened.problems == []
         finally:
             opened.close()
@@ -567,7 +568,7 @@ def test_an_exchange_through_the_proxy_shows_the_backends_spec_violations(browse
             assert answer.status_code == 200 and "msrp" not in answer.json()  # the backend's answer, passed on
             opened.page.locator("#live tbody tr", has_text="get_product").click()
             violations = opened.page.locator("#d-violations li")
-            violations.first.wait_for(timeout=2000)
+            violations.first.wait_for(timeout=ACTION_MS)
             assert opened.page.is_visible("#d-violations-box")
             assert [text.split(":")[0] for text in violations.all_inner_texts()] == ["response"]
             assert "msrp" in violations.first.inner_text()
