@@ -9,6 +9,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import jsonschema
@@ -19,7 +20,7 @@ from mock_server.app import create_app
 from mock_server.control.contract import read_response
 from mock_server.settings import Settings
 from shop_contract.document import digest, read
-from tests.conftest import API_KEY_HEADERS
+from tests.conftest import API_KEY_HEADERS, BACKEND
 from tests.live import running
 
 API = "/shop/api/v1"
@@ -104,6 +105,18 @@ def test_identifier_values_are_marked_as_references(mock: httpx.Client) -> None:
     read_one = shapes["get_product_line#1"]["example"]
     assert read_one["path"] == {"productline": "Kites"}
     assert read_one["references"] == {"/path/productline": "productline"}
+
+
+@pytest.mark.parametrize("identifier", ["a/b", "v1.2", "a/b.c/"])
+def test_an_identifier_with_a_slash_or_a_dot_is_recorded_as_its_operation(mock: httpx.Client, identifier: str) -> None:
+    """The request for it is an interaction of its operation, with the identifier as sent unescaped,
+    not "not an operation of the spec"."""
+    created = mock.post(f"{BACKEND}/productlines/", json={"productline": identifier}, headers=API_KEY_HEADERS)
+    assert created.status_code == 201
+    assert mock.get(f"{BACKEND}/productlines/{quote(identifier, safe='')}/", headers=API_KEY_HEADERS).status_code == 200
+    document = contract(mock)
+    assert document["unrecorded"] == []
+    assert by_name(document)["get_product_line#1"]["example"]["path"] == {"productline": identifier}
 
 
 def test_contract_names_the_consumer_and_the_spec_and_is_valid_against_its_schema(mock: httpx.Client) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import json
 from collections.abc import Iterator
+from urllib.parse import quote, unquote
 
 import httpx
 import pytest
@@ -165,3 +166,20 @@ def test_a_browser_login_leaves_no_code_session_cookie_or_token_in_the_journal()
     assert "refresh_token=***" in refreshed["request"]["body"]
     assert fragment["response"]["headers"]["location"].startswith(f"{CALLBACK}#code=***&session_state=***&")
     assert logged_out["query"] == "id_token_hint=***"
+
+
+@pytest.mark.parametrize("identifier", ["a/b", "v1.2", "a/b.c/", "%", "x y"])
+def test_an_identifier_with_reserved_characters_keeps_its_operation_and_its_path_as_sent(
+    http: httpx.Client, identifier: str
+) -> None:
+    """An escaped `/` in an identifier is not a path separator: the entry names the operation, its
+    path is the one sent (a copied request asks for the same resource), and the path filter finds it
+    written either way."""
+    assert http.post(f"{BACKEND}/productlines/", json={"productline": identifier}).status_code == 201
+    sent = f"{BACKEND}/productlines/{quote(identifier, safe='')}/"
+    assert http.get(sent).status_code == 200
+    entry = journal(http, limit=1)[0]
+    assert (entry["operationId"], entry["path"], entry["status"]) == ("get_product_line", sent, 200)
+    assert [e["id"] for e in journal(http, operationId="get_product_line")] == [entry["id"]]
+    assert [e["id"] for e in journal(http, path=sent)] == [entry["id"]]
+    assert [e["id"] for e in journal(http, path=unquote(sent))] == [entry["id"]]

@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -80,7 +81,7 @@ class Journal:
                 next(self._ids),
                 time.time(),
                 scope["method"],
-                scope["path"],
+                as_sent(scope),
                 scope["query_string"],
                 status,
                 time.perf_counter() - started,
@@ -119,7 +120,7 @@ class Journal:
             tests.append(lambda e: e.method == method)
         if "path" in params:
             path = params["path"]
-            tests.append(lambda e: e.path == path)
+            tests.append(lambda e: path in (e.path, unquote(e.path)))  # as sent, or with escapes decoded
         if "operationId" in params:
             operation_id = params["operationId"]
             if operation_id not in self.index.ids():
@@ -174,6 +175,13 @@ class Journal:
             "fault": entry.fault,
             "violations": entry.violations or [],
         }
+
+
+def as_sent(scope: Scope) -> str:
+    """The path as the client sent it (`raw_path`: an escaped `/` in an identifier stays `%2F`), so
+    that the entry names its operation, and a copied request asks for the same resource."""
+    raw: bytes | None = scope.get("raw_path")
+    return raw.decode("latin-1") if raw else str(scope["path"])
 
 
 def session_of(entry: Entry) -> str | None:
