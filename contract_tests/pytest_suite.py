@@ -8,13 +8,14 @@ first test fails with the reason and the others are skipped, pointing to it.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from contract_tests import report, runner
+from contract_tests import report, runner, step_summary
 from contract_tests.conformance import ConformanceError
 from contract_tests.consumer.document import ConsumerError
 from contract_tests.findings import CONSUMER_CHECKS, DOMAIN_CHECKS, SCHEMATHESIS_CHECKS, Ledger
@@ -51,6 +52,7 @@ class ContractSuite:
                 self.outcome = Outcome(error=f"shop-contract could not run: {exc}")
             else:
                 report.write(ledger, self.options)
+                step_summary.append(ledger, os.environ)  # a GitHub job's summary, as the CLI writes it
                 self.outcome = Outcome(ledger=ledger)
         return self.outcome
 

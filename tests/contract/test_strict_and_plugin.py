@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +38,8 @@ def test_clamping_page_size_passes_by_default_and_fails_strict(tmp_path: Path) -
 
 
 def test_pytest_plugin_runs_the_suite_with_the_same_options(tmp_path: Path) -> None:
+    """... and writes a GitHub job's summary as the CLI does."""
+    summary = tmp_path / "step-summary.md"
     with running(create_app(Settings())) as origin:
         options = ["--shop-base-url", f"{origin}/shop/api/v1", "--shop-api-key", "dev-api-key"]
         options += ["--shop-include", "list_product_lines", "--shop-no-conformance", "--shop-seed", "3"]
@@ -44,6 +47,8 @@ def test_pytest_plugin_runs_the_suite_with_the_same_options(tmp_path: Path) -> N
             [sys.executable, "-m", "pytest", *options,
              "-q", "-W", "ignore", "-o", "addopts=", "--rootdir", str(tmp_path), str(tmp_path)],
             cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+            env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary)},
         )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr
     assert " passed" in done.stdout and "failed" not in done.stdout
+    assert summary.read_text(encoding="utf-8").startswith("### shop-contract: ✅ no violation")
