@@ -85,13 +85,19 @@ function setUpTabs() {
 }
 
 // ---- live requests
+// The journal keeps a path as sent (an identifier's "/" as %2F): the filter also reads it decoded.
+function decoded(path) {
+  try { return decodeURIComponent(path); } catch { return path; }  // a stray "%" is text
+}
+
 function matches(exchange) {
   const method = $('f-method').value;
   const path = $('f-path').value.trim().toLowerCase();
   const status = $('f-status').value;
   const session = $('f-session').value.trim();
   if (method && exchange.method !== method) return false;
-  if (path && !exchange.path.toLowerCase().includes(path) && !(exchange.operationId || '').toLowerCase().includes(path)) return false;
+  const named = [exchange.path, decoded(exchange.path), exchange.operationId || ''];
+  if (path && !named.some((text) => text.toLowerCase().includes(path))) return false;
   if (status === 'none' && exchange.status !== null) return false;
   if (status && status !== 'none' && String(Math.floor((exchange.status || 0) / 100)) !== status) return false;
   if (session && !(exchange.session || '').includes(session)) return false;
