@@ -391,8 +391,8 @@ def test_the_page_is_refused_from_a_foreign_origin_and_a_rebound_host(
         finally:
             foreign.close()
     # a name rebound to the mock's address (the browser sends Host: rebound.test), through a proxy: a page
-    # there (the landing page answers any name) cannot read the dashboard (a navigation to the refusal
-    # fails in Firefox, which will not show an error's application/problem+json: a fetch reads it)
+    # there (the landing page answers any name) cannot read the dashboard, and the browser opening the
+    # dashboard there is shown why (as text: Firefox shows no application/problem+json error)
     rebound = Opened(browser, "http://rebound.test", path="/", proxy={"server": origin})
     try:
         assert rebound.response is not None and rebound.response.status == 200
@@ -400,6 +400,9 @@ def test_the_page_is_refused_from_a_foreign_origin_and_a_rebound_host(
             "url => fetch(url).then(async r => [r.status, (await r.json()).detail])", UI
         )
         assert status == 403 and "own address" in detail
+        opened = rebound.page.goto("http://rebound.test" + UI)
+        assert opened is not None and opened.status == 403
+        assert "own address (Host header)" in rebound.page.locator("body").inner_text()
     finally:
         rebound.close()
 

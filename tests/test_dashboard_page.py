@@ -53,3 +53,19 @@ def test_the_steering_help_is_each_operations_declared_statuses_and_examples(cli
     assert examples, "the spec names examples: the help must show them"
     for example in examples:
         assert example["header"] == f"Prefer: example={example['name']}"
+
+
+def test_a_browser_refused_the_page_reads_why_as_text_and_an_api_client_as_a_problem(client: TestClient) -> None:
+    """Firefox shows a problem+json refusal of a page it opened as a network error: a browser opening
+    the page (it asks for HTML) gets the same reason as plain text; every other caller the Problem."""
+    rebound = {"Host": "rebound.example:8000"}
+    opened = client.get(UI, headers={**rebound, "Accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
+    assert opened.status_code == 403 and opened.headers["content-type"] == "text/plain; charset=utf-8"
+    assert opened.text == "403 Forbidden: The admin API answers only on the mock's own address (Host header).\n"
+    foreign = client.get(UI, headers={"Origin": "http://evil.example", "Accept": "text/html"})
+    assert foreign.status_code == 403 and "other origins" in foreign.text
+    assert foreign.headers["content-type"] == "text/plain; charset=utf-8"
+    fetched = client.get(UI, headers={**rebound, "Accept": "application/json"})
+    assert fetched.status_code == 403 and fetched.headers["content-type"] == "application/problem+json"
+    data = client.get("/__mock__/state", headers={**rebound, "Accept": "text/html"})
+    assert data.headers["content-type"] == "application/problem+json"  # the API itself: always the Problem

@@ -6,6 +6,8 @@ The admin API exports, replaces and resets the whole state. `AdminGuard` stands 
   address), a request without `Authorization: Bearer <token>` is 401, but for a GET of one of the
   `shell` paths (the dashboard's static files, which hold no data: a browser cannot send the
   header on a navigation; the page then asks for the token and sends it on each call);
+- a refusal of a browser opening the dashboard's page (`Accept: text/html`) says why as plain text,
+  any other as problem+json;
 - a request from a browser page of another origin (`Origin` header) is 403: CORS never applies
   here, so a page can neither read the answer nor send a "simple" POST that resets the state;
 - a `Host` that is not the bound address, `localhost`, `127.0.0.1` or `[::1]` with the bound port
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable
+from http import HTTPStatus
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -31,6 +34,16 @@ def _host(name: str, port: int) -> set[str]:
     """The Host header values that name `name` on `port`."""
     bracketed = f"[{name}]" if ":" in name else name
     return {f"{bracketed}:{port}"} | ({bracketed} if port == 80 else set())
+
+
+async def refuse_as_text(send: Send, status: int, detail: str, headers: Iterable[tuple[str, str]] = ()) -> None:
+    """A refusal a browser shows: the dashboard's page opened in a tab gets its reason as plain text
+    (Firefox shows an `application/problem+json` error as a network error, not its detail)."""
+    body = f"{status} {HTTPStatus(status).phrase}: {detail}\n".encode()
+    raw = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
+    raw += [(b"x-content-type-options", b"nosniff"), *((n.encode(), v.encode()) for n, v in headers)]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
 
 
 class AdminGuard:
@@ -56,16 +69,17 @@ class AdminGuard:
         headers: dict[bytes, bytes] = {}
         for name, value in scope["headers"]:
             headers.setdefault(name.lower(), value)
+        shell = scope["method"] in ("GET", "HEAD") and path in self.shell
+        refuse = refuse_as_text if shell and b"text/html" in headers.get(b"accept", b"") else send_problem
         hosts = self.hosts(scope)
         host = headers.get(b"host", b"").decode("latin-1").lower()
         if host not in hosts:
-            await send_problem(send, 403, "The admin API answers only on the mock's own address (Host header).")
+            await refuse(send, 403, "The admin API answers only on the mock's own address (Host header).")
             return
         origin = headers.get(b"origin")
         if origin is not None and origin.decode("latin-1").lower() not in self.origins(hosts, scope):
-            await send_problem(send, 403, "The admin API does not answer requests from web pages of other origins.")
+            await refuse(send, 403, "The admin API does not answer requests from web pages of other origins.")
             return
-        shell = scope["method"] in ("GET", "HEAD") and path in self.shell
         if self.token is not None and not shell and not self._authorized(headers.get(b"authorization", b"")):
             challenge = [("www-authenticate", f'{TOKEN_SCHEME} realm="shop-mock-admin"')]
             await send_problem(send, 401, "The admin API needs its token: Authorization: Bearer <token>.", challenge)
