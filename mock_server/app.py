@@ -93,11 +93,11 @@ class MockApp(AsyncApp):  # type: ignore[misc]
     bypass: Bypass | None = None  # past Connexion's outer layers and the control plane (control/bypass.py)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        note_connection(scope, send)  # for faults.hang_up: the server's own `send`
         if self.bypass is not None and self.bypass.takes(scope):
             enter_as_connexion(self, scope)
             await self.bypass.serve(scope, receive, send)
             return
+        note_connection(scope, send)  # for faults.hang_up and the dashboard's stream: the server's own `send`
         await super().__call__(scope, receive, send)
 
 

@@ -23,7 +23,7 @@ from http import HTTPStatus
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mock_server.http.middleware import send_problem
+from mock_server.http.middleware import send_problem, send_whole
 
 PREFIX = "/__mock__"
 LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
@@ -40,10 +40,7 @@ async def refuse_as_text(send: Send, status: int, detail: str, headers: Iterable
     """A refusal a browser shows: the dashboard's page opened in a tab gets its reason as plain text
     (Firefox shows an `application/problem+json` error as a network error, not its detail)."""
     body = f"{status} {HTTPStatus(status).phrase}: {detail}\n".encode()
-    raw = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
-    raw += [(b"x-content-type-options", b"nosniff"), *((n.encode(), v.encode()) for n, v in headers)]
-    await send({"type": "http.response.start", "status": status, "headers": raw})
-    await send({"type": "http.response.body", "body": body})
+    await send_whole(send, status, body, "text/plain; charset=utf-8", [("x-content-type-options", "nosniff"), *headers])
 
 
 class AdminGuard:

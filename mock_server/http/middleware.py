@@ -36,8 +36,14 @@ def log_unexpected(error: BaseException) -> None:
 
 
 async def send_problem(send: Send, status: int, detail: str, headers: Iterable[tuple[str, str]] = ()) -> None:
-    body = problem_bytes(status, detail)
-    raw = [(b"content-type", b"application/problem+json"), (b"content-length", str(len(body)).encode())]
+    await send_whole(send, status, problem_bytes(status, detail), "application/problem+json", headers)
+
+
+async def send_whole(
+    send: Send, status: int, body: bytes, media_type: str, headers: Iterable[tuple[str, str]] = ()
+) -> None:
+    """A whole response: `body` of `media_type`, with its length and `headers`."""
+    raw = [(b"content-type", media_type.encode()), (b"content-length", str(len(body)).encode())]
     raw += [(name.encode(), value.encode()) for name, value in headers]
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": body})
