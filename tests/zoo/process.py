@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 
 from tests.contract.support import ROOT
+from tests.processes import stop
 
 STARTUP_SECONDS = 30
 
@@ -20,7 +21,7 @@ def serving(command: list[str], log_file: Path, probe: str, **options: object) -
     """Run `command` (from the project root) until the block ends, once `probe` (a URL) answers HTTP at all.
 
     `options` go to `httpx.get` for the probe (e.g. `verify=` for TLS). The child is sent SIGTERM at
-    the end, SIGKILL if it is still there 10 s later.
+    the end, SIGKILL if it is still there 10 s later (`tests.processes.stop`).
     """
     with log_file.open("wb") as log:
         process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
@@ -28,12 +29,7 @@ def serving(command: list[str], log_file: Path, probe: str, **options: object) -
         wait_until_answering(process, log_file, probe, **options)
         yield process
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 def wait_until_answering(process: subprocess.Popen[bytes], log_file: Path, probe: str, **options: object) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 
 from tests.backends.drf import CONFIGURATIONS, CORRECT, SERVERS
+from tests.processes import stop
 
 PROJECT = Path(__file__).resolve().parents[3]
 STARTUP_SECONDS = 30
@@ -42,12 +43,7 @@ def serve(
             origin = wait_until_answering(process, port_file, log_file)
             yield origin
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process)
 
 
 def wait_until_answering(process: subprocess.Popen[bytes], port_file: Path, log_file: Path) -> str:
