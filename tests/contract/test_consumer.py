@@ -294,16 +294,21 @@ def test_options_of_generated_runs_are_refused_with_a_consumer_contract(
     assert err.startswith("shop-contract: error: not with --consumer") and err.rstrip().endswith(named)
 
 
+def replayed_on_the_gateway(http: httpx.Client, origin: str, tmp_path: Path) -> Outcome:
+    """The contract the mock at `origin` recorded, replayed on its own gateway with the realm's client."""
+    path = tmp_path / "gateway.json"
+    path.write_bytes(http.get("/__mock__/contract").content)
+    args = ["--consumer", str(path), "--gateway-url", f"{origin}/customers/v1", *credentials(origin), "--quiet"]
+    return shop_contract(args, tmp_path / "report")
+
+
 def test_a_gateway_interaction_is_replayed_on_the_gateway_with_the_runs_token(tmp_path: Path) -> None:
     port = free_port()  # the realm's issuer names its own port
     with running(create_app(Settings(port=port)), port=port) as origin, httpx.Client(base_url=origin) as http:
         grant = {"grant_type": "client_credentials", "client_id": "shop-dev", "client_secret": "shop-dev-secret"}
         token = http.post(TOKEN_PATH, data=grant).json()["access_token"]
         assert http.get("/customers/v1/customers/", headers={"Authorization": f"Bearer {token}"}).status_code == 200
-        path = tmp_path / "gateway.json"
-        path.write_bytes(http.get("/__mock__/contract").content)
-        args = ["--consumer", str(path), "--gateway-url", f"{origin}/customers/v1", *credentials(origin), "--quiet"]
-        outcome = shop_contract(args, tmp_path / "report")
+        outcome = replayed_on_the_gateway(http, origin, tmp_path)
     assert outcome.code == 0, outcome.stdout[-3000:] + outcome.stderr
     (replayed,) = outcome.findings["consumer"]["interactions"]
     assert (replayed["surface"], replayed["verdict"], replayed["status"]) == ("gateway", "ok", 200)
@@ -327,10 +332,7 @@ def test_an_api_key_sent_to_the_gateway_is_replayed_and_refused_there_too(tmp_pa
     port = free_port()
     with running(create_app(Settings(port=port)), port=port) as origin, httpx.Client(base_url=origin) as http:
         assert http.get("/customers/v1/customers/", headers=KEY).status_code == 401  # the gateway takes bearer only
-        path = tmp_path / "gateway.json"
-        path.write_bytes(http.get("/__mock__/contract").content)
-        args = ["--consumer", str(path), "--gateway-url", f"{origin}/customers/v1", *credentials(origin), "--quiet"]
-        outcome = shop_contract(args, tmp_path / "report")
+        outcome = replayed_on_the_gateway(http, origin, tmp_path)
     assert outcome.code == 0, outcome.stdout[-3000:] + outcome.stderr
     (replayed,) = outcome.findings["consumer"]["interactions"]
     assert (replayed["verdict"], replayed["recorded_status"], replayed["status"]) == ("ok", 401, 401)
