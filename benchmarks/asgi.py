@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -131,24 +132,44 @@ def measure(tree: Path, count: int, batches: int, script: str = __file__, *extra
     return figures
 
 
+def arguments(prog: str, description: str, baseline: str, argv: Sequence[str]) -> argparse.Namespace:
+    """The options of an in-process benchmark (this one, and `dashboard`): `baseline` says what tree."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--baseline", type=Path, required=True, help=baseline)
+    parser.add_argument("--requests", type=int, default=2000, help="requests per batch (default 2000)")
+    parser.add_argument("--batches", type=int, default=5, help="batches per request kind and round (default 5)")
+    parser.add_argument("--rounds", type=int, default=3, help="child processes per run, taking turns (default 3)")
+    return parser.parse_args(argv)
+
+
+def best_batches(
+    runs: Mapping[str, Callable[[], dict[str, list[float]]]], rounds: int, progress: Callable[[int, Any], None]
+) -> dict[str, dict[str, float]]:
+    """Each run's best batch per request kind, the runs taking turns for `rounds` rounds;
+    `progress(round, best so far)` after each round."""
+    best: dict[str, dict[str, float]] = {run: dict.fromkeys(REQUESTS, float("inf")) for run in runs}
+    for round_ in range(rounds):
+        for run, probe_run in runs.items():
+            for name, seconds in probe_run().items():
+                best[run][name] = min(best[run][name], *seconds)
+        progress(round_ + 1, best)
+    return best
+
+
 def main(argv: Sequence[str]) -> int:
     from benchmarks import record
     from benchmarks.servers import ROOT
 
-    parser = argparse.ArgumentParser(prog="python -m benchmarks asgi", description=__doc__.split("\n")[0])
-    parser.add_argument("--baseline", type=Path, required=True, help="an earlier tree (git archive) to compare with")
-    parser.add_argument("--requests", type=int, default=2000, help="requests per batch (default 2000)")
-    parser.add_argument("--batches", type=int, default=5, help="batches per request kind and round (default 5)")
-    parser.add_argument("--rounds", type=int, default=3, help="child processes per tree, taking turns (default 3)")
-    args = parser.parse_args(argv)
+    args = arguments("python -m benchmarks asgi", __doc__.split("\n")[0], "an earlier tree (git archive)", argv)
     machine = record.machine()
     trees = {MOCK: ROOT, BASELINE: args.baseline.resolve()}
-    best: dict[str, dict[str, float]] = {tree: dict.fromkeys(REQUESTS, float("inf")) for tree in trees}
-    for round_ in range(args.rounds):
-        for tree, path in trees.items():
-            for name, seconds in measure(path, args.requests, args.batches).items():
-                best[tree][name] = min(best[tree][name], *seconds)
-        print(f"  round {round_ + 1}: " + ", ".join(f"{n} {best[MOCK][n] * 1e6:.1f} us" for n in REQUESTS), flush=True)
+    best = best_batches(
+        {tree: functools.partial(measure, path, args.requests, args.batches) for tree, path in trees.items()},
+        args.rounds,
+        lambda done, best: print(
+            f"  round {done}: " + ", ".join(f"{n} {best[MOCK][n] * 1e6:.1f} us" for n in REQUESTS), flush=True
+        ),
+    )
     ratio = {name: round(best[BASELINE][name] / best[MOCK][name], 2) for name in REQUESTS}
     rows = [
         [name, f"{best[MOCK][name] * 1e6:.1f}", f"{best[BASELINE][name] * 1e6:.1f}", f"{ratio[name]:.2f}"]

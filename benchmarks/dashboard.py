@@ -15,8 +15,8 @@ The child is this file run as a script (`--probe`): it imports the standard libr
 
 from __future__ import annotations
 
-import argparse
 import asyncio
+import functools
 import importlib.util
 import json
 import os
@@ -104,24 +104,23 @@ def measure(tree: Path, count: int, batches: int, page_open: bool) -> dict[str, 
 
 
 def main(argv: Sequence[str]) -> int:
-    from benchmarks import record
+    from benchmarks import asgi, record
     from benchmarks.asgi import REQUESTS
     from benchmarks.servers import ROOT
 
-    parser = argparse.ArgumentParser(prog="python -m benchmarks dashboard", description=__doc__.split("\n")[0])
-    parser.add_argument("--baseline", type=Path, required=True, help="the tree before the dashboard (git archive)")
-    parser.add_argument("--requests", type=int, default=2000, help="requests per batch (default 2000)")
-    parser.add_argument("--batches", type=int, default=5, help="batches per request kind and round (default 5)")
-    parser.add_argument("--rounds", type=int, default=3, help="child processes per run, taking turns (default 3)")
-    args = parser.parse_args(argv)
+    args = asgi.arguments(
+        "python -m benchmarks dashboard", __doc__.split("\n")[0], "the tree before the dashboard (git archive)", argv
+    )
     machine = record.machine()
     runs = {BASELINE: (args.baseline.resolve(), False), CLOSED: (ROOT, False), OPEN: (ROOT, True)}
-    best: dict[str, dict[str, float]] = {run: dict.fromkeys(REQUESTS, float("inf")) for run in runs}
-    for round_ in range(args.rounds):
-        for run, (tree, page_open) in runs.items():
-            for name, seconds in measure(tree, args.requests, args.batches, page_open).items():
-                best[run][name] = min(best[run][name], *seconds)
-        print(f"  round {round_ + 1} done", flush=True)
+    best = asgi.best_batches(
+        {
+            run: functools.partial(measure, tree, args.requests, args.batches, page_open)
+            for run, (tree, page_open) in runs.items()
+        },
+        args.rounds,
+        lambda done, _: print(f"  round {done} done", flush=True),
+    )
     closed = {name: round(best[BASELINE][name] / best[CLOSED][name], 3) for name in REQUESTS}
     opened = {name: round(best[CLOSED][name] / best[OPEN][name], 3) for name in REQUESTS}
     rows = [
