@@ -21,7 +21,6 @@ import importlib.util
 import json
 import os
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -47,27 +46,11 @@ def probe(count: int, batches: int, page_open: bool) -> dict[str, list[float]]:
     app = create_app()
     serial = iter(range(10**9))
 
+    def code() -> str:
+        return f"BD{os.getpid() % 1000}_{next(serial):07d}"
+
     async def one_batch(name: str) -> float:
-        method, path, query = asgi.REQUESTS[name]
-        statuses: list[int] = []
-
-        async def send(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                statuses.append(message["status"])
-
-        started = time.process_time()
-        for _ in range(count):
-            headers = [(b"host", b"127.0.0.1:8000"), (b"x-api-key", asgi.API_KEY)]
-            body = b""
-            if method == "POST":
-                body = asgi.product(f"BD{os.getpid() % 1000}_{next(serial):07d}")
-                headers += [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-            await app(asgi.http_scope(method, path, query, headers), asgi.receiver(body), send)
-            await asyncio.sleep(0)  # one iteration: the open page's stream sends what this request added
-        elapsed = (time.process_time() - started) / count
-        if statuses != [201 if method == "POST" else 200] * count:
-            raise RuntimeError(f"{name}: unexpected statuses {sorted(set(statuses))}")
-        return elapsed
+        return float(await asgi.batch(app, name, count, code, settle=True))
 
     async def run() -> dict[str, list[float]]:
         if page_open:
