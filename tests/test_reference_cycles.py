@@ -41,7 +41,7 @@ REQUESTS = {  # name -> (method, path, headers, body, the status each must get)
     "get one (bypass)": ("GET", PRODUCTS + "S10_1678/", KEY, None, 200),
     "get page (bypass)": ("GET", PRODUCTS + "?page=2&page_size=20", KEY, None, 200),
     "post (bypass)": ("POST", PRODUCTS, JSON, new_product, 201),
-    "get one with Origin (whole stack)": ("GET", PRODUCTS + "S10_1678/", {**KEY, "Origin": "http://a.example"}, None, 200),
+    "get one with Origin (whole stack)": ("GET", PRODUCTS + "S10_1678/", {**KEY, "Origin": "http://a.test"}, None, 200),
     "get page in a session (whole stack)": ("GET", PRODUCTS, {**KEY, "X-Mock-Session": "cycles"}, None, 200),
     "post in a session (whole stack)": ("POST", PRODUCTS, {**JSON, "X-Mock-Session": "cycles"}, new_product, 201),
     "steered (whole stack)": ("GET", PRODUCTS + "S10_1678/", {**KEY, "Prefer": "code=404"}, None, 404),
