@@ -15,10 +15,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from contract_tests.arguments import VersionAsked, merge_parser, options_from
-from contract_tests.findings import Ledger
 from contract_tests.options import UsageError
+from contract_tests.outcome.findings import Ledger
 from contract_tests.redact import Redactor, escape
+from contract_tests.run.arguments import VersionAsked, merge_parser, options_from
 from shop_contract.document import SpecError
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_CANNOT_RUN = 0, 1, 2
@@ -61,7 +61,7 @@ def incomplete(ledger: Ledger) -> str:
 
 def merge(argv: Sequence[str]) -> int:
     """`shop-contract merge DIR... [--report-dir OUT] [--junit-xml FILE]`: the shards' reports as one."""
-    from contract_tests import merge, report
+    from contract_tests.outcome import merge, report
 
     try:
         args = merge_parser().parse_args(argv)
@@ -78,7 +78,7 @@ def merge(argv: Sequence[str]) -> int:
 
 def _reported(ledger: Ledger, written: list[Path], verbose: bool) -> None:
     """Say which files were written, then the summary, which ends with the HTML report's path."""
-    from contract_tests import report, step_summary
+    from contract_tests.outcome import report, step_summary
 
     for path in written:
         print(f"wrote {escape(str(path))}")
@@ -91,11 +91,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "merge":
         return merge(argv[1:])
-    from contract_tests import SUITE_VERSION, report, runner
-    from contract_tests.conformance import ConformanceError
-    from contract_tests.consumer.document import ConsumerError
-    from contract_tests.keyring import CredentialsLost
-    from contract_tests.target import TargetError
+    from contract_tests import SUITE_VERSION
+    from contract_tests.client.keyring import CredentialsLost
+    from contract_tests.client.target import TargetError
+    from contract_tests.judge.conformance import ConformanceError
+    from contract_tests.judge.consumer.document import ConsumerError
+    from contract_tests.outcome import report
+    from contract_tests.run import runner
 
     try:
         options = options_from(argv)

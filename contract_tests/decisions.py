@@ -23,7 +23,7 @@ class Decision:
     id: str
     summary: str
     judged_by: tuple[str, ...]
-    """Checks of the suite (names as in its registry, `findings.ALL_CHECKS`) that judge it."""
+    """Checks of the suite (names as in its registry, `check_names.ALL_CHECKS`) that judge it."""
     admitted: str | None
     """What the suite accepts besides the spec's own answer ("null or empty string"), with `reason`."""
     reason: str | None

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from contract_tests.findings import ALL_CHECKS, STRICT_CHECKS
+from contract_tests.check_names import ALL_CHECKS, STRICT_CHECKS
 from contract_tests.sharding import WHOLE, Shard
 
 DEFAULT_DEADLINE = 10.0  # seconds for one whole request: connect, headers and body

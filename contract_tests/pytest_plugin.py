@@ -1,10 +1,10 @@
 """pytest entry point (`pytest11`): the CLI's options as `--shop-...` options, and nothing else until used.
 
-Every option of `shop-contract` (`contract_tests.arguments.parser()`) exists here with `--shop-` before its
+Every option of `shop-contract` (`contract_tests.run.arguments.parser()`) exists here with `--shop-` before its
 name and the same help, type and choices, so an option added to the CLI appears here without an
 edit, and a bad value is pytest's usage error. This module is loaded in every pytest session of an
 environment that has the suite installed, so it imports only the CLI's parser; the suite itself
-(`contract_tests.pytest_suite`) is imported once `--shop-base-url` or `--shop-gateway-url` is given.
+(`contract_tests.run.pytest_suite`) is imported once `--shop-base-url` or `--shop-gateway-url` is given.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from contract_tests.arguments import parser as cli_parser
 from contract_tests.options import UsageError
+from contract_tests.run.arguments import parser as cli_parser
 from shop_contract.document import SpecError
 
 PREFIX = "shop"
@@ -89,8 +89,8 @@ def cli_arguments(config: pytest.Config) -> list[str]:
 def pytest_configure(config: pytest.Config) -> None:
     if all(config.getoption(f"{PREFIX}_{dest}") is None for dest in TARGET_OPTIONS):
         return
-    from contract_tests.arguments import options_from
-    from contract_tests.pytest_suite import ContractSuite
+    from contract_tests.run.arguments import options_from
+    from contract_tests.run.pytest_suite import ContractSuite
 
     try:
         options = options_from(cli_arguments(config))

@@ -8,6 +8,7 @@ back from them: only a module naming its package in an import depends on the `__
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,6 +41,7 @@ def imported(path: Path, name: str, known: set[str]) -> set[str]:
     return (found & known) - {name}
 
 
+@functools.cache
 def graph(package: str) -> dict[str, set[str]]:
     """Module -> the modules of the same package it imports."""
     known = modules(package)

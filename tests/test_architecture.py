@@ -46,6 +46,27 @@ def imports_of(module: str) -> list[str]:
     return names + [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
 
 
+# A layer of contract_tests -> the layers it may import. The bottom is the suite's top-level modules
+# below every layer (the contract as data, the options, the check names); the entry points (cli,
+# __main__, pytest_plugin) may import anything. The judging reads and writes the ledger, never a renderer.
+SUITE_MAY_IMPORT = {
+    "bottom": set(),
+    "client": {"bottom"},
+    "outcome": {"bottom"},
+    "judge": {"bottom", "client", "outcome"},
+    "run": {"bottom", "client", "judge", "outcome"},
+}
+SUITE_ENTRY_POINTS = {"contract_tests.__main__", "contract_tests.cli", "contract_tests.pytest_plugin"}
+RENDERERS = {f"contract_tests.outcome.{name}" for name in ("report", "html_report", "step_summary", "merge", "reproduce")}
+SUITE = modules("contract_tests")
+
+
+def suite_layer(module: str) -> str:
+    """`contract_tests.judge.domain.http` -> `judge`; the package (its version) and a top-level module other
+    than an entry point -> `bottom`."""
+    return module.split(".")[1] if module.count(".") >= 2 else "bottom"
+
+
 @pytest.mark.parametrize("package", ["mock_server", "contract_tests"])
 def test_no_import_loops(package: str) -> None:
     assert cycles(graph(package)) == []
@@ -68,6 +89,25 @@ def test_each_layer_imports_only_the_layers_below(module: str) -> None:
     allowed = MAY_IMPORT[layer(module)]
     wrong = {target for target in graph("mock_server")[module] if layer(target) not in allowed | {layer(module)}}
     assert not wrong, f"{module} may import only {sorted(allowed)}"
+
+
+def test_the_suite_layers_are_its_packages() -> None:
+    """A new package of contract_tests gets a row in SUITE_MAY_IMPORT, or its modules would go unchecked."""
+    assert {suite_layer(name) for name in set(SUITE) - SUITE_ENTRY_POINTS} == set(SUITE_MAY_IMPORT)
+
+
+@pytest.mark.parametrize("module", sorted(set(SUITE) - SUITE_ENTRY_POINTS))
+def test_each_suite_layer_imports_only_the_layers_below(module: str) -> None:
+    allowed = SUITE_MAY_IMPORT[suite_layer(module)] | {suite_layer(module)}
+    targets = graph("contract_tests")[module]
+    wrong = {target for target in targets if target in SUITE_ENTRY_POINTS or suite_layer(target) not in allowed}
+    assert not wrong, f"{module} may import only {sorted(allowed)}, not {sorted(wrong)}"
+
+
+@pytest.mark.parametrize("module", sorted(name for name in SUITE if suite_layer(name) == "judge"))
+def test_the_judging_imports_no_renderer(module: str) -> None:
+    """Checks report to the ledger; what the reports make of it is the outcome's business."""
+    assert not graph("contract_tests")[module] & RENDERERS
 
 
 @pytest.mark.parametrize("package", ["mock_server", "contract_tests"])

@@ -11,7 +11,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from contract_tests.auth import forged_tokens as suite_forgeries
+from contract_tests.client.auth import forged_tokens as suite_forgeries
 from mock_server.app import MockApp, create_app
 from mock_server.settings import Settings
 from tests.conftest import BACKEND, GATEWAY, TOKEN_PATH, fetch_token

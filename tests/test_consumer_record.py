@@ -15,7 +15,7 @@ import httpx
 import jsonschema
 import pytest
 
-from contract_tests import findings_file
+from contract_tests.outcome import findings_file
 from mock_server.app import create_app
 from mock_server.control.contract import read_response
 from mock_server.settings import Settings

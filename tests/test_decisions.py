@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from contract_tests.check_names import ALL_CHECKS
 from contract_tests.decisions import Decision, decisions
-from contract_tests.findings import ALL_CHECKS
 from contract_tests.spec import Spec
 
 ROOT = Path(__file__).resolve().parents[1]

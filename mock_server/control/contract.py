@@ -10,7 +10,7 @@ says `truncated`). Entries that cannot be read into a shape are counted in `unre
 `journal_full` says the journal was at its size (`--journal-size`), so older requests may be missing.
 
 The document is stable: the same traffic gives the same bytes (sorted, no time, no journal id). Its
-shape is `contract_tests/consumer_contract.schema.json` (`format`, `version`); the suite reads it back.
+shape is `contract_tests/outcome/consumer_contract.schema.json` (`format`, `version`); the suite reads it back.
 Identifiers are the names of the spec's path parameters: a value of such a field names an item.
 """
 

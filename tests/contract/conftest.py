@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests.step_summary import VARIABLE
+from contract_tests.outcome.step_summary import VARIABLE
 
 
 @pytest.fixture(autouse=True)

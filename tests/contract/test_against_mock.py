@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contract_tests.findings import DOMAIN_CHECKS, SCHEMATHESIS_CHECKS
+from contract_tests.check_names import DOMAIN_CHECKS, SCHEMATHESIS_CHECKS
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from tests.contract.support import credentials, shop_contract, violations

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from contract_tests.findings import DOMAIN_CHECKS
+from contract_tests.check_names import DOMAIN_CHECKS
 from tests.contract.support import credentials, shop_contract
 from tests.contract.variants import VARIANTS, Variant
 from tests.live import running

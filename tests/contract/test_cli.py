@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from contract_tests import SUITE_VERSION, cli, runner
+from contract_tests import SUITE_VERSION, cli
+from contract_tests.run import runner
 from contract_tests.spec import Spec
 from mock_server.app import create_app
 from mock_server.settings import Settings

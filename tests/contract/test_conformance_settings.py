@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import hypothesis
 
-from contract_tests.conformance import load_schema
+from contract_tests.client.target import Surface
 from contract_tests.identities import Identities
-from contract_tests.known import Known
+from contract_tests.judge.conformance import load_schema
+from contract_tests.judge.known import Known
 from contract_tests.options import Options
 from contract_tests.spec import Spec
-from contract_tests.target import Surface
 
 
 def test_a_run_leaves_out_only_the_target_phase() -> None:

@@ -16,10 +16,11 @@ import httpx
 import pytest
 import yaml
 
-from contract_tests import cli, findings_file
-from contract_tests.consumer.document import FORM_TYPES, Interaction
-from contract_tests.consumer.document import load as load_contract
-from contract_tests.consumer.revision import breaks
+from contract_tests import cli
+from contract_tests.judge.consumer.document import FORM_TYPES, Interaction
+from contract_tests.judge.consumer.document import load as load_contract
+from contract_tests.judge.consumer.revision import breaks
+from contract_tests.outcome import findings_file
 from contract_tests.spec import Spec
 from mock_server.app import create_app
 from mock_server.settings import DEFAULT_API_KEY, Settings

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from contract_tests import runner
-from contract_tests.domain.data import Context
-from contract_tests.hooks import FreshIdentifiers
 from contract_tests.identities import Identities
-from contract_tests.known import Known
+from contract_tests.judge.domain.data import Context
+from contract_tests.judge.hooks import FreshIdentifiers
+from contract_tests.judge.known import Known
+from contract_tests.judge.refusals import names_only_external
 from contract_tests.options import Options
-from contract_tests.refusals import names_only_external
+from contract_tests.run import runner
 from contract_tests.spec import Spec
 from mock_server.app import MockApp, create_app
 from mock_server.settings import Settings

@@ -22,8 +22,8 @@ import httpx
 import pytest
 
 from contract_tests import cli
-from contract_tests.findings import RULE_EXCERPT
-from contract_tests.keyring import REFUSALS_IN_A_ROW
+from contract_tests.client.keyring import REFUSALS_IN_A_ROW
+from contract_tests.outcome.findings import RULE_EXCERPT
 from contract_tests.spec import Spec
 from mock_server.app import create_app
 from mock_server.settings import Settings

@@ -24,16 +24,17 @@ import httpx
 import pytest
 import requests
 
-from contract_tests import arguments, cli
-from contract_tests.bounded import ACCEPT_ENCODING, Limits, ResponseTooLarge
-from contract_tests.bounded_httpx import httpx_client, send_httpx
-from contract_tests.bounded_requests import bounded_session
-from contract_tests.conformance import load_schema
+from contract_tests import cli
+from contract_tests.client.bounded import ACCEPT_ENCODING, Limits, ResponseTooLarge
+from contract_tests.client.bounded_httpx import httpx_client, send_httpx
+from contract_tests.client.bounded_requests import bounded_session
+from contract_tests.client.target import Surface
+from contract_tests.client.trust import Trust
 from contract_tests.identities import Identities
-from contract_tests.known import Known
+from contract_tests.judge.conformance import load_schema
+from contract_tests.judge.known import Known
+from contract_tests.run import arguments
 from contract_tests.spec import Spec
-from contract_tests.target import Surface
-from contract_tests.trust import Trust
 from tests.contract.support import shop_contract
 from tests.contract.wire import Authority, Wire, authority, read_request, reset, serving
 

@@ -18,9 +18,9 @@ import httpx
 import jsonschema
 import pytest
 
-from contract_tests import report
-from contract_tests.findings import Key, Ledger, RunInfo, Skip, Violation
-from contract_tests.findings_file import SCHEMA_NAME, schema
+from contract_tests.outcome import report
+from contract_tests.outcome.findings import Key, Ledger, RunInfo, Skip, Violation
+from contract_tests.outcome.findings_file import SCHEMA_NAME, schema
 from tests.contract.support import ROOT, Outcome, credentials, shop_contract
 from tests.contract.variants import VARIANTS
 from tests.live import running
@@ -250,7 +250,7 @@ def test_the_schema_is_a_valid_json_schema_naming_every_field_of_the_ledger() ->
     names = {name: {f.name for f in dataclasses.fields(kind)} for name, kind in [("run", RunInfo), ("skip", Skip)]}
     assert set(definitions["run"]["properties"]) == set(definitions["run"]["required"]) == names["run"]
     assert set(definitions["skip"]["properties"]) == names["skip"]
-    assert set(definitions["violation"]["properties"]) == {f.name for f in dataclasses.fields(Violation)}
+    assert set(definitions["violation"]["properties"]) == {"id", "fingerprint"} | {f.name for f in dataclasses.fields(Violation)}
     assert set(definitions["pass"]["properties"]) == {f.name for f in dataclasses.fields(Key)} | {"times"}
     assert set(schema()["properties"]) == set(report.as_json(Ledger()))
 

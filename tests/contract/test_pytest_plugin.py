@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from contract_tests.arguments import parser
 from contract_tests.pytest_plugin import cli_actions, shop_option
+from contract_tests.run.arguments import parser
 
 
 def run_pytest(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -69,7 +69,7 @@ def test_the_plugin_imports_only_the_cli_parser_until_given_a_target() -> None:
     probe = (
         "import sys, contract_tests.pytest_plugin; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('schemathesis', 'hypothesis', 'httpx', 'jwt', 'connexion') or m == 'contract_tests.runner'))"
+        "('schemathesis', 'hypothesis', 'httpx', 'jwt', 'connexion') or m == 'contract_tests.run.runner'))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == "[]"

@@ -9,8 +9,8 @@ import xml.etree.ElementTree as ET
 from hypothesis import given
 from hypothesis import strategies as st
 
-from contract_tests import report
-from contract_tests.findings import Ledger, RunError, Skip, Violation
+from contract_tests.outcome import report
+from contract_tests.outcome.findings import Ledger, RunError, Skip, Violation
 from contract_tests.redact import MASK, Redactor
 
 SECRET = "s3cret-api-key"

@@ -13,9 +13,9 @@ import httpx
 import yaml
 from schemathesis.core import curl as schemathesis_curl
 
-from contract_tests import html_report, report, reproduce, step_summary
-from contract_tests.coverage import Coverage, Sent, covers
-from contract_tests.findings import Ledger, RunInfo, Violation
+from contract_tests.outcome import html_report, report, reproduce, step_summary
+from contract_tests.outcome.coverage import Coverage, Sent, covers
+from contract_tests.outcome.findings import Ledger, RunInfo, Violation
 from contract_tests.spec import Spec
 from mock_server.app import create_app
 from mock_server.settings import DEFAULT_API_KEY, Settings

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from contract_tests import html_report, report
+from contract_tests.outcome import html_report, report
 from contract_tests.spec import Spec
 from mock_server.settings import DEFAULT_API_KEY
 from tests.browser import kept_screenshot

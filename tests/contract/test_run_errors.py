@@ -21,8 +21,8 @@ import pytest
 import requests
 
 from contract_tests import cli
-from contract_tests.causes import classify, request_of
-from contract_tests.findings import Ledger, RunError, Violation
+from contract_tests.client.causes import classify, request_of
+from contract_tests.outcome.findings import Ledger, RunError, Violation
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from tests.contract.support import credentials, shop_contract

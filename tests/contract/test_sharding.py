@@ -15,13 +15,14 @@ from typing import Any
 
 import pytest
 
-from contract_tests import cli, report
-from contract_tests.domain.data import Context
-from contract_tests.findings import Ledger, RunError, RunInfo, Violation
+from contract_tests import cli
 from contract_tests.identities import Identities
-from contract_tests.known import Known
+from contract_tests.judge.domain.data import Context
+from contract_tests.judge.known import Known
 from contract_tests.options import Options
-from contract_tests.runner import seeded
+from contract_tests.outcome import report
+from contract_tests.outcome.findings import Ledger, RunError, RunInfo, Violation
+from contract_tests.run.runner import seeded
 from contract_tests.sharding import Shard, collection_name, derived_seed
 from contract_tests.spec import Spec
 from tests.contract.support import credentials

@@ -1,0 +1,53 @@
+"""The names of every check the suite runs, by family: what `--checks` accepts, what the reports group by.
+
+At the bottom of the suite so that the options, the judging and the outcome all read one list.
+"""
+
+from __future__ import annotations
+
+DOMAIN_CHECKS = (
+    "pagination_page",
+    "pagination_walk",
+    "list_scoping",
+    "item_identity",
+    "write_echo",
+    "round_trip",
+    "deleted_stays_deleted",
+    "duplicate_rejected",
+    "surface_parity",
+    "auth_matrix",
+    "body_encodings",
+    "referential_rules",
+    "invalid_values_rejected",
+    "identifier_addressable",
+    "identifier_immutable",
+    "patch_locality",
+)
+STRICT_CHECKS = (
+    "negative_data_rejection",
+    "exact_page_size",
+    "duplicate_is_conflict",
+    "identifier_change_is_conflict",
+    "external_reference_accepted",
+)
+CONSUMER_CHECKS = ("consumer_status", "consumer_response", "consumer_fields", "consumer_revision")
+"""A consumer contract's interactions (`--consumer FILE`, contract_tests/judge/consumer/): replayed on a backend
+(the same status class as the mock, a conforming answer, every field the consumer received) or read
+against a spec revision."""
+TRANSPORT_CHECKS = ("response_time", "response_size")
+"""Verdicts on any request of the run: no whole answer within the deadline, or one past the size limit."""
+SCHEMATHESIS_CHECKS = (
+    "not_a_server_error",
+    "status_code_conformance",
+    "content_type_conformance",
+    "response_schema_conformance",
+    "response_headers_conformance",
+    "positive_data_acceptance",
+    "missing_required_header",
+    "unsupported_method",
+    "allow_header_conformance",
+    "use_after_free",
+    "ensure_resource_availability",
+    "ignored_auth",
+)
+ALL_CHECKS = (*DOMAIN_CHECKS, *STRICT_CHECKS, *TRANSPORT_CHECKS, *SCHEMATHESIS_CHECKS, *CONSUMER_CHECKS)

@@ -1,0 +1,135 @@
+"""Credentials: an API key, a bearer token, a token fetched from an OpenID Connect realm, and forged tokens.
+
+The forged tokens feed the auth matrix: each must be refused. A client cannot mint a realm-signed
+expired token, so "expired" is the realm token's claims moved into the past under a throwaway key
+with the realm's `kid`; "hs256_public_key" is the classic algorithm confusion (HS256 keyed with the
+realm's RSA public key), forged only when the realm publishes its keys.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from contract_tests.client.bounded import Limits, ResponseTooLarge
+from contract_tests.client.bounded_httpx import httpx_client, send_httpx
+
+TOKEN_SUFFIX = "/protocol/openid-connect/token"
+DISCOVERY_SUFFIX = "/.well-known/openid-configuration"
+
+
+class CredentialsError(Exception):
+    """Credentials could not be obtained, or the target refused them."""
+
+
+class TokenEndpointUnreachable(CredentialsError):
+    """No answer from the token endpoint (it may still be starting)."""
+
+
+@dataclass(frozen=True)
+class Credentials:
+    api_key: str | None = None
+    token: str | None = None
+
+    def api_key_headers(self) -> dict[str, str]:
+        return {} if self.api_key is None else {"X-API-Key": self.api_key}
+
+    def bearer_headers(self) -> dict[str, str]:
+        return {} if self.token is None else {"Authorization": f"Bearer {self.token}"}
+
+
+def _get_or_post(limits: Limits, method: str, url: str, form: dict[str, str] | None = None) -> httpx.Response:
+    """One request to the realm, under the run's deadline, size limit and TLS trust, like any other."""
+    with httpx_client(limits) as client:
+        return send_httpx(client, client.build_request(method, url, data=form), limits)
+
+
+def fetch_token(token_url: str, client_id: str, client_secret: str, limits: Limits) -> tuple[str, float | None]:
+    """A client_credentials grant against an OpenID Connect token endpoint: the token and its `expires_in`."""
+    form = {"grant_type": "client_credentials", "client_id": client_id, "client_secret": client_secret}
+    try:
+        response = _get_or_post(limits, "POST", token_url, form)
+    except ResponseTooLarge as exc:
+        raise CredentialsError(f"the token endpoint {token_url} answered more than {exc.limit} bytes") from exc
+    except httpx.HTTPError as exc:
+        raise TokenEndpointUnreachable(f"cannot reach the token endpoint {token_url}: {exc}") from exc
+    if response.status_code != 200:
+        raise CredentialsError(
+            f"the token endpoint {token_url} refused the client credentials (HTTP {response.status_code})"
+        )
+    try:
+        answer = response.json()
+        token = answer["access_token"]
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
+        raise CredentialsError(f"the token endpoint {token_url} answered no access_token") from exc
+    expires_in = answer.get("expires_in")
+    return str(token), float(expires_in) if isinstance(expires_in, int | float) and expires_in > 0 else None
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _segment(value: dict[str, Any]) -> str:
+    return _b64(json.dumps(value, separators=(",", ":")).encode())
+
+
+def _claims_and_header(token: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    now = int(time.time())
+    default = {"sub": "contract-suite", "iat": now, "exp": now + 300}
+    if token is None:
+        return default, {"alg": "RS256", "typ": "JWT"}
+    try:
+        return jwt.decode(token, options={"verify_signature": False}), jwt.get_unverified_header(token)
+    except jwt.PyJWTError:
+        return default, {"alg": "RS256", "typ": "JWT"}
+
+
+def realm_public_key(token: str | None, token_url: str | None, limits: Limits) -> bytes | None:
+    """The realm's first RSA public key (PEM), found through OIDC discovery; None when not published."""
+    claims, _ = _claims_and_header(token)
+    realm = token_url.removesuffix(TOKEN_SUFFIX) if token_url else claims.get("iss")
+    if not realm:
+        return None
+    try:
+        discovery = _get_or_post(limits, "GET", f"{realm}{DISCOVERY_SUFFIX}").json()
+        keys = _get_or_post(limits, "GET", str(discovery["jwks_uri"])).json()["keys"]
+        key = jwt.algorithms.RSAAlgorithm.from_jwk(json.dumps(keys[0]))
+    except (httpx.HTTPError, ResponseTooLarge, ValueError, KeyError, IndexError, TypeError, RecursionError):
+        return None
+    except jwt.PyJWTError:
+        return None
+    if not isinstance(key, rsa.RSAPublicKey):
+        return None
+    return key.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def forged_tokens(token: str | None, public_pem: bytes | None) -> dict[str, str]:
+    """Tokens a correct service refuses, by name."""
+    claims, header = _claims_and_header(token)
+    throwaway = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    kid = {"kid": header["kid"]} if "kid" in header else {}
+    now = int(time.time())
+    expired = {**claims, "iat": now - 7200, "nbf": now - 7200, "exp": now - 3600}
+    forged = {
+        "malformed": "not-a-jwt",
+        "garbage_segments": f"{_b64(b'{')}.{_b64(b'garbage')}.{_b64(b'sig')}",
+        "alg_none": f"{_segment({'alg': 'none', 'typ': 'JWT'})}.{_segment(claims)}.",
+        "wrongly_signed": jwt.encode(claims, throwaway, algorithm="RS256", headers=kid),
+        "expired": jwt.encode(expired, throwaway, algorithm="RS256", headers=kid),
+    }
+    if public_pem is not None:
+        signing_input = f"{_segment({'alg': 'HS256', 'typ': 'JWT', **kid})}.{_segment(claims)}"
+        signature = hmac.new(public_pem, signing_input.encode(), hashlib.sha256).digest()
+        forged["hs256_public_key"] = f"{signing_input}.{_b64(signature)}"
+    return forged

@@ -1,0 +1,127 @@
+"""The domain tests' httpx client, bounded (`contract_tests.client.bounded`): its connections come from an
+httpcore network backend whose every read and write waits at most what is left of the deadline.
+
+The client is httpx's own transport, direct or through the environment's proxies, with that backend.
+Private internals touched, here only: httpx's `HTTPTransport._pool` and httpcore's
+`ConnectionPool._network_backend` (httpx has no parameter for the backend), and
+`httpx._utils.get_environment_proxies` (httpx drops the environment's proxies once given a transport).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import httpcore
+import httpx
+from httpx._utils import get_environment_proxies
+
+from contract_tests.client.bounded import (
+    ACCEPT_ENCODING,
+    READ_PIECE,
+    Limits,
+    Turns,
+    deadline,
+    once_more_if_dropped,
+    read_bounded,
+    remaining,
+)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    def __init__(self, stream: httpcore.NetworkStream) -> None:
+        self._stream = stream
+        self._turns = Turns()
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        try:
+            left = remaining(timeout)
+        except TimeoutError as exc:
+            raise httpcore.ReadTimeout(str(exc)) from exc
+        data = self._stream.read(min(max_bytes, READ_PIECE), left)
+        self._turns.received(len(data))
+        return data
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        try:
+            left = remaining(timeout)
+        except TimeoutError as exc:
+            raise httpcore.WriteTimeout(str(exc)) from exc
+        self._turns.sending()
+        self._stream.write(buffer, left)
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None) -> Any:
+        try:
+            left = remaining(timeout)
+        except TimeoutError as exc:
+            raise httpcore.ConnectTimeout(str(exc)) from exc
+        return _DeadlineStream(self._stream.start_tls(ssl_context, server_hostname, left))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    def __init__(self) -> None:
+        self._backend = httpcore.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.NetworkStream:
+        try:
+            left = remaining(timeout)
+        except TimeoutError as exc:
+            raise httpcore.ConnectTimeout(str(exc)) from exc
+        return _DeadlineStream(self._backend.connect_tcp(host, port, left, local_address, socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._backend.sleep(seconds)
+
+
+def _httpx_transport(verify: Any, proxy: str | None = None) -> httpx.HTTPTransport:
+    """httpx's own transport (direct or through `proxy`), its connections on the deadline backend."""
+    transport = httpx.HTTPTransport(verify=verify, proxy=proxy, trust_env=False)
+    transport._pool._network_backend = _DeadlineBackend()
+    return transport
+
+
+def httpx_client(limits: Limits) -> httpx.Client:
+    """A client whose requests, sent with `send_httpx`, end by the deadline and the size limit.
+
+    The environment's proxies are mounted as httpx would mount them (it ignores them once given a
+    transport), each with the same bounds.
+    """
+    verify = limits.trust.ssl_context()
+    mounts = {
+        pattern: None if proxy is None else _httpx_transport(verify, proxy)
+        for pattern, proxy in get_environment_proxies().items()
+    }
+    return httpx.Client(
+        transport=_httpx_transport(verify),
+        mounts=mounts,
+        timeout=limits.deadline,
+        headers={"Accept-Encoding": ACCEPT_ENCODING},
+    )
+
+
+def send_httpx(client: httpx.Client, request: httpx.Request, limits: Limits) -> httpx.Response:
+    """Send `request` within the deadline; the answer with its body read (at most the size limit)."""
+    request.read()  # a streamed body could not be sent a second time
+    with deadline(limits.deadline):
+        send = functools.partial(client.send, request, stream=True)
+        response = once_more_if_dropped(send, (httpx.NetworkError, httpx.RemoteProtocolError))
+        try:
+            body = read_bounded(response.iter_bytes(), limits.max_response_size, request.method, str(request.url))
+        finally:
+            response.close()
+    # The body is decoded already: the copy keeps every header but the encoding, so it is not decoded twice.
+    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"]
+    return httpx.Response(response.status_code, headers=headers, content=body, request=request)

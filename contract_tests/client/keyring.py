@@ -1,0 +1,143 @@
+"""Credentials for the whole run: the API key and the bearer token the suite sends, kept valid.
+
+A token from a realm (`--token-url`) is renewed before it expires (its `expires_in`, less a margin) and
+once after an unexpected 401. A static `--token` whose `exp` passes cannot be renewed: the run stops
+(`CredentialsLost`, exit 2). Both HTTP clients take the current credentials from here and report each
+answer to them, so a stretch of refusals of credentials accepted at the start ends the run with exit 2,
+never a pass. The keyring also knows every secret the suite sends, for masking what it prints.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import jwt
+
+from contract_tests.client.auth import CredentialsError, fetch_token
+from contract_tests.client.bounded import Limits
+
+MARGIN_SHARE = 0.2
+"""Renew when this share of the token's lifetime is left (at most MAX_MARGIN seconds before expiry)."""
+MAX_MARGIN = 30.0
+REFUSALS_IN_A_ROW = 3
+"""Answers 401 to the suite's own credentials in a row (after a renewal) that end the run."""
+MIN_AGE_TO_RENEW = 1.0
+"""A token younger than this is not renewed after a 401: the refusal is the target's, not the token's."""
+
+
+class CredentialsLost(Exception):
+    """Credentials valid at the start are no longer: expired and not renewable, or refused again and again."""
+
+
+@dataclass(frozen=True)
+class Realm:
+    token_url: str
+    client_id: str
+    client_secret: str
+
+
+def _expiry(token: str) -> float | None:
+    try:
+        exp = jwt.decode(token, options={"verify_signature": False}).get("exp")
+    except jwt.PyJWTError:
+        return None
+    return float(exp) if isinstance(exp, int | float) else None
+
+
+class Keyring:
+    """The credentials of a run, renewed when due; thread-safe (Schemathesis may use workers)."""
+
+    def __init__(self, api_key: str | None, token: str | None, realm: Realm | None, limits: Limits) -> None:
+        self.api_key = api_key
+        self.realm = realm
+        self.limits = limits
+        self.refused = 0
+        """Requests refused (401) although they carried the suite's current credentials."""
+        self._lock = threading.Lock()
+        self._issued: list[str] = []
+        self._token: str | None = None
+        self._expires: float | None = None
+        self._margin = 0.0
+        self._fetched_at = 0.0
+        self._in_a_row = 0
+        if realm is not None:
+            self._fetch()
+        elif token is not None:
+            self._use(token, _expiry(token))
+
+    def _use(self, token: str, expires: float | None) -> None:
+        self._token, self._expires = token, expires
+        self._issued.append(token)
+        self._fetched_at = time.time()
+        lifetime = expires - time.time() if expires is not None else 0.0
+        self._margin = min(MAX_MARGIN, max(lifetime, 0.0) * MARGIN_SHARE)
+
+    def _fetch(self) -> None:
+        assert self.realm is not None
+        realm = self.realm
+        try:
+            token, expires_in = fetch_token(realm.token_url, realm.client_id, realm.client_secret, self.limits)
+        except CredentialsError as exc:
+            raise CredentialsLost(str(exc)) from exc
+        # The earlier of `expires_in` and the token's own `exp` (whole seconds: up to a second earlier).
+        candidates = [t for t in (_expiry(token), time.time() + expires_in if expires_in else None) if t is not None]
+        self._use(token, min(candidates, default=None))
+
+    @property
+    def token(self) -> str | None:
+        """The bearer token to send now: renewed first when due; CredentialsLost when expired for good."""
+        with self._lock:
+            if self._expires is not None and time.time() >= self._expires - self._margin:
+                if self.realm is not None:
+                    self._fetch()
+                elif time.time() >= self._expires:
+                    when = datetime.fromtimestamp(self._expires, UTC).strftime("%H:%M:%S UTC")
+                    raise CredentialsLost(
+                        f"the token given with --token expired at {when}, during the run; give --token-url, "
+                        "--client-id and --client-secret so that the suite can renew it"
+                    )
+            return self._token
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every secret the suite sends or holds, for masking."""
+        client_secret = (self.realm.client_secret,) if self.realm is not None else ()
+        api_key = (self.api_key,) if self.api_key else ()
+        return (*api_key, *client_secret, *self._issued)
+
+    def current(self, headers: Mapping[str, Any]) -> dict[str, Any]:
+        """`headers` with a bearer token the suite was given replaced by the current one."""
+        current = dict(headers)
+        for name, value in headers.items():
+            if name.lower() == "authorization" and str(value).removeprefix("Bearer ") in self._issued:
+                current[name] = f"Bearer {self.token}"
+        return current
+
+    def answered(self, sent: Mapping[str, Any], status: int, expected: Mapping[str, str]) -> bool:
+        """Note an answer to a request that carried `sent`; True when it is worth sending again.
+
+        Only requests carrying the surface's own credentials (`expected`, current) count: a 401 to those
+        renews the token once; REFUSALS_IN_A_ROW of them raise CredentialsLost.
+        """
+        wanted = self.current(expected)
+        if not wanted or any(sent.get(name) != value for name, value in wanted.items()):
+            return False
+        if status != 401:
+            self._in_a_row = 0
+            return False
+        with self._lock:
+            self.refused += 1
+            self._in_a_row += 1
+            if self._in_a_row >= REFUSALS_IN_A_ROW:
+                raise CredentialsLost(
+                    f"the target refused the suite's credentials ({', '.join(wanted)}) for {self._in_a_row} "
+                    f"requests in a row (HTTP 401), though it accepted them at the start"
+                )
+            if self.realm is None or time.time() - self._fetched_at < MIN_AGE_TO_RENEW:
+                return False
+            self._fetch()
+            return True

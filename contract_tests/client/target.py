@@ -1,0 +1,183 @@
+"""What is under test: one or two surfaces (backend, gateway), each a base URL with its credentials.
+
+Tests never branch on the target; they iterate over its surfaces. Building a target fetches the token,
+forges the refused ones, and proves each surface answers and accepts its credentials, so a run that
+cannot work stops before testing anything.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TypeVar
+
+import httpx
+
+from contract_tests.client.auth import Credentials, TokenEndpointUnreachable, forged_tokens, realm_public_key
+from contract_tests.client.bounded import Limits, ResponseTooLarge
+from contract_tests.client.bounded_httpx import httpx_client, send_httpx
+from contract_tests.client.keyring import CredentialsLost, Keyring, Realm
+from contract_tests.options import Options, UsageError
+from contract_tests.spec import Operation, Spec
+
+T = TypeVar("T")
+WAIT_STEP = 0.5
+"""Seconds between two probes of a target that is still starting (`--wait`)."""
+
+
+class TargetError(Exception):
+    """The target cannot be tested: unreachable, not this API, or it refuses the given credentials."""
+
+
+class Unreached(TargetError):
+    """No answer yet: worth probing again while `--wait` lasts."""
+
+
+@dataclass(frozen=True)
+class Surface:
+    """A mount point of the interface and what the suite sends there."""
+
+    name: str
+    base_url: str
+    operations: tuple[str, ...]
+    """Every operation served there; `--include` narrows what is tested, not what can be called."""
+    headers: dict[str, str]
+    """The credentials every conformance request carries."""
+    accepted: dict[str, dict[str, str]]
+    """Each credential that must be accepted on its own, by name."""
+    refused: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Each credential that must be refused, by name."""
+
+    def url(self, path: str) -> str:
+        return self.base_url.rstrip("/") + path
+
+
+@dataclass(frozen=True)
+class Target:
+    surfaces: tuple[Surface, ...]
+    credentials: Credentials
+    """The credentials as they were at the start (forged tokens are made from them)."""
+    keyring: Keyring
+    """The credentials as they are now: send `keyring.current(surface.headers)`."""
+    limits: Limits
+
+    def surface(self, name: str) -> Surface | None:
+        return next((surface for surface in self.surfaces if surface.name == name), None)
+
+
+def _refused(credentials: Credentials, forged: dict[str, str]) -> dict[str, dict[str, str]]:
+    refused: dict[str, dict[str, str]] = {"no_credentials": {}, "wrong_api_key": {"X-API-Key": "wrong-key"}}
+    refused.update({name: {"Authorization": f"Bearer {token}"} for name, token in forged.items()})
+    return refused
+
+
+def _keyring(options: Options, limits: Limits) -> Keyring:
+    realm = None
+    if options.token_url and options.client_id and options.client_secret:
+        realm = Realm(options.token_url, options.client_id, options.client_secret)
+    try:
+        return Keyring(options.api_key, options.token, realm, limits)
+    except CredentialsLost as exc:
+        if isinstance(exc.__cause__, TokenEndpointUnreachable):
+            raise Unreached(str(exc)) from exc
+        raise TargetError(str(exc)) from exc
+
+
+def build_target(options: Options, spec: Spec) -> Target:
+    """Resolve credentials and surfaces, and check each surface answers and accepts them."""
+    give_up = time.monotonic() + options.wait
+    limits = Limits.of(options)
+    keyring = _waiting(give_up, partial(_keyring, options, limits))
+    try:
+        token = keyring.token
+    except CredentialsLost as exc:
+        raise TargetError(str(exc)) from exc
+    credentials = Credentials(api_key=options.api_key, token=token)
+    refused = _refused(credentials, forged_tokens(token, realm_public_key(token, options.token_url, limits)))
+    surfaces = []
+    if options.base_url is not None:
+        if credentials.api_key is None and credentials.token is None:
+            raise UsageError("the backend needs credentials: --api-key, --token or --token-url")
+        accepted = {
+            name: headers
+            for name, headers in (("api_key", credentials.api_key_headers()), ("bearer", credentials.bearer_headers()))
+            if headers
+        }
+        operations = tuple(spec.operations)
+        headers = credentials.api_key_headers() or credentials.bearer_headers()
+        surfaces.append(Surface("backend", options.base_url, operations, headers, accepted, refused))
+    if options.gateway_url is not None:
+        if credentials.token is None:
+            raise UsageError("the gateway needs a bearer token: --token or --token-url")
+        gateway_refused = dict(refused)
+        if credentials.api_key is not None:
+            gateway_refused["api_key_alone"] = credentials.api_key_headers()
+        operations = tuple(op.id for op in spec.gateway_operations)
+        bearer = credentials.bearer_headers()
+        surfaces.append(
+            Surface("gateway", options.gateway_url, operations, bearer, {"bearer": bearer}, gateway_refused)
+        )
+    for surface in surfaces:
+        _waiting(give_up, partial(_probe, surface, spec, limits, keyring))
+    return Target(tuple(surfaces), credentials, keyring, limits)
+
+
+def _probe_operation(surface: Surface, spec: Spec) -> Operation:
+    candidates = [op for op in spec.lists if not op.path_parameters]
+    gateway_ids = {op.id for op in spec.gateway_operations}
+    on_surface = [op for op in candidates if surface.name == "backend" or op.id in gateway_ids]
+    return on_surface[0]
+
+
+def _waiting(give_up: float, attempt: Callable[[], T]) -> T:
+    """`attempt()`, again every WAIT_STEP seconds while it raises Unreached and `give_up` is ahead."""
+    while True:
+        try:
+            return attempt()
+        except Unreached:
+            if time.monotonic() + WAIT_STEP > give_up:
+                raise
+            time.sleep(WAIT_STEP)
+
+
+def _probe(surface: Surface, spec: Spec, limits: Limits, keyring: Keyring) -> None:
+    op = _probe_operation(surface, spec)
+    url = surface.url(op.path)
+    with httpx_client(limits) as client:
+        request = client.build_request("GET", url, headers=keyring.current(surface.headers))
+        try:
+            response = send_httpx(client, request, limits)
+        except (httpx.HTTPError, ResponseTooLarge) as exc:
+            raise Unreached(
+                f"cannot reach the {surface.name} at {surface.base_url}: {exc or type(exc).__name__}"
+            ) from exc
+    if response.status_code in (401, 403):
+        kinds = " and ".join(surface.accepted)
+        raise TargetError(
+            f"the {surface.name} refused the {kinds} credentials (HTTP {response.status_code} on GET {url})"
+        )
+    if response.status_code == 404:
+        raise TargetError(
+            f"the {surface.name} has no {op.path} under {surface.base_url} (HTTP 404): wrong mount point?"
+        )
+    if response.status_code in (502, 503, 504):
+        raise Unreached(f"the {surface.name} at {surface.base_url} is not ready (HTTP {response.status_code})")
+    if 200 <= response.status_code < 300 and not _is_this_api(spec, op, response):
+        kind = response.headers.get("content-type", "no content type").split(";")[0]
+        raise TargetError(
+            f"the {surface.name} at {surface.base_url} does not serve this API: GET {op.path} answered "
+            f"HTTP {response.status_code} {kind} that is not the contract's list (wrong URL?)"
+        )
+
+
+def _is_this_api(spec: Spec, op: Operation, response: httpx.Response) -> bool:
+    """A JSON object holding every property the contract's 200 answer requires."""
+    schema = op.definition.get("responses", {}).get("200", {}).get("content", {}).get("application/json", {})
+    required = schema.get("schema", {}).get("required", [])
+    try:
+        body = response.json()
+    except (ValueError, RecursionError):  # RecursionError: a body nested too deep to parse
+        return False
+    return isinstance(body, dict) and all(name in body for name in required)

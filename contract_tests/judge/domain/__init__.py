@@ -1,0 +1,37 @@
+"""The dedicated domain tests: rules Schemathesis cannot know, each judged on purpose-made requests.
+
+One explicit table of the tests that run on each surface; `surfaces.run` needs both surfaces and is
+called apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from contract_tests.judge.domain import (
+    addressing,
+    auth_matrix,
+    bounds,
+    encodings,
+    immutability,
+    lifecycle,
+    locality,
+    pagination,
+    referential,
+)
+from contract_tests.judge.domain.data import Context
+from contract_tests.judge.domain.http import Session
+
+DomainTest = Callable[[Context, Session], None]
+
+PER_SURFACE: dict[str, DomainTest] = {
+    "auth_matrix": auth_matrix.run,
+    "pagination_walk": pagination.run,
+    "lifecycle": lifecycle.run,
+    "body_encodings": encodings.run,
+    "referential_rules": referential.run,
+    "invalid_values_rejected": bounds.run,
+    "identifier_addressable": addressing.run,
+    "identifier_immutable": immutability.run,
+    "patch_locality": locality.run,
+}

@@ -1,0 +1,115 @@
+"""Request bodies for the domain tests, built from the contract's examples, and representation diffs.
+
+Valid data is the schema's own `example`s with a fresh identifier and existing references; changed
+data moves every other field to another valid value within its bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from contract_tests.judge.checks import same_value
+from contract_tests.sharding import collection_name
+from contract_tests.spec import JSON, Collection, Operation, Spec
+
+if TYPE_CHECKING:  # known.py calls the domain tests' HTTP session
+    from contract_tests.judge.known import Known
+
+
+@dataclass
+class Context:
+    """What every domain test needs: the contract, what the run knows about the target, the strict checks."""
+
+    spec: Spec
+    known: Known
+    strict: frozenset[str] = frozenset()
+    include: frozenset[str] = frozenset()
+    shard_operations: frozenset[str] | None = None
+    """Operations whose per-operation checks are this shard's (None: all; contract_tests/sharding.py)."""
+    shard_collections: frozenset[str] | None = None
+    """Collections whose per-collection checks are this shard's, by name (None: all)."""
+
+    def selected(self, *ops: Operation) -> bool:
+        return not self.include or any(op.id in self.include for op in ops)
+
+    def operation_is_mine(self, op: Operation) -> bool:
+        """Whether this shard checks `op` (a check that judges one operation at a time)."""
+        return self.shard_operations is None or op.id in self.shard_operations
+
+    def collection_is_mine(self, collection: Collection) -> bool:
+        """Whether this shard checks `collection` (a check that works on a collection's items)."""
+        return self.shard_collections is None or collection_name(collection) in self.shard_collections
+
+    def fresh_identifier(self, collection: Collection) -> Any:
+        """An identifier no fixture, no earlier run and no other part of this run uses."""
+        return self.known.identities.fresh(collection.request_schema["properties"][collection.identifier])
+
+    def missing_identifier(self, collection: Collection) -> Any:
+        """An identifier of an item that does not exist (fresh, never created)."""
+        return self.fresh_identifier(collection)
+
+    def valid_body(self, collection: Collection, identifier: Any, *, nulls: bool = True) -> JSON:
+        """The contract's example body with `identifier`, existing references, external references the
+        target serves and, unless `nulls`, no null."""
+        schema = collection.request_schema
+        body = self.spec.example_body(schema)
+        body[collection.identifier] = identifier
+        for name in self.spec.references(collection.create):
+            if name in self.known.references:
+                body[name] = self.known.references[name]
+        for name in self.spec.external_references(schema):
+            body[name] = self.known.external_value(name, schema["properties"][name])
+        return body if nulls else {name: value for name, value in body.items() if value is not None}
+
+    def fixed_fields(self, collection: Collection) -> set[str]:
+        """Fields a change keeps: the identifier, references, and external references with no other value."""
+        schema = collection.request_schema
+        external = {
+            name for name in self.spec.external_references(schema) if len(self.known.external.get(name) or []) < 2
+        }
+        return {collection.identifier, *self.spec.references(collection.create), *external}
+
+    def changed_value(self, collection: Collection, name: str, value: Any) -> Any:
+        """Another valid value for the field `name` (for an external reference, another served value)."""
+        if name in self.spec.external_references(collection.request_schema):
+            served = self.known.external.get(name) or []
+            return next((other for other in served if other != value), value)
+        return changed_value(collection.request_schema["properties"][name], value)
+
+
+def changed_value(prop: JSON, value: Any) -> Any:
+    """Another valid value for `prop`."""
+    if prop.get("format") == "decimal":
+        amount = Decimal(value) if value is not None else Decimal(0)
+        return f"{amount + 1 if amount < 99999998 else amount - 1:.2f}"
+    if prop.get("type") == "integer":
+        number = value if isinstance(value, int) else 0
+        return number + 1 if number < prop.get("maximum", 2**31 - 1) else number - 1
+    text = f"Changed {value}" if value is not None else "Changed"
+    return text[: prop.get("maxLength", len(text))]
+
+
+def changed_body(ctx: Context, collection: Collection, body: JSON) -> JSON:
+    """`body` with every field but the identifier and references changed."""
+    fixed = ctx.fixed_fields(collection)
+    return {
+        name: value if name in fixed else ctx.changed_value(collection, name, value) for name, value in body.items()
+    }
+
+
+def differences(expected: JSON, actual: Any, *, form: bool = False) -> list[str]:
+    """The fields of `expected` that `actual` does not hold (decimals compared by value)."""
+    if not isinstance(actual, dict):
+        return [f"expected a JSON object, got {actual!r}"[:200]]
+    return [
+        f"`{name}`: expected {value!r}, got {actual.get(name, '<missing>')!r}"
+        for name, value in expected.items()
+        if name not in actual or not same_value(value, actual[name], form=form)
+    ]
+
+
+def as_form(body: JSON) -> dict[str, str]:
+    """Form fields: numbers as their decimal text, null as the empty value (the contract's encoding)."""
+    return {name: "" if value is None else str(value) for name, value in body.items()}

@@ -1,0 +1,211 @@
+"""The domain tests' HTTP side: calls by operation, and verdicts recorded with their evidence.
+
+Every request goes through `Session.call`, so each verdict can show the exact request as a curl command
+(credentials masked, as Schemathesis masks them) and the response it got.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from schemathesis.core import curl
+
+from contract_tests.client.bounded import Limits, ResponseTooLarge
+from contract_tests.client.bounded_httpx import httpx_client, send_httpx
+from contract_tests.client.keyring import Keyring
+from contract_tests.client.target import Surface
+from contract_tests.outcome.coverage import Sent
+from contract_tests.outcome.findings import Ledger, Violation, describe_response
+from contract_tests.spec import JSON, Collection, Operation
+
+MASKED = ("authorization", "x-api-key")
+QUIET_HEADERS = ("accept", "accept-encoding", "connection", "user-agent", "content-length", "host")
+
+
+class Unreachable(Exception):
+    """The surface stopped answering in the middle of a domain test."""
+
+
+class Abandoned(Exception):
+    """A request got no answer to judge (too slow, too large); its violation is recorded, the test stops."""
+
+
+@dataclass(frozen=True)
+class Exchange:
+    request: httpx.Request
+    response: httpx.Response
+
+    @property
+    def status(self) -> int:
+        return self.response.status_code
+
+    def json(self) -> Any:
+        try:
+            return self.response.json()
+        except (ValueError, RecursionError):  # RecursionError: a body nested too deep to parse
+            return None
+
+    def curl(self) -> str:
+        headers = {
+            name: "[Filtered]" if name.lower() in MASKED else value
+            for name, value in self.request.headers.items()
+            if name.lower() not in QUIET_HEADERS
+        }
+        body = _sent_body(self.request).decode("utf-8", "replace") or None
+        generated = curl.generate(
+            method=self.request.method,
+            url=str(self.request.url),
+            body=body,
+            verify=True,
+            headers=headers,
+            known_generated_headers=None,
+        )
+        return generated.command
+
+    def shown(self) -> str:
+        headers = {name: [value] for name, value in self.response.headers.items()}
+        return describe_response(self.status, headers, self.response.content)
+
+
+def _sent_body(request: httpx.Request) -> bytes:
+    """The body sent, also a streamed one (multipart): read again from its stream."""
+    try:
+        return request.content
+    except httpx.RequestNotRead:
+        return request.read()
+
+
+def _sent(
+    op: Operation,
+    query: dict[str, Any] | None,
+    headers: dict[str, str] | None,
+    content: dict[str, Any],
+    request: httpx.Request,
+) -> Sent:
+    """What a call exercises: its parameters (a path parameter is always in the URL), top-level body
+    fields (a JSON object, form fields or files) and media type."""
+    parameters = {f"path:{name}" for name in op.path_parameters}
+    parameters |= {f"query:{name}" for name in query or {}}
+    parameters |= {f"header:{name}" for name in headers or {}}
+    fields = {
+        str(name) for kind in ("json", "data", "files") if isinstance(content.get(kind), dict) for name in content[kind]
+    }
+    has_body = any(content.get(kind) is not None for kind in ("json", "data", "files", "content"))
+    return Sent(frozenset(parameters), frozenset(fields), request.headers.get("content-type") if has_body else None)
+
+
+class Session:
+    """Calls on one surface, and the ledger its verdicts go to.
+
+    Every request is bounded (`contract_tests.client.bounded`) and carries the keyring's current credentials.
+    """
+
+    def __init__(self, surface: Surface, ledger: Ledger, limits: Limits, keyring: Keyring | None = None) -> None:
+        self.surface = surface
+        self.ledger = ledger
+        self.limits = limits
+        self.keyring = keyring
+        self.client = httpx_client(limits)
+        self._judged: weakref.WeakSet[httpx.Response] = weakref.WeakSet()
+        """Responses a check judged already: each counts once in the coverage."""
+
+    def close(self) -> None:
+        self.client.close()
+
+    def url(self, op: Operation, params: dict[str, Any]) -> str:
+        path = op.path
+        for name, value in params.items():
+            path = path.replace(f"{{{name}}}", quote(str(value), safe=""))
+        return self.surface.url(path)
+
+    def call(
+        self,
+        op: Operation,
+        path_params: dict[str, Any] | None = None,
+        *,
+        query: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        url: str | None = None,
+        **content: Any,
+    ) -> Exchange:
+        """`op` at `path_params`; `headers` replace the surface's credentials; `content` goes to httpx.
+
+        Raises Abandoned (after recording a `response_time` or `response_size` violation) when the
+        answer does not come whole within the deadline or the size limit, Unreachable when none comes.
+        """
+        sent = self.surface.headers if headers is None else headers
+        if self.keyring is not None:
+            sent = self.keyring.current(sent)
+        request = self.client.build_request(
+            op.method.upper(), url or self.url(op, path_params or {}), params=query, headers=sent, **content
+        )
+        request.read()  # a multipart body streams; read it once so that the reproduction can show it
+        exercised = _sent(op, query, headers, content, request)
+        try:
+            response = self._send(op, request)
+        except Abandoned:
+            self.ledger.coverage.sent(self.surface.name, op.id, None, exercised)
+            raise
+        self.ledger.coverage.sent(self.surface.name, op.id, response.status_code, exercised)
+        own = self.surface.headers
+        if self.keyring is not None and self.keyring.answered(request.headers, response.status_code, own):
+            request.headers.update(self.keyring.current(own))
+            response = self._send(op, request)
+            self.keyring.answered(request.headers, response.status_code, own)
+        return Exchange(request, response)
+
+    def _send(self, op: Operation, request: httpx.Request) -> httpx.Response:
+        started = time.monotonic()
+        try:
+            return send_httpx(self.client, request, self.limits)
+        except httpx.TimeoutException as exc:
+            within = f"within {self.limits.deadline:g} s"
+            rule = f"an answer comes whole {within} (connect, headers and body; --request-timeout)"
+            self._abandon("response_time", op, request, rule)
+            raise Abandoned(f"{request.method} {request.url}: no whole answer {within}") from exc
+        except ResponseTooLarge as exc:
+            rule = f"an answer is at most {exc.limit} bytes, decompressed (--max-response-size)"
+            self._abandon("response_size", op, request, rule)
+            raise Abandoned(str(exc)) from exc
+        except httpx.HTTPError as exc:
+            raise Unreachable(f"{request.method} {request.url}: {exc or type(exc).__name__}") from exc
+        finally:
+            self.ledger.run.spent(self.surface.name, op.id, time.monotonic() - started)
+
+    def _abandon(self, check: str, op: Operation, request: httpx.Request, rule: str) -> None:
+        exchange = Exchange(request, httpx.Response(0, request=request))
+        shown = "(no whole answer: reading stopped at the limit)"
+        self.ledger.violated(Violation(check, self.surface.name, op.id, rule, exchange.curl(), shown))
+
+    def create_for(self, check: str, op: Operation, collection: Collection, body: JSON, what: str) -> Exchange | None:
+        """Create the item `check` works on at `op`; None, with the check listed as not exercised there,
+        when the target refuses it (`what` names the item: "the item to patch")."""
+        created = self.call(collection.create, json=body)
+        if created.status == 201:
+            return created
+        self.ledger.skipped(self.surface.name, op.id, check, f"{what} could not be created (HTTP {created.status})")
+        return None
+
+    def judge(
+        self, check: str, op: Operation, exchange: Exchange, broken: str | None, setup: Sequence[Exchange] = ()
+    ) -> bool:
+        """Record a pass, or the violation `broken` describes; True when the rule held.
+
+        `setup`: the requests that made the state `exchange` depends on, for a self-contained reproduction.
+        """
+        if exchange.response not in self._judged:
+            self._judged.add(exchange.response)
+            self.ledger.coverage.judged(self.surface.name, op.id)
+        if broken is None:
+            self.ledger.passed(self.surface.name, op.id, check)
+            return True
+        steps = tuple(step.curl() for step in setup if step is not exchange)
+        violation = Violation(check, self.surface.name, op.id, broken, exchange.curl(), exchange.shown(), steps)
+        self.ledger.violated(violation)
+        return False

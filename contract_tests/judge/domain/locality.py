@@ -1,0 +1,111 @@
+"""`patch_locality`: a PATCH changes what it sends and nothing else.
+
+On an item the test creates, each writable field in turn (strings, integers, decimals; a nullable
+one also set to null and back), in each body encoding the operation accepts, is patched alone. The
+answer and the next read hold the new value and every other field's value unchanged. Identifiers and
+references stay (other checks cover them); an external reference changes only to another value the
+target serves. A form carries null as the empty value: what it reads back as is the spec's decision
+`empty-form-value`, whose admitted values (null or "") each count where the field's schema allows them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from contract_tests.decisions import EMPTY_FORM_VALUE, admits
+from contract_tests.judge.domain.data import Context, differences
+from contract_tests.judge.domain.encodings import encoded
+from contract_tests.judge.domain.http import Exchange, Session
+from contract_tests.judge.domain.immutability import media_types
+from contract_tests.spec import JSON, Collection
+
+CHECK = "patch_locality"
+
+
+def run(ctx: Context, session: Session) -> None:
+    for collection in ctx.spec.collections:
+        ops = [collection.create, *collection.item_ops.values()]
+        patch = collection.item_ops["patch"]
+        if (
+            all(op.id in session.surface.operations for op in ops)
+            and ctx.selected(patch)
+            and ctx.collection_is_mine(collection)
+        ):
+            for media in media_types(patch):
+                patch_each(ctx, session, collection, media)
+
+
+def changes(ctx: Context, collection: Collection, state: JSON) -> Iterator[tuple[str, Any]]:
+    """(field, value) for each PATCH in turn: every writable field changed; a nullable one nulled and back."""
+    props = collection.request_schema["properties"]
+    fixed = ctx.fixed_fields(collection)
+    for name, value in state.items():
+        if name in fixed:
+            continue
+        changed = ctx.changed_value(collection, name, value)
+        yield name, changed
+        if props[name].get("nullable"):
+            yield name, None
+            yield name, changed
+
+
+def patch_each(ctx: Context, session: Session, collection: Collection, media: str) -> None:
+    name, get, patch = collection.identifier, collection.item_ops["get"], collection.item_ops["patch"]
+    identifier = ctx.fresh_identifier(collection)
+    state = ctx.valid_body(collection, identifier)
+    created = session.create_for(CHECK, patch, collection, state, "the item to patch")
+    if created is None:
+        return
+    setup: list[Exchange] = [created]
+    params = {name: identifier}
+    for field, value in changes(ctx, collection, state):
+        patched = session.call(patch, params, **encoded({field: value}, media))
+        state = {**state, field: stored(patched, field, admitted(ctx, collection, field, value, media))}
+        read = session.call(get, params)
+        evidence, broken = patched, judged(patched, 200, state, f"a PATCH of `{field}` alone to {value!r} ({media})")
+        if broken is None:
+            evidence, broken = read, judged(read, 200, state, f"a read after a PATCH of `{field}` alone ({media})")
+        if not session.judge(CHECK, patch, evidence, broken, setup):
+            return  # the item stays, named in the violation
+        setup.append(patched)
+    session.call(collection.item_ops["delete"], params)
+
+
+def admitted(ctx: Context, collection: Collection, field: str, value: Any, media: str) -> list[Any]:
+    """What `field` may read back as once sent alone as `value`: the value itself; for null in a form (the
+    empty value), each value the spec's decision admits that the field's schema allows."""
+    if value is not None or media == "application/json":
+        return [value]
+    schema = collection.request_schema["properties"][field]
+    allowed = [v for v in admits(ctx.spec, EMPTY_FORM_VALUE) if v is None or (v == "" and allows_empty(schema))]
+    return allowed or [value]
+
+
+def allows_empty(schema: JSON) -> bool:
+    """Whether the field's schema lets it hold the empty string: a string without a minimum length or a
+    `format` (a decimal or a date is never empty), whose pattern and enum allow it."""
+    pattern = schema.get("pattern")
+    return (
+        schema.get("type") == "string"
+        and "format" not in schema
+        and schema.get("minLength", 0) == 0
+        and (pattern is None or re.search(pattern, "") is not None)
+        and "" in schema.get("enum", [""])
+    )
+
+
+def stored(patched: Exchange, field: str, choices: list[Any]) -> Any:
+    """The admitted value the PATCH answered for `field` (the rest of the check holds the target to it), or
+    the first one: the answer is then judged against it."""
+    answer = patched.json()
+    answered = answer.get(field) if isinstance(answer, dict) else None
+    return answered if answered in choices else choices[0]
+
+
+def judged(exchange: Exchange, status: int, expected: JSON, what: str) -> str | None:
+    if exchange.status != status:
+        return f"{what} answered {exchange.status}, not {status}"
+    wrong = differences(expected, exchange.json())
+    return f"{what}: " + "; ".join(wrong) if wrong else None

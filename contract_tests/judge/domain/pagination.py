@@ -1,0 +1,246 @@
+"""`pagination_walk`: every list and sub-list, walked through its links both ways (and `list_scoping`).
+
+The page size is about a third of the list, never above the spec's `x-clamped-maximum`. The walk goes
+forwards through `next` and back from the last page through `previous`; `previous` of page N leads to
+page N-1 (for page 1 a link without `page` is accepted) with the same items as walking forwards. Both
+ways must agree with the list: the same count on every page, no page above page_size, `previous` null
+exactly on the first page and `next` exactly on the last, absolute links on the surface that was
+called that keep page_size, and count distinct items in all, none repeated, none missing. A list of
+more than ten pages is sampled (first, second, three in the middle, second-to-last, last, and the
+links between them), so any length costs a bounded number of requests.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from contract_tests.judge.domain.data import Context
+from contract_tests.judge.domain.http import Exchange, Session
+from contract_tests.spec import Collection, Operation
+
+CHECK = "pagination_walk"
+OWNER_CANDIDATES = 20
+FULL_WALK_PAGES = 10  # longer lists are sampled, so a list of any length costs a bounded number of requests
+
+
+def run(ctx: Context, session: Session) -> None:
+    for op in ctx.spec.lists:
+        if op.id in session.surface.operations and ctx.selected(op) and ctx.operation_is_mine(op):
+            params, made = owner(ctx, session, op)
+            if params is None:
+                reason = "no owner to list the items of, and none could be created"
+                session.ledger.skipped(session.surface.name, op.id, CHECK, reason)
+                continue
+            walk(session, op, params, ctx.spec.page_size_maximum(op))
+            if made is not None:
+                made.delete(session)
+
+
+@dataclass(frozen=True)
+class Made:
+    """An owner the test created because the target had none (an empty target)."""
+
+    collection: Collection
+    identifier: Any
+
+    def delete(self, session: Session) -> None:
+        session.call(self.collection.item_ops["delete"], {self.collection.identifier: self.identifier})
+
+
+def owner(ctx: Context, session: Session, op: Operation) -> tuple[dict[str, Any] | None, Made | None]:
+    """Path parameters naming an owner with at least two items (else the first owner, else one made now),
+    {} for a top list; None when there is no owner."""
+    if not op.path_parameters:
+        return {}, None
+    (name,) = op.path_parameters
+    collection = next(c for c in ctx.spec.collections if c.identifier == name)
+    owners = session.call(collection.list_op, query={"page_size": OWNER_CANDIDATES}).json()
+    candidates = [item[name] for item in (owners or {}).get("results", []) if isinstance(item, dict) and name in item]
+    for candidate in candidates:
+        page = session.call(op, {name: candidate}, query={"page_size": 1}).json()
+        if isinstance(page, dict) and isinstance(page.get("count"), int) and page["count"] >= 2:
+            return {name: candidate}, None
+    if candidates:
+        return {name: candidates[0]}, None
+    if collection.create.id not in session.surface.operations:
+        return None, None
+    identifier = ctx.fresh_identifier(collection)
+    created = session.call(collection.create, json=ctx.valid_body(collection, identifier))
+    return ({name: identifier}, Made(collection, identifier)) if created.status == 201 else (None, None)
+
+
+def page_problem(exchange: Exchange, number: int, size: int, count: int | None, list_url: str) -> str | None:
+    """What is wrong with page `number` of a walk, if anything."""
+    if exchange.status != 200:
+        return f"page {number} answered HTTP {exchange.status}"
+    body = exchange.json()
+    if not isinstance(body, dict) or not isinstance(body.get("results"), list):
+        return f"page {number} is not a paginated envelope"
+    if count is not None and body.get("count") != count:
+        return f"count changed from {count} to {body.get('count')} on page {number}"
+    if len(body["results"]) > size:
+        return f"page {number} holds {len(body['results'])} results, page_size is {size}"
+    if (body.get("previous") is None) != (number == 1):
+        return f"`previous` must be null exactly on page 1; page {number} has {body.get('previous')!r}"
+    for which in ("next", "previous"):
+        link = body.get(which)
+        if link is None:
+            continue
+        parsed = urlsplit(str(link))
+        if not parsed.scheme or not str(link).startswith(list_url):
+            return f"`{which}` of page {number} is not an absolute URL of this list on this surface: {link}"
+        if parse_qs(parsed.query).get("page_size") != [str(size)]:
+            return f"`{which}` of page {number} does not keep page_size={size}: {link}"
+    return None
+
+
+def scoping(session: Session, op: Operation, params: dict[str, Any], exchange: Exchange, items: list[Any]) -> None:
+    """`list_scoping` on each page of a sub-list: its items carry the owner's identifier."""
+    for name, value in params.items():
+        foreign = [item.get(name) for item in items if not isinstance(item, dict) or item.get(name) != value]
+        broken = f"items with {name}={foreign[0]!r} are listed under {name}={value!r}" if foreign else None
+        session.judge("list_scoping", op, exchange, broken)
+
+
+def page_size(count: int, maximum: int | None) -> int:
+    """About a third of the list, so a walk has several pages, never above the list's maximum."""
+    size = max(1, math.ceil(count / 3))
+    return min(size, maximum) if maximum is not None else size
+
+
+def link_page(link: Any) -> int | None:
+    """The page a link leads to (a link without `page` leads to page 1); None when unreadable."""
+    values = parse_qs(urlsplit(str(link)).query).get("page", ["1"])
+    return int(values[-1]) if len(values) == 1 and values[-1].isdecimal() else None
+
+
+def items_of(exchange: Exchange) -> list[str]:
+    body = exchange.json()
+    return [json.dumps(item, sort_keys=True) for item in body["results"]]
+
+
+def walk(session: Session, op: Operation, params: dict[str, Any], maximum: int | None) -> None:
+    list_url = session.url(op, params)
+    first = session.call(op, params)
+    count = (first.json() or {}).get("count") if isinstance(first.json(), dict) else None
+    if not isinstance(count, int):
+        session.judge(CHECK, op, first, f"the list answered HTTP {first.status} without a count")
+        return
+    size = page_size(count, maximum)
+    exchange = session.call(op, params, query={"page_size": size})
+    if not session.judge(CHECK, op, exchange, page_problem(exchange, 1, size, count, list_url)):
+        return
+    shown = len(exchange.json()["results"])
+    per_page = shown if count > shown else size  # a backend may clamp below the documented maximum
+    pages = math.ceil(count / per_page) if count else 1
+    if pages <= FULL_WALK_PAGES:
+        forwards = walk_forwards(session, op, params, exchange, size, count, pages, list_url)
+        if forwards is not None:
+            walk_backwards(session, op, forwards, size, count, list_url)
+    else:
+        sample(session, op, params, exchange, size, per_page, count, pages, list_url)
+
+
+def walk_forwards(
+    session: Session,
+    op: Operation,
+    params: dict[str, Any],
+    exchange: Exchange,
+    size: int,
+    count: int,
+    pages: int,
+    list_url: str,
+) -> list[Exchange] | None:
+    """Page 1 to the last through `next`; the pages when they tile the list, else None (reported)."""
+    walked = [exchange]
+    for number in range(1, pages + 2):
+        problem = page_problem(exchange, number, size, count, list_url)
+        if not session.judge(CHECK, op, exchange, problem):
+            return None
+        body = exchange.json()
+        scoping(session, op, params, exchange, body["results"])
+        if body.get("next") is None:
+            break
+        if number == pages:
+            session.judge(CHECK, op, exchange, f"`next` is set on page {number}, the last of count={count}")
+            return None
+        exchange = session.call(op, url=str(body["next"]))
+        walked.append(exchange)
+    seen = [item for page in walked for item in items_of(page)]
+    if len(walked) != pages:
+        session.judge(CHECK, op, exchange, f"`next` is null on page {len(walked)}, count={count} needs {pages} pages")
+        return None
+    if len(seen) != count or len(set(seen)) != len(seen):
+        repeated = len(seen) - len(set(seen))
+        broken = f"the walk gave {len(seen)} items ({repeated} repeated), count is {count}"
+        session.judge(CHECK, op, exchange, broken)
+        return None
+    return walked
+
+
+def walk_backwards(
+    session: Session, op: Operation, forwards: list[Exchange], size: int, count: int, list_url: str
+) -> None:
+    """From the last page back to page 1 through `previous`: each leads to the page before, same items."""
+    exchange = forwards[-1]
+    for number in range(len(forwards), 1, -1):
+        link = exchange.json().get("previous")
+        target = link_page(link)
+        if target != number - 1:
+            broken = f"`previous` of page {number} leads to page {target}, not {number - 1}: {link}"
+            session.judge(CHECK, op, exchange, broken)
+            return
+        exchange = session.call(op, url=str(link))
+        problem = page_problem(exchange, number - 1, size, count, list_url)
+        if problem is None and items_of(exchange) != items_of(forwards[number - 2]):
+            problem = f"`previous` of page {number} gave other items than page {number - 1} walking forwards"
+        if not session.judge(CHECK, op, exchange, problem):
+            return
+
+
+def sample(
+    session: Session,
+    op: Operation,
+    params: dict[str, Any],
+    first: Exchange,
+    size: int,
+    per_page: int,
+    count: int,
+    pages: int,
+    list_url: str,
+) -> None:
+    """A long list: the first, second, a few middle, second-to-last and last pages, and their links."""
+    numbers = sorted({1, 2, pages // 3, pages // 2, 2 * pages // 3, pages - 1, pages})
+    fetched = {1: first}
+    for number in numbers[1:]:
+        fetched[number] = session.call(op, params, query={"page": number, "page_size": size})
+    seen: list[str] = []
+    for number in numbers:
+        exchange = fetched[number]
+        problem = page_problem(exchange, number, size, count, list_url)
+        expected = per_page if number < pages else count - per_page * (pages - 1)
+        if problem is None and len(exchange.json()["results"]) != expected:
+            problem = f"page {number} of {pages} holds {len(exchange.json()['results'])} items, not {expected}"
+        if problem is None and (exchange.json().get("next") is None) != (number == pages):
+            problem = f"`next` must be null exactly on page {pages}; page {number} has {exchange.json().get('next')!r}"
+        for which, target in (("next", number + 1), ("previous", number - 1)):
+            link = exchange.json().get(which) if problem is None else None
+            if link is not None and link_page(link) != target:
+                problem = f"`{which}` of page {number} leads to page {link_page(link)}, not {target}: {link}"
+        if not session.judge(CHECK, op, exchange, problem):
+            return
+        scoping(session, op, params, exchange, exchange.json()["results"])
+        seen.extend(items_of(exchange))
+    if len(set(seen)) != len(seen):
+        session.judge(CHECK, op, first, f"the sampled pages {numbers} repeat {len(seen) - len(set(seen))} items")
+        return
+    for start, which, target in ((1, "next", 2), (pages, "previous", pages - 1), (2, "previous", 1)):
+        followed = session.call(op, url=str(fetched[start].json()[which]))
+        same = followed.status == 200 and items_of(followed) == items_of(fetched[target])
+        broken = None if same else f"`{which}` of page {start} does not give page {target}'s items"
+        if not session.judge(CHECK, op, followed, broken):
+            return

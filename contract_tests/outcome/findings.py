@@ -1,0 +1,194 @@
+"""The outcome of a run: how often each check passed, and every violation with its evidence.
+
+Schemathesis checks and the dedicated domain tests both report here, so the summary, the JUnit file and
+the exit code treat them alike.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field, replace
+
+from contract_tests.outcome.coverage import Coverage
+
+BODY_EXCERPT = 2000  # characters of a response body quoted in a violation's evidence
+
+RULE_EXCERPT = 2000
+"""Characters of a broken rule kept: a rule may quote what the target answered, which can be megabytes
+(as an answer's body is cut in its evidence)."""
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A broken rule, with what it takes to reproduce it."""
+
+    check: str
+    surface: str
+    operation: str
+    rule: str
+    curl: str
+    response: str
+    setup: tuple[str, ...] = ()
+    """The requests (curl) that make the state the failing one depends on, in order; empty when none."""
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A check that could not be exercised on an operation, and why (never a silent pass)."""
+
+    surface: str
+    operation: str
+    check: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class RunError:
+    """A part of the run that could not complete: the verdict is incomplete (exit 2), never a silent pass."""
+
+    cause: str
+    """The cause class (contract_tests.client.causes): "connection reset", "timeout", "TLS", ..."""
+    surface: str
+    where: str
+    """The check or operation that could not complete."""
+    request: str
+    """`METHOD URL` of the request it happened on; "" when it was no request's."""
+    detail: str
+
+    def __str__(self) -> str:
+        on = f" on {self.request}" if self.request else ""
+        return f"[{self.surface}] {self.where}: {self.cause}{on}: {self.detail}"
+
+
+@dataclass(frozen=True)
+class Key:
+    surface: str
+    operation: str
+    check: str
+
+
+@dataclass
+class RunInfo:
+    """What a report needs to say which run it is: enough to repeat it."""
+
+    seed: int | None = None
+    targets: dict[str, str] = field(default_factory=dict)
+    """Base URL per surface."""
+    profile: str = ""
+    suite_version: str = ""
+    spec_version: str = ""
+    duration: float = 0.0
+    refused_credentials: int = 0
+    """Requests refused (401) although they carried the suite's current credentials."""
+    timings: dict[str, float] = field(default_factory=dict)
+    """Seconds spent on each operation, by "surface.operation"."""
+    shard: str | None = None
+    """`K/N` for one shard of a run (`--shard`), None for a whole run."""
+    shards: int | None = None
+    """For a merged run (`shop-contract merge`): how many shards it combines."""
+    command: str = ""
+    """`shop-contract ...` repeating the whole run, credentials read from the environment."""
+
+    def spent(self, surface: str, operation: str, seconds: float) -> None:
+        key = f"{surface}.{operation}"
+        self.timings[key] = self.timings.get(key, 0.0) + seconds
+
+
+@dataclass(frozen=True)
+class InteractionVerdict:
+    """One interaction of a consumer contract, as judged: its verdicts are in the ledger under its name."""
+
+    name: str
+    """`operation#N`, the contract's name of it: the operation under which the ledger keeps its verdicts."""
+    surface: str
+    operation: str
+    summary: str
+    """The request shape in a few words."""
+    recorded_status: int
+    """What the mock answered the recorded example."""
+    status: int | None
+    """What the backend answered the replay; None when read against a spec (or not replayed)."""
+    verdict: str
+    """"ok", "broken" or "not exercised"."""
+    problems: tuple[str, ...] = ()
+
+
+@dataclass
+class ConsumerRun:
+    """A consumer contract's verification (`--consumer FILE`): against a backend or a spec revision."""
+
+    consumer: str
+    file: str
+    against: str
+    """"backend" (replayed on --base-url / --gateway-url) or "spec" (read against --spec alone)."""
+    recorded_spec: str
+    """`version digest` of the spec the mock served when it was recorded."""
+    same_spec: bool
+    """Whether the spec judged against is the one recorded with (same digest)."""
+    journal_full: bool
+    """The mock's journal was full when the contract was recorded: older requests may be missing from it."""
+    interactions: list[InteractionVerdict] = field(default_factory=list)
+
+
+@dataclass
+class Ledger:
+    """Passes per (surface, operation, check) and the violations, in the order they were found."""
+
+    passes: Counter[Key] = field(default_factory=Counter)
+    violations: list[Violation] = field(default_factory=list)
+    errors: list[RunError] = field(default_factory=list)
+    not_exercised: list[Skip] = field(default_factory=list)
+    run: RunInfo = field(default_factory=RunInfo)
+    secrets: tuple[str, ...] = ()
+    """Credentials the suite sent: masked wherever the reports show what a target answered."""
+    aborted: str | None = None
+    """Why the run stopped before its end (credentials lost, an internal error); the exit code is 2."""
+    prelude: tuple[str, ...] = ()
+    """Requests (curl) the run made before testing (on an empty target, the items others reference):
+    every violation's setup starts with them, so that its reproduction is whole."""
+    coverage: Coverage = field(default_factory=Coverage)
+    """What of the contract the run exercised (contract_tests/outcome/coverage.py)."""
+    consumer: ConsumerRun | None = None
+    """A consumer contract's verification, when the run is one (`--consumer FILE`)."""
+
+    def passed(self, surface: str, operation: str, check: str, times: int = 1) -> None:
+        self.passes[Key(surface, operation, check)] += times
+
+    def violated(self, violation: Violation) -> None:
+        if len(violation.rule) > RULE_EXCERPT:
+            violation = replace(violation, rule=violation.rule[:RULE_EXCERPT] + " …")
+        if self.prelude:
+            violation = replace(violation, setup=(*self.prelude, *violation.setup))
+        if violation not in self.violations:
+            self.violations.append(violation)
+
+    def skipped(self, surface: str, operation: str, check: str, reason: str) -> None:
+        skip = Skip(surface, operation, check, reason)
+        if skip not in self.not_exercised:
+            self.not_exercised.append(skip)
+
+    def causes(self) -> Counter[str]:
+        """How many errors of each cause, in the order the causes were first met."""
+        return Counter(error.cause for error in self.errors)
+
+    def failures(self) -> Counter[Key]:
+        return Counter(Key(v.surface, v.operation, v.check) for v in self.violations)
+
+    def exercised(self) -> set[str]:
+        """Checks that judged at least one response (passed or not)."""
+        return {key.check for key in self.passes} | {v.check for v in self.violations}
+
+    def violated_checks(self) -> set[str]:
+        return {v.check for v in self.violations}
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+def describe_response(status: int, headers: dict[str, list[str]], content: bytes) -> str:
+    """A response as quoted in evidence: status, headers, the body's first `BODY_EXCERPT` characters."""
+    lines = [f"HTTP {status}", *(f"{name}: {', '.join(values)}" for name, values in headers.items())]
+    text = content.decode("utf-8", "replace")
+    excerpt = text if len(text) <= BODY_EXCERPT else text[:BODY_EXCERPT] + " …"
+    return "\n".join([*lines, "", excerpt]) if text else "\n".join(lines)

@@ -1,0 +1,202 @@
+"""A findings.json read back (by `shop-contract merge`): bounded, then valid against findings.schema.json.
+
+A report directory comes from another runner, so its file is input like any other: it is read up to the
+schema's `x-max-bytes`, its nesting and its items counted up to `x-max-depth` and `x-max-items` before
+Python's recursive parser sees it, its numbers must be finite and its strings Unicode text, and it must
+be valid against the schema the suite owns before any of it is used. Every refusal is one `FindingsError`
+naming the file and the field (a JSON pointer), never quoting the value: it may be huge, or made to act on
+a terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+SCHEMA_NAME = "findings.schema.json"
+
+_TOKEN = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"?|[\[\]{},:]', re.DOTALL)
+"""What the shape count looks at: strings (skipped whole, possessively: no backtracking, so an unclosed
+string costs one pass, not one per quote) and punctuation."""
+_SHOWN = 60
+"""Characters of a key shown in a pointer."""
+
+
+class FindingsError(Exception):
+    """The file is not a findings.json this suite can use: `pointer` says where."""
+
+    def __init__(self, path: Path, pointer: str, problem: str) -> None:
+        where = f" at {pointer}" if pointer else ""
+        super().__init__(f"{path}{where}: {problem}")
+        self.path, self.pointer, self.problem = path, pointer, problem
+
+
+@cache
+def schema(name: str = SCHEMA_NAME) -> dict[str, Any]:
+    """A schema shipped in this package: findings.json's by default (consumer_contract.schema.json too)."""
+    document: dict[str, Any] = json.loads(resources.files("contract_tests.outcome").joinpath(name).read_text())
+    return document
+
+
+def load(path: Path, schema_name: str = SCHEMA_NAME) -> dict[str, Any]:
+    """The document in `path`, valid against `schema(schema_name)` and within its `x-max-*` bounds;
+    FindingsError otherwise, OSError if unreadable."""
+    rules = schema(schema_name)
+    limit, depth, items = rules["x-max-bytes"], rules["x-max-depth"], rules["x-max-items"]
+    with path.open("rb") as file:
+        raw = file.read(limit + 1)
+    if len(raw) > limit:
+        raise FindingsError(path, "", f"larger than {limit} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FindingsError(path, "", f"not UTF-8 (byte {exc.start})") from None
+    overgrown = too_large(text, depth, items)
+    if overgrown is not None:
+        raise FindingsError(path, pointer(overgrown[0]), overgrown[1])
+    try:
+        document = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
+    except json.JSONDecodeError as exc:
+        raise FindingsError(path, "", f"not JSON ({exc.msg}, line {exc.lineno} column {exc.colno})") from None
+    except ValueError as exc:  # a number past float's range, or an integer past int()'s digit limit
+        raise FindingsError(path, "", f"not JSON this suite reads ({str(exc).split(':')[0]})") from None
+    unreadable = not_text(document)
+    if unreadable is not None:
+        raise FindingsError(path, pointer(unreadable), "a string that is not Unicode text (a lone surrogate)")
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(rules).iter_errors(document))
+    if error is not None:
+        where, problem = _said(error, rules.get("x-document", "findings.json"))
+        raise FindingsError(path, pointer(where), problem)
+    valid: dict[str, Any] = document
+    return valid
+
+
+def too_large(text: str, depth: int, items: int) -> tuple[list[str | int], str] | None:
+    """Where JSON `text` first nests deeper than `depth` or holds more than `items` array elements and
+    object members, and which; None when it does neither.
+
+    One linear pass over the punctuation (strings are skipped whole by a regex without backtracking), so
+    a file nested 100,000 deep costs no recursion and a file of a million tiny values is refused before
+    it becomes a million objects. It assumes nothing of the syntax: json.loads judges that afterwards."""
+    path: list[str | int] = []
+    expects_key: list[bool] = []  # per open container: an object waiting for its next key
+    counted = 0
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token in ("[", "{", ","):
+            counted += 1
+            if counted > items:
+                return path, f"more than {items} items"
+        if token in ("[", "{"):
+            if len(path) == depth:
+                return path, f"nested deeper than {depth} levels"
+            path.append(0 if token == "[" else "")
+            expects_key.append(token == "{")
+        elif token in ("]", "}"):
+            if path:
+                path.pop()
+                expects_key.pop()
+        elif token == ",":
+            if path and isinstance(path[-1], int):
+                path[-1] += 1
+            elif path:
+                expects_key[-1] = True
+        elif token == ":":
+            if path:
+                expects_key[-1] = False
+        elif path and expects_key[-1]:
+            path[-1] = _key(token)
+    return None
+
+
+def _key(token: str) -> str:
+    try:
+        key: str = json.loads(token)
+    except ValueError:
+        return token[1:-1]
+    return key
+
+
+def not_text(document: Any) -> list[str | int] | None:
+    """The path of the first string (key or value) in `document` that UTF-8 cannot encode, None if none."""
+    stack: list[tuple[list[str | int], Any]] = [([], document)]
+    while stack:
+        path, value = stack.pop()
+        items: Iterable[tuple[str | int, Any]]
+        if isinstance(value, dict):
+            items = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        else:
+            if isinstance(value, str) and not _encodes(value):
+                return path
+            continue
+        for key, item in items:
+            if isinstance(key, str) and not _encodes(key):
+                return [*path, key]
+            stack.append(([*path, key], item))
+    return None
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text[:20]} is out of range")
+    return number
+
+
+def _said(error: jsonschema.ValidationError, document: str) -> tuple[list[str | int], str]:
+    """Where the schema is broken and how, in words of the schema, not of the (untrusted) value."""
+    where: list[str | int] = list(error.absolute_path)
+    keyword, expected, instance = error.validator, error.validator_value, error.instance
+    if keyword == "required":
+        return [*where, next(name for name in expected if name not in instance)], "missing"
+    if keyword == "additionalProperties":
+        known = error.schema.get("properties", {})
+        return [*where, next(name for name in instance if name not in known)], f"not a field of {document}"
+    if keyword == "type":
+        wanted = " or ".join(expected) if isinstance(expected, list) else expected
+        return where, f"expected {wanted}, got {_type_name(instance)}"
+    if keyword in ("const", "enum"):
+        return where, f"must be {' or '.join(json.dumps(v) for v in (expected if keyword == 'enum' else [expected]))}"
+    if keyword == "pattern":
+        return where, f"does not match {expected}"
+    if keyword in ("minimum", "minLength"):
+        return where, f"{keyword} is {expected}"
+    return where, f"fails the schema's {keyword}"
+
+
+def _type_name(value: Any) -> str:
+    """The JSON type of a parsed value."""
+    names = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"))
+    return next((name for kind, name in names if isinstance(value, kind)), "null" if value is None else "object")
+
+
+def pointer(path: Iterable[str | int]) -> str:
+    """A JSON pointer (RFC 6901) to `path`, each key cut to a readable length and escaped onto one line."""
+    parts = []
+    for part in path:
+        text = str(part).replace("~", "~0").replace("/", "~1")
+        shown = json.dumps(text[:_SHOWN])[1:-1] + ("..." if len(text) > _SHOWN else "")
+        parts.append("/" + shown)
+    return "".join(parts)

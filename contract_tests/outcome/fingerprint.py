@@ -1,0 +1,42 @@
+"""What names a violation: its fingerprint (the defect) and its id (this finding of it).
+
+The fingerprint is what a baseline accepts: surface, operation, check and the rule broken with the
+generated values left out (quoted text and numbers), so that the same defect found by another seed or
+another input is the same entry. The id is short and names one violation with its requests: the
+reports show it, `shop-contract replay ID` re-sends it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from contract_tests.outcome.findings import Violation
+
+RULE_SHAPE_LENGTH = 200
+"""Characters of the rule's shape kept in a fingerprint: enough to tell rules apart, never a whole quote."""
+_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_SPACE = re.compile(r"\s+")
+
+
+def rule_shape(rule: str) -> str:
+    """`rule` without what a run generated: its first line, quoted values as `'…'`, numbers as `N`.
+
+    Backquoted names (`next`, a field) stay: they name the rule, not the input.
+    """
+    first = rule.strip().splitlines()[0] if rule.strip() else ""
+    shape = _NUMBER.sub("N", _QUOTED.sub("'…'", first))
+    return _SPACE.sub(" ", shape).strip()[:RULE_SHAPE_LENGTH]
+
+
+def fingerprint(violation: Violation) -> str:
+    """`surface operation check: shape`, one line, stable across seeds and inputs."""
+    return f"{violation.surface} {violation.operation} {violation.check}: {rule_shape(violation.rule)}"
+
+
+def violation_id(violation: Violation) -> str:
+    """Eight hexadecimal characters from the fingerprint and the failing request: the same finding has the
+    same id in every report of a run (and in `merge`), two findings of one defect have two."""
+    digest = hashlib.sha256(f"{fingerprint(violation)}\n{violation.curl}".encode("utf-8", "replace"))
+    return digest.hexdigest()[:8]

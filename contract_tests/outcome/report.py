@@ -1,0 +1,298 @@
+"""What a run tells people: which run it was, a summary per check and per operation, each violation with
+its evidence (the requests that set up its state, then the failing one), the checks not exercised and
+why, the coverage of the contract, and JUnit XML for CI (one test case per surface, operation and check).
+The text summary ends with one line per violated (surface, operation, check), the coverage figure and
+the path of report.html (html_report.py), which is drawn from the same document as findings.json.
+
+Everything shown passes through the run's `Redactor`: secrets masked, control characters escaped, so the
+JUnit file is always well-formed XML and no answer can act on a terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections import Counter
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from contract_tests.options import Options
+from contract_tests.outcome import html_report
+from contract_tests.outcome.findings import Key, Ledger, Violation
+from contract_tests.outcome.fingerprint import fingerprint, violation_id
+from contract_tests.outcome.reproduce import httpx_script
+from contract_tests.redact import Redactor
+
+HTML = "report.html"
+RULE = "-" * 100
+RULE_SHOWN = 100
+"""Characters of a violation's rule shown in the closing table (the whole rule is in the reports)."""
+
+
+def _run_lines(ledger: Ledger) -> list[str]:
+    run = ledger.run
+    targets = ", ".join(f"{name} {url}" for name, url in run.targets.items()) or "(none)"
+    part = f", shard {run.shard}" if run.shard else (f", {run.shards} shards merged" if run.shards else "")
+    kind = "consumer contract" if ledger.consumer is not None else f"seed {run.seed}, profile {run.profile}{part}"
+    return [
+        f"Run: {kind}, {run.duration:.1f} s; shop-contract {run.suite_version}, spec {run.spec_version}",
+        f"Targets: {targets}",
+        f"Requests refused for the suite's own credentials (HTTP 401): {run.refused_credentials}",
+    ]
+
+
+def _by_check(ledger: Ledger) -> list[str]:
+    passed: Counter[str] = Counter()
+    for key, times in ledger.passes.items():
+        passed[key.check] += times
+    failed = Counter(v.check for v in ledger.violations)
+    lines = ["Checks (responses judged, violations):"]
+    for check in sorted(set(passed) | set(failed)):
+        verdict = f"{failed[check]} VIOLATION(S)" if failed[check] else "ok"
+        lines.append(f"  {check:<32} {passed[check] + failed[check]:>7}   {verdict}")
+    return lines
+
+
+def _by_operation(ledger: Ledger) -> list[str]:
+    operations: dict[tuple[str, str], set[str]] = {}
+    for key in [*ledger.passes, *ledger.failures()]:
+        operations.setdefault((key.surface, key.operation), set()).add(key.check)
+    failures = ledger.failures()
+    lines = ["Operations:"]
+    for (surface, operation), checks in sorted(operations.items()):
+        broken = sorted({k.check for k in failures if (k.surface, k.operation) == (surface, operation)})
+        verdict = "FAILED: " + ", ".join(broken) if broken else "ok"
+        lines.append(f"  {surface:<8} {operation:<28} {len(checks):>3} checks   {verdict}")
+    return lines
+
+
+def _not_exercised(ledger: Ledger) -> list[str]:
+    if not ledger.not_exercised:
+        return []
+    lines = ["Not exercised (checks that could not run, and why):"]
+    lines += [f"  {s.surface:<8} {s.operation:<28} {s.check}: {s.reason}" for s in ledger.not_exercised]
+    return ["", *lines]
+
+
+def _consumer(ledger: Ledger) -> list[str]:
+    """The consumer contract's section: which contract, against what, and each interaction's verdict."""
+    run = ledger.consumer
+    if run is None:
+        return []
+    against = "the spec alone" if run.against == "spec" else "the backend"
+    same = "the same spec" if run.same_spec else "another spec"
+    lines = [
+        "",
+        f"Consumer contract: {run.consumer} ({run.file}), checked against {against}; "
+        f"recorded with spec {run.recorded_spec} ({same})",
+    ]
+    if run.journal_full:
+        lines.append("  the mock's journal was full when it was recorded: older requests may be missing from it")
+    for interaction in run.interactions:
+        answered = "" if interaction.status is None else f", backend {interaction.status}"
+        lines.append(
+            f"  {interaction.name:<28} {interaction.verdict:<13} mock {interaction.recorded_status}{answered}  "
+            f"{interaction.summary}"
+        )
+        lines += [f"      {problem}" for problem in interaction.problems]
+    return lines
+
+
+def describe(number: int, violation: Violation) -> str:
+    indent = "\n       "
+    setup = [
+        "   setup (the requests that make the state it depends on, in order):"
+        + "".join(indent + curl.replace("\n", indent) for curl in violation.setup)
+    ]
+    return "\n".join(
+        [
+            f"{number}. [{violation.check}] {violation.surface} {violation.operation} (id {violation_id(violation)})",
+            f"   rule broken: {violation.rule}",
+            *(setup if violation.setup else []),
+            "   request:" + indent + violation.curl.replace("\n", indent),
+            "   response:" + indent + violation.response.replace("\n", indent),
+        ]
+    )
+
+
+def _errors(ledger: Ledger) -> list[str]:
+    """The run errors grouped by cause, causes in the order first met."""
+    if not ledger.errors:
+        return []
+    lines = ["", "Errors (parts of the run that could not complete), by cause:"]
+    for cause, count in ledger.causes().items():
+        lines.append(f"  {cause} ({count}):")
+        lines += [f"    {error}" for error in ledger.errors if error.cause == cause]
+    return lines
+
+
+def summary(ledger: Ledger, *, verbose: bool = True, html: Path | None = None) -> str:
+    """The run as text: `verbose` (summary.txt, `--verbose`) has every check, operation and violation
+    in full; either way it ends with one line per violated (surface, operation, check), the coverage
+    figure, the HTML report's path (`html`, when written) and the result."""
+    parts = [*_run_lines(ledger), *_consumer(ledger)]
+    if verbose:
+        parts += ["", *_by_check(ledger), "", *_by_operation(ledger), *_not_exercised(ledger)]
+        if ledger.violations:
+            parts += ["", RULE, f"{len(ledger.violations)} violation(s):", ""]
+            parts += [describe(n, v) + "\n" for n, v in enumerate(ledger.violations, 1)]
+    elif ledger.not_exercised:
+        parts += ["", f"{len(ledger.not_exercised)} check(s) not exercised on some operation (see the report)"]
+    parts += _errors(ledger)
+    coverage = [] if ledger.consumer is not None else [ledger.coverage.headline()]  # a replay covers what it recorded
+    parts += ["", *violated_table(ledger), *coverage]
+    if html is not None:
+        parts.append(f"Report: {html}")
+    return Redactor(ledger.secrets)("\n".join([*parts, "", f"Result: {verdict(ledger)}."]))
+
+
+def verdict(ledger: Ledger) -> str:
+    """The run's result in a few words."""
+    said = (
+        "no violation"
+        if ledger.ok
+        else f"{len(ledger.violations)} violation(s) of {len(ledger.violated_checks())} check(s)"
+    )
+    if ledger.aborted:
+        return f"stopped: {ledger.aborted}; {said} up to then"
+    if ledger.errors:
+        return f"incomplete, {len(ledger.errors)} part(s) could not complete (see Errors); {said} in the rest"
+    return said
+
+
+def violated_table(ledger: Ledger) -> list[str]:
+    """One line per violated (surface, operation, check): how many violations, and the first rule."""
+    failures = ledger.failures()
+    if not failures:
+        return []
+    lines = ["Violated (surface, operation, [check], violations, first rule broken):"]
+    for key in sorted(failures, key=lambda k: (k.surface, k.operation, k.check)):
+        first = next(v for v in ledger.violations if Key(v.surface, v.operation, v.check) == key)
+        rule = first.rule.splitlines()[0] if first.rule else ""
+        rule = rule if len(rule) <= RULE_SHOWN else rule[: RULE_SHOWN - 1] + "…"
+        check = f"[{key.check}]"
+        lines.append(f"  {key.surface:<8} {key.operation:<28} {check:<34} {failures[key]:>4}  {rule}")
+    return lines
+
+
+def junit_xml(ledger: Ledger) -> bytes:
+    shown = Redactor(ledger.secrets)
+    keys = sorted(set(ledger.passes) | set(ledger.failures()), key=lambda k: (k.surface, k.operation, k.check))
+    failures = ledger.failures()
+    run = ledger.run
+    errors = [*map(str, ledger.errors), *([ledger.aborted] if ledger.aborted else [])]
+    suite = ET.Element(
+        "testsuite",
+        name="shop-contract",
+        tests=str(len(keys) + len(errors) + len(ledger.not_exercised)),
+        failures=str(len(failures)),
+        errors=str(len(errors)),
+        skipped=str(len(ledger.not_exercised)),
+        time=f"{run.duration:.3f}",
+    )
+    properties = ET.SubElement(suite, "properties")
+    for name, value in _properties(ledger).items():
+        ET.SubElement(properties, "property", name=name, value=shown(value))
+    for key in keys:
+        spent = run.timings.get(f"{key.surface}.{key.operation}", 0.0)
+        classname = shown(f"{key.surface}.{key.operation}")
+        case = ET.SubElement(suite, "testcase", classname=classname, name=shown(key.check), time=f"{spent:.3f}")
+        found = [v for v in ledger.violations if Key(v.surface, v.operation, v.check) == key]
+        if found:
+            failure = ET.SubElement(case, "failure", message=shown(found[0].rule[:500]))
+            failure.text = shown("\n\n".join(describe(n, v) for n, v in enumerate(found, 1)))
+    for skip in ledger.not_exercised:
+        classname = shown(f"{skip.surface}.{skip.operation}")
+        case = ET.SubElement(suite, "testcase", classname=classname, name=shown(skip.check), time="0.000")
+        ET.SubElement(case, "skipped", message=shown(skip.reason[:500]))
+    for number, error in enumerate(errors, 1):
+        case = ET.SubElement(suite, "testcase", classname="run", name=f"error-{number}", time="0.000")
+        ET.SubElement(case, "error", message=shown(error[:500])).text = shown(error)
+    document: bytes = ET.tostring(suite, encoding="utf-8", xml_declaration=True)
+    return document
+
+
+def _properties(ledger: Ledger) -> dict[str, str]:
+    run = ledger.run
+    return {
+        "seed": str(run.seed),
+        "profile": run.profile,
+        "suite_version": run.suite_version,
+        "spec_version": run.spec_version,
+        "duration": f"{run.duration:.3f}",
+        "refused_credentials": str(run.refused_credentials),
+        **({"shard": run.shard} if run.shard else {}),
+        **({"shards": str(run.shards)} if run.shards else {}),
+        **{f"target.{name}": url for name, url in run.targets.items()},
+    }
+
+
+def as_json(ledger: Ledger) -> dict[str, object]:
+    """The ledger for machines: the run, the checks exercised and not, the violations (and, in the
+    same order, each one's requests as httpx scripts), the errors and the coverage."""
+    shown = Redactor(ledger.secrets)
+    run = asdict(ledger.run)
+    document = {
+        "run": run,
+        "exercised": sorted(ledger.exercised()),
+        "passes": [{**asdict(key), "times": times} for key, times in sorted(ledger.passes.items(), key=_order)],
+        "not_exercised": [asdict(skip) for skip in ledger.not_exercised],
+        "violations": [{"id": violation_id(v), "fingerprint": fingerprint(v), **asdict(v)} for v in ledger.violations],
+        "errors": [asdict(error) for error in ledger.errors],
+        "aborted": ledger.aborted,
+        "coverage": ledger.coverage.as_json(),
+        "consumer": None if ledger.consumer is None else asdict(ledger.consumer),
+        "scripts": [
+            {"request": httpx_script(v.curl), "setup": [httpx_script(step) for step in v.setup]}
+            for v in ledger.violations
+        ],
+    }
+    cleaned: dict[str, object] = _redacted(document, shown)
+    return cleaned
+
+
+def _order(item: tuple[Key, int]) -> tuple[str, str, str]:
+    key = item[0]
+    return key.surface, key.operation, key.check
+
+
+def _redacted(value: Any, shown: Redactor) -> Any:
+    """`value` with every string in it (keys too) redacted."""
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, dict):
+        return {shown(str(key)): _redacted(item, shown) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redacted(item, shown) for item in value]
+    return value
+
+
+def write(ledger: Ledger, options: Options) -> list[Path]:
+    """Write the JUnit file and the report directory (all three files), if asked for; the paths written."""
+    return write_files(ledger, options.junit_xml, options.report_dir)
+
+
+def write_files(ledger: Ledger, junit_file: Path | None, report_dir: Path | None) -> list[Path]:
+    """Write `junit_file` and `report_dir` (report.html, summary.txt, junit.xml, findings.json), those
+    given; the paths written."""
+    written = []
+    document = junit_xml(ledger)
+    targets = [junit_file] if junit_file else []
+    if report_dir is not None:
+        targets.append(report_dir / "junit.xml")
+    for junit in targets:
+        junit.parent.mkdir(parents=True, exist_ok=True)
+        junit.write_bytes(document)
+        written.append(junit)
+    if report_dir is not None:
+        report_dir.mkdir(parents=True, exist_ok=True)
+        data = as_json(ledger)
+        findings = report_dir / "findings.json"
+        findings.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        html = report_dir / HTML
+        html.write_text(html_report.render(data), encoding="utf-8")
+        text = report_dir / "summary.txt"
+        text.write_text(summary(ledger, html=Path(HTML)) + "\n", encoding="utf-8")  # beside it
+        written += [text, findings, html]
+    return written

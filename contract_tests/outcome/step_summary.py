@@ -1,0 +1,86 @@
+"""The GitHub Actions job summary: when GITHUB_STEP_SUMMARY names a file, a short Markdown summary is
+appended to it (the verdict, the counts, the coverage figure, the first violations with their curl).
+
+What a target sent is already redacted (secrets masked, controls escaped); here it is also kept from
+acting as Markdown or HTML: table cells and headings have their Markdown and HTML characters escaped,
+and curl commands sit in fenced blocks whose fence is longer than any backtick run inside them.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from contract_tests.outcome.findings import Ledger
+from contract_tests.outcome.fingerprint import violation_id
+from contract_tests.redact import Redactor
+
+VARIABLE = "GITHUB_STEP_SUMMARY"
+SHOWN = 5
+"""Violations shown with their curl; the rest are in report.html."""
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>&~])")
+
+
+def inline(text: str) -> str:
+    """`text` safe in a Markdown table cell or heading: one line, every special character escaped."""
+    return _MARKDOWN.sub(r"\\\1", " ".join(text.split()))
+
+
+def fenced(text: str) -> str:
+    """`text` in a fenced code block no backtick run of it can close."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}sh\n{text}\n{fence}"
+
+
+def markdown(ledger: Ledger) -> str:
+    shown = Redactor(ledger.secrets)
+    failures = ledger.failures()
+    if ledger.aborted:
+        verdict = "⛔ stopped before its end"
+    elif ledger.violations:
+        verdict = f"❌ {len(ledger.violations)} violation(s) of {len(ledger.violated_checks())} check(s)"
+    else:
+        verdict = "✅ no violation" + (" (but parts of the run could not complete)" if ledger.errors else "")
+    lines = [
+        f"### shop-contract: {verdict}",
+        "",
+        f"- checks judged: {len(ledger.exercised())}; verdicts passed: {sum(ledger.passes.values())}; "
+        f"violations: {len(ledger.violations)}; not exercised: {len(ledger.not_exercised)}; "
+        f"errors: {len(ledger.errors)}",
+        f"- {inline(ledger.coverage.headline())}",
+        "- the full report: report.html in the job's report artifact",
+    ]
+    if failures:
+        lines += ["", "| surface | operation | check | violations |", "|---|---|---|---|"]
+        for key in sorted(failures, key=lambda k: (k.surface, k.operation, k.check)):
+            cells = (inline(shown(key.surface)), inline(shown(key.operation)), inline(shown(key.check)))
+            lines.append(f"| {' | '.join(cells)} | {failures[key]} |")
+    for number, violation in enumerate(ledger.violations[:SHOWN], 1):
+        title = (
+            f"{number}. [{violation.check}] {violation.surface} {violation.operation} (id {violation_id(violation)})"
+        )
+        lines += [
+            "",
+            f"**{inline(shown(title))}**: {inline(shown(violation.rule)[:500])}",
+            "",
+            fenced(shown(violation.curl)),
+        ]
+    if len(ledger.violations) > SHOWN:
+        lines += ["", f"… and {len(ledger.violations) - SHOWN} more in report.html."]
+    return "\n".join(lines) + "\n"
+
+
+def append(ledger: Ledger, environ: Mapping[str, str]) -> None:
+    """Append the summary to the file GITHUB_STEP_SUMMARY names, if it is set; a file that cannot be
+    written is said on stderr, never fatal (the run's own reports are written already)."""
+    path = environ.get(VARIABLE)
+    if not path:
+        return
+    try:
+        with Path(path).open("a", encoding="utf-8") as summary:
+            summary.write(markdown(ledger))
+    except OSError as exc:
+        print(f"shop-contract: warning: cannot append to {VARIABLE} ({exc.strerror or exc})", file=sys.stderr)

@@ -1,0 +1,171 @@
+"""The `shop-contract` command line as data: its parsers, and the `Options` an argv makes.
+
+The CLI (`cli.py`) and the pytest plugin (`pytest_plugin.py`, which offers every option with
+`--shop-` before it) both read options here, so that neither imports the other and the plugin's
+import stays cheap (it runs in every pytest session). Secrets may come from the environment
+(`SECRET_VARIABLES`), so that no command line or CI log holds them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from contract_tests.check_names import STRICT_CHECKS
+from contract_tests.options import DEFAULT_DEADLINE, DEFAULT_MAX_RESPONSE_SIZE, PROFILES, Options, UsageError
+from contract_tests.sharding import parse_shard
+
+SECRET_VARIABLES = {
+    "api_key": "SHOP_CONTRACT_API_KEY",
+    "token": "SHOP_CONTRACT_TOKEN",
+    "client_secret": "SHOP_CONTRACT_CLIENT_SECRET",
+}
+"""The option each environment variable stands for when the flag is not given."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing usage and exiting, so every error is one line."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
+
+
+class VersionAsked(Exception):
+    """--version was asked for."""
+
+
+class _VersionAction(argparse.Action):
+    def __call__(self, *args: object, **kwargs: object) -> None:
+        raise VersionAsked
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="shop-contract", description="Check a shop service against its OpenAPI contract.", allow_abbrev=False
+    )
+    p.add_argument("--version", action=_VersionAction, nargs=0, help="print the suite's version and exit")
+    target = p.add_argument_group("target")
+    target.add_argument("--base-url", help="the backend's mount point, e.g. http://127.0.0.1:8000/shop/api/v1")
+    target.add_argument("--gateway-url", help="the gateway's mount point, e.g. http://127.0.0.1:8000/customers/v1")
+    target.add_argument("--spec", type=Path, help="the contract (default: the one installed with the suite)")
+    target.add_argument(
+        "--consumer",
+        type=Path,
+        metavar="FILE",
+        help="verify this consumer contract (shop-mock contract --out FILE): replayed on the target, "
+        "or without a target, read against --spec alone",
+    )
+    target.add_argument(
+        "--ca-bundle",
+        type=Path,
+        metavar="FILE",
+        help="CA certificates (PEM) to verify a TLS target against (default: SSL_CERT_FILE, REQUESTS_CA_BUNDLE)",
+    )
+    target.add_argument(
+        "--insecure", action="store_true", help="do not verify TLS certificates (a self-signed development one)"
+    )
+    creds = p.add_argument_group("credentials")
+    creds.add_argument("--api-key", help="sent as X-API-Key (backend only; or SHOP_CONTRACT_API_KEY)")
+    creds.add_argument("--token", help="a JWT, sent as Authorization: Bearer (or SHOP_CONTRACT_TOKEN)")
+    creds.add_argument("--token-url", help="an OpenID Connect token endpoint (client_credentials grant)")
+    creds.add_argument("--client-id", help="the client of --token-url")
+    creds.add_argument("--client-secret", help="the secret of --client-id")
+    run = p.add_argument_group("run")
+    run.add_argument("--profile", choices=sorted(PROFILES), default="default", help="effort (fast: a quick gate)")
+    run.add_argument("--max-examples", type=int, help="examples per operation and phase (overrides the profile)")
+    run.add_argument("--workers", type=int, default=1, help="concurrent Schemathesis workers (default: 1)")
+    run.add_argument("--seed", type=int, help="makes the run repeatable")
+    run.add_argument("--include", action="append", default=[], metavar="OPERATION_ID", help="repeatable")
+    run.add_argument("--strict", action="store_true", help=f"turn on every strict check: {', '.join(STRICT_CHECKS)}")
+    run.add_argument("--strict-check", action="append", default=[], choices=STRICT_CHECKS, help="one strict check")
+    run.add_argument("--no-domain", action="store_true", help="skip the dedicated domain tests")
+    run.add_argument("--no-conformance", action="store_true", help="skip the Schemathesis phases")
+    run.add_argument("--checks", nargs="+", default=[], metavar="NAME", help="judge only these checks")
+    run.add_argument("--exclude-checks", nargs="+", default=[], metavar="NAME", help="do not judge these checks")
+    run.add_argument(
+        "--request-timeout",
+        type=float,
+        default=DEFAULT_DEADLINE,
+        metavar="SECONDS",
+        help=f"total deadline of one request: connect, headers and body (default {DEFAULT_DEADLINE:g})",
+    )
+    run.add_argument(
+        "--max-response-size",
+        type=int,
+        default=DEFAULT_MAX_RESPONSE_SIZE,
+        metavar="BYTES",
+        help=f"largest response body, decompressed; larger is a violation (default {DEFAULT_MAX_RESPONSE_SIZE})",
+    )
+    run.add_argument("--wait", type=float, default=0.0, metavar="SECONDS", help="wait for a target still starting")
+    run.add_argument(
+        "--shard",
+        type=parse_shard,
+        metavar="K/N",
+        help="run the K-th of N parts of the work (CI runners in parallel; combine with `shop-contract merge`)",
+    )
+    run.add_argument("--quiet", action="store_true", help="no progress lines")
+    run.add_argument("--verbose", action="store_true", help="the summary in full, each violation with its evidence")
+    out = p.add_argument_group("output")
+    out.add_argument("--junit-xml", type=Path, metavar="FILE", help="JUnit XML, a test case per operation and check")
+    out.add_argument(
+        "--report-dir", type=Path, metavar="DIR", help="report.html, summary.txt, junit.xml and findings.json"
+    )
+    return p
+
+
+def merge_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="shop-contract merge",
+        description="Combine the reports of a run's shards (--shard K/N --report-dir DIR) into one.",
+        allow_abbrev=False,
+    )
+    p.add_argument("directories", nargs="+", type=Path, metavar="DIR", help="each shard's --report-dir")
+    p.add_argument("--junit-xml", type=Path, metavar="FILE", help="the merged JUnit XML")
+    p.add_argument(
+        "--report-dir", type=Path, metavar="DIR", help="the merged report.html, summary.txt, junit.xml, findings.json"
+    )
+    p.add_argument("--verbose", action="store_true", help="the summary in full, each violation with its evidence")
+    return p
+
+
+def options_from(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> Options:
+    args = parser().parse_args(argv)
+    environ = os.environ if environ is None else environ
+    for name, variable in SECRET_VARIABLES.items():
+        realm_given = name == "token" and args.token_url is not None  # a realm's token replaces a static one
+        if getattr(args, name) is None and variable in environ and not realm_given:
+            setattr(args, name, environ[variable])
+    return Options(
+        base_url=args.base_url,
+        gateway_url=args.gateway_url,
+        api_key=args.api_key,
+        token=args.token,
+        token_url=args.token_url,
+        client_id=args.client_id,
+        client_secret=args.client_secret,
+        spec=args.spec,
+        profile=args.profile,
+        max_examples=args.max_examples,
+        workers=args.workers,
+        seed=args.seed,
+        include=tuple(args.include),
+        strict=args.strict,
+        strict_checks=tuple(args.strict_check),
+        domain=not args.no_domain,
+        conformance=not args.no_conformance,
+        junit_xml=args.junit_xml,
+        report_dir=args.report_dir,
+        request_timeout=args.request_timeout,
+        max_response_size=args.max_response_size,
+        wait=args.wait,
+        checks=tuple(args.checks),
+        exclude_checks=tuple(args.exclude_checks),
+        quiet=args.quiet,
+        verbose=args.verbose,
+        shard=args.shard,
+        ca_bundle=args.ca_bundle,
+        insecure=args.insecure,
+        consumer=args.consumer,
+    )

@@ -1,0 +1,100 @@
+"""The suite inside a pytest session: one test per check (`shop-contract::<check>`), one run for all.
+
+Registered by `contract_tests.pytest_plugin` only when a target is given. The suite runs once, on the
+first of its tests; each test fails with the violations of its check. When the run cannot happen
+(unreachable target, refused credentials, unreadable spec), the target is not probed again: the
+first test fails with the reason and the others are skipped, pointing to it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from contract_tests.check_names import CONSUMER_CHECKS, DOMAIN_CHECKS, SCHEMATHESIS_CHECKS
+from contract_tests.client.target import TargetError
+from contract_tests.judge.conformance import ConformanceError
+from contract_tests.judge.consumer.document import ConsumerError
+from contract_tests.options import Options, UsageError
+from contract_tests.outcome import report, step_summary
+from contract_tests.outcome.findings import Ledger
+from contract_tests.run import runner
+from shop_contract.document import SpecError
+
+CANNOT_RUN = (UsageError, SpecError, TargetError, ConformanceError, ConsumerError)
+REPLAY_CHECKS = tuple(check for check in CONSUMER_CHECKS if check != "consumer_revision")
+"""A consumer contract's checks on a target (the plugin runs only with one)."""
+
+
+@dataclass
+class Outcome:
+    """The one run of the session: its ledger, or why it could not run (and which test said so)."""
+
+    ledger: Ledger | None = None
+    error: str | None = None
+    reported_by: str | None = None
+
+
+class ContractSuite:
+    """The plugin object registered for a session with a target."""
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self.outcome: Outcome | None = None
+
+    def run_once(self) -> Outcome:
+        if self.outcome is None:
+            try:
+                ledger = runner.run(self.options, lambda line: None)
+            except CANNOT_RUN as exc:
+                self.outcome = Outcome(error=f"shop-contract could not run: {exc}")
+            else:
+                report.write(ledger, self.options)
+                step_summary.append(ledger, os.environ)  # a GitHub job's summary, as the CLI writes it
+                self.outcome = Outcome(ledger=ledger)
+        return self.outcome
+
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        checks = ("run_completed", *SCHEMATHESIS_CHECKS, *DOMAIN_CHECKS, *sorted(self.options.enabled_strict))
+        if self.options.consumer is not None:  # `--shop-consumer FILE`: the run is that contract's replay only
+            checks = ("run_completed", *REPLAY_CHECKS)
+        items.extend(
+            ContractCheck.from_parent(session, name=f"shop-contract::{check}", suite=self, check=check)
+            for check in checks
+        )
+
+
+class ContractCheck(pytest.Item):
+    """One check of the suite; passes when the run found no violation of it."""
+
+    def __init__(self, *, suite: ContractSuite, check: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.suite = suite
+        self.check = check
+
+    def runtest(self) -> None:
+        outcome = self.suite.run_once()
+        if outcome.error is not None:
+            if outcome.reported_by is None:
+                outcome.reported_by = self.name
+                raise AssertionError(outcome.error)
+            pytest.skip(f"not run: the suite could not run (see {outcome.reported_by})")
+        ledger = outcome.ledger
+        assert ledger is not None
+        if self.check == "run_completed" and (ledger.aborted or ledger.errors):
+            raise AssertionError("\n".join([*([ledger.aborted] if ledger.aborted else []), *map(str, ledger.errors)]))
+        found = [v for v in ledger.violations if v.check == self.check]
+        if found:
+            raise AssertionError("\n\n".join(report.describe(n, v) for n, v in enumerate(found, 1)))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        return str(excinfo.value)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return Path(__file__), 0, f"shop-contract::{self.check}"

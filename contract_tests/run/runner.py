@@ -1,0 +1,234 @@
+"""One run of the suite: options in, a ledger out. The CLI and the pytest plugin both call `run`.
+
+Order: load the contract, build the target (credentials, reachability), learn what the target serves
+(making the items others must reference when it has none), then the domain tests (deterministic, on
+the target's state) and the Schemathesis phases; last, remove what was made.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from functools import partial
+
+from contract_tests import SUITE_VERSION
+from contract_tests.check_names import ALL_CHECKS
+from contract_tests.client import causes
+from contract_tests.client.keyring import CredentialsLost
+from contract_tests.client.target import Target, TargetError, build_target
+from contract_tests.identities import Identities
+from contract_tests.judge import conformance
+from contract_tests.judge.conformance import ConformanceError
+from contract_tests.judge.domain import PER_SURFACE, surfaces
+from contract_tests.judge.domain.data import Context
+from contract_tests.judge.domain.http import Abandoned, Session, Unreachable
+from contract_tests.judge.known import Known, discover, remove_made
+from contract_tests.options import Options, UsageError
+from contract_tests.outcome import reproduce
+from contract_tests.outcome.findings import ConsumerRun, Ledger, RunError, RunInfo
+from contract_tests.sharding import derived_seed
+from contract_tests.spec import Spec
+
+Progress = Callable[[str], None]
+
+
+def learn(spec: Spec, target: Target, identities: Identities, ledger: Ledger) -> tuple[Known, Session]:
+    """What the target serves (making what is missing, e.g. on an empty target), and the session that
+    will remove what was made, on the backend (else the gateway). An answer too slow or too large is
+    recorded as its violation, and the run goes on knowing nothing."""
+    surface = target.surface("backend") or target.surfaces[0]
+    session = Session(surface, ledger, target.limits, target.keyring)
+    try:
+        return discover(spec, session, identities), session
+    except Abandoned as exc:
+        ledger.skipped(surface.name, "-", "discovery", f"not finished: {exc}")
+        return Known(identities), session
+    except Unreachable as exc:
+        session.close()
+        raise TargetError(str(exc)) from exc
+
+
+def guarded(ledger: Ledger, surface: str, check: str, work: Callable[[], None]) -> bool:
+    """Run one check's work; what stops it becomes a verdict, a "not exercised" entry or a run error with its
+    cause, never a crash. CredentialsLost goes on up: it ends the run. False when the surface is gone
+    (refused, unresolvable): its other checks cannot run either."""
+    try:
+        work()
+    except CredentialsLost:
+        raise
+    except Abandoned as exc:
+        ledger.skipped(surface, "-", check, f"not finished: {exc}")
+    except ConformanceError as exc:
+        ledger.skipped(surface, "-", check, str(exc))
+        ledger.errors.append(run_error(surface, check, exc.__cause__ or exc, str(exc)))
+    except Exception as exc:
+        shown = exc.__cause__ if isinstance(exc, Unreachable) and exc.__cause__ is not None else exc
+        error = run_error(surface, check, exc, f"{type(shown).__name__}: {shown}".removesuffix(": "))
+        ledger.skipped(surface, "-", check, f"could not complete: {error.cause}")
+        ledger.errors.append(error)
+        return error.cause not in causes.UNREACHABLE
+    return True
+
+
+def run_error(surface: str, where: str, error: BaseException, detail: str) -> RunError:
+    """`error` as a run error: its cause class and the first request it names."""
+    return RunError(causes.classify(error), surface, where, causes.request_of(error), detail)
+
+
+def run_domain(ctx: Context, target: Target, options: Options, ledger: Ledger, progress: Progress) -> None:
+    sessions = {surface.name: Session(surface, ledger, target.limits, target.keyring) for surface in target.surfaces}
+    try:
+        for session in sessions.values():
+            tests = [name for name in PER_SURFACE if name not in ALL_CHECKS or options.selects(name)]
+            for done, name in enumerate(tests, 1):
+                progress(f"[{session.surface.name}] {name}")
+                if not guarded(ledger, session.surface.name, name, partial(PER_SURFACE[name], ctx, session)):
+                    for left in tests[done:]:
+                        ledger.skipped(session.surface.name, "-", left, "not run: the surface stopped answering")
+                    break
+        if "backend" in sessions and "gateway" in sessions and options.selects("surface_parity"):
+            progress("[gateway] surface_parity")
+            parity = partial(surfaces.run, ctx, sessions["backend"], sessions["gateway"])
+            guarded(ledger, "gateway", "surface_parity", parity)
+    finally:
+        for session in sessions.values():
+            session.close()
+
+
+def _selected_only(ledger: Ledger, options: Options) -> None:
+    """Drop the verdicts of checks `--checks` / `--exclude-checks` leave out (a domain test judges several)."""
+    for key in [key for key in ledger.passes if not options.selects(key.check)]:
+        del ledger.passes[key]
+    ledger.violations[:] = [v for v in ledger.violations if options.selects(v.check)]
+
+
+def seeded(options: Options, spec: Spec, progress: Progress) -> Options:
+    """A shard without `--seed` takes the seed every shard of its run derives alike (sharding.derived_seed)."""
+    if options.shard is None or options.seed is not None:
+        return options
+    seed = derived_seed(spec, options.shard.count)
+    progress(f"seed: {seed} (derived from the spec digest and {options.shard.count} shards; --seed overrides)")
+    return replace(options, seed=seed)
+
+
+def run(options: Options, progress: Progress) -> Ledger:
+    """Test the target the options describe; raises for what makes a run impossible.
+
+    Once testing started, nothing escapes: a check that fails to run is recorded in the ledger, lost
+    credentials or an internal error stop the run with `ledger.aborted` set, and the ledger is returned
+    so that the reports are written.
+    """
+    if options.consumer is not None:
+        return run_consumer(options, progress)
+    started = time.monotonic()
+    spec = Spec.load(options.spec)
+    unknown = set(options.include) - set(spec.operations)
+    if unknown:
+        raise UsageError(f"unknown operation(s) for --include: {', '.join(sorted(unknown))}")
+    options = seeded(options, spec, progress)
+    target = build_target(options, spec)
+    ledger = Ledger(secrets=target.keyring.secrets())
+    ledger.run = RunInfo(
+        seed=options.seed_value,
+        targets={surface.name: surface.base_url for surface in target.surfaces},
+        profile=options.profile,
+        suite_version=SUITE_VERSION,
+        spec_version=str(spec.raw.get("info", {}).get("version", "")),
+        shard=None if options.shard is None else str(options.shard),
+        command=reproduce.command(options),
+    )
+    for surface in target.surfaces:
+        in_scope = [name for name in surface.operations if not options.include or name in options.include]
+        ledger.coverage.plan(spec, surface.name, in_scope)
+    if options.shard is not None:
+        progress(f"shard {options.shard}")
+    progress(f"seed {options.seed_value}; surfaces: {', '.join(s.name + ' ' + s.base_url for s in target.surfaces)}")
+    _on_target(spec, target, ledger, partial(_test, spec, target, options, ledger, progress))
+    return _finished(ledger, options, started, target)
+
+
+def _on_target(spec: Spec, target: Target, ledger: Ledger, test: Callable[[Known], None]) -> None:
+    """Learn what the target serves, `test` it, and remove what was made, whatever happens: lost
+    credentials or the suite's own defect stop the run with `ledger.aborted` set, never a crash."""
+    known, maker = learn(spec, target, Identities(), ledger)
+    ledger.prelude = tuple(exchange.curl() for exchange in known.setup)
+    try:
+        test(known)
+    except CredentialsLost as exc:
+        ledger.aborted = str(exc)
+    except Exception as exc:  # the suite's own defect: still a report, and exit 2
+        ledger.aborted = f"internal error of the suite: {type(exc).__name__}: {exc}"
+    finally:
+        with contextlib.suppress(Exception):  # best effort: the run already says why it stopped, if it did
+            remove_made(maker, known)
+        maker.close()
+
+
+def _finished(ledger: Ledger, options: Options, started: float, target: Target | None = None) -> Ledger:
+    """The ledger with only the selected checks' verdicts, the run's duration and, given a target, what
+    its credentials met."""
+    _selected_only(ledger, options)
+    ledger.run.duration = time.monotonic() - started
+    if target is not None:
+        ledger.run.refused_credentials = target.keyring.refused
+        ledger.secrets = target.keyring.secrets()
+    return ledger
+
+
+def run_consumer(options: Options, progress: Progress) -> Ledger:
+    """`--consumer FILE`: the contract replayed on the target (after learning what it serves, as a run
+    does), or, without a target, read against the spec alone (contract_tests/judge/consumer/)."""
+    from contract_tests.judge.consumer import document, replay, revision
+    from shop_contract.document import digest
+
+    assert options.consumer is not None
+    started = time.monotonic()
+    contract = document.load(options.consumer)
+    spec = revision.load_spec(options.spec)
+    against = "spec" if options.base_url is None and options.gateway_url is None else "backend"
+    consumer = ConsumerRun(
+        contract.consumer,
+        str(options.consumer),
+        against,
+        contract.recorded_spec,
+        contract.spec_digest == digest(spec.raw),
+        bool(contract.raw["journal_full"]),
+    )
+    spec_version = str(spec.raw.get("info", {}).get("version", ""))
+    if against == "spec":
+        ledger = Ledger(consumer=consumer)
+        ledger.run = RunInfo(suite_version=SUITE_VERSION, spec_version=spec_version, command=reproduce.command(options))
+        revision.check(spec, contract, ledger, progress)
+        return _finished(ledger, options, started)
+    target = build_target(options, spec)
+    ledger = Ledger(secrets=target.keyring.secrets(), consumer=consumer)
+    ledger.run = RunInfo(
+        targets={surface.name: surface.base_url for surface in target.surfaces},
+        suite_version=SUITE_VERSION,
+        spec_version=spec_version,
+        command=reproduce.command(options),
+    )
+
+    def verify(known: Known) -> None:
+        try:
+            replay.verify(spec, target, contract, known, ledger, progress)
+        except Unreachable as exc:
+            ledger.errors.append(run_error(target.surfaces[0].name, "consumer", exc, str(exc)))
+
+    _on_target(spec, target, ledger, verify)
+    return _finished(ledger, options, started, target)
+
+
+def _test(spec: Spec, target: Target, options: Options, ledger: Ledger, progress: Progress, known: Known) -> None:
+    if options.domain:
+        ctx = Context(spec, known, options.enabled_strict, frozenset(options.include))
+        if not options.part.whole:
+            ctx.shard_operations = options.part.operations(spec)
+            ctx.shard_collections = options.part.collections(spec)
+        run_domain(ctx, target, options, ledger, progress)
+    if options.conformance:
+        for surface in target.surfaces:
+            run_phases = partial(conformance.run, spec, options, surface, known, ledger, progress, target.keyring)
+            guarded(ledger, surface.name, "schemathesis", run_phases)
