@@ -57,7 +57,7 @@ SUITE_MAY_IMPORT = {
     "run": {"bottom", "client", "judge", "outcome"},
 }
 SUITE_ENTRY_POINTS = {"contract_tests.__main__", "contract_tests.cli", "contract_tests.pytest_plugin"}
-RENDERERS = {f"contract_tests.outcome.{name}" for name in ("report", "html_report", "step_summary", "merge", "reproduce")}
+RENDERERS = {f"contract_tests.outcome.{name}" for name in ("report", "html_report", "step_summary", "merge")}
 SUITE = modules("contract_tests")
 
 

@@ -150,6 +150,8 @@ class Ledger:
     """What of the contract the run exercised (contract_tests/outcome/coverage.py)."""
     consumer: ConsumerRun | None = None
     """A consumer contract's verification, when the run is one (`--consumer FILE`)."""
+    unreached: list[str] = field(default_factory=list)
+    """The parts of the run its time budget (`--max-time`) did not reach: the verdict is partial."""
 
     def passed(self, surface: str, operation: str, check: str, times: int = 1) -> None:
         self.passes[Key(surface, operation, check)] += times
@@ -184,6 +186,11 @@ class Ledger:
     @property
     def ok(self) -> bool:
         return not self.violations
+
+    @property
+    def complete(self) -> bool:
+        """Whether every part of the run ran to its end: no budget cut, no run error, not aborted."""
+        return not self.unreached and not self.errors and self.aborted is None
 
 
 def describe_response(status: int, headers: dict[str, list[str]], content: bytes) -> str:
