@@ -3,7 +3,9 @@
 Exit 0: no violation; 1: violations found; 2: could not run or could not finish (bad arguments,
 unreadable spec, unreachable target or not this API, credentials refused or lost during the run, an
 internal error, a part of the run that could not complete: even with violations found, the verdict is
-incomplete), said in one line on stderr; the reports are written whenever testing started.
+incomplete; a time budget that ended the run before anything was judged), said in one line on stderr;
+3: a partial verdict, no violation in what the time budget (`--max-time`) let the run reach. The reports
+are written whenever testing started.
 The command line itself (its parsers, secrets from the environment, the `Options` it makes) is
 `arguments.py`, shared with the pytest plugin; the suite is imported by `main` only.
 """
@@ -21,7 +23,7 @@ from contract_tests.redact import Redactor, escape
 from contract_tests.run.arguments import VersionAsked, merge_parser, options_from
 from shop_contract.document import SpecError
 
-EXIT_OK, EXIT_VIOLATIONS, EXIT_CANNOT_RUN = 0, 1, 2
+EXIT_OK, EXIT_VIOLATIONS, EXIT_CANNOT_RUN, EXIT_PARTIAL = 0, 1, 2, 3
 INSECURE_WARNING = "shop-contract: warning: --insecure: TLS certificates are not verified; anyone between may answer"
 
 
@@ -44,8 +46,13 @@ def verdict(ledger: Ledger) -> int:
         return _fail(shown(ledger.aborted))
     if ledger.errors:
         return _fail(shown(incomplete(ledger)))
+    if ledger.unreached and not ledger.passes and not ledger.violations:
+        return _fail(f"the time budget (--max-time) ended the run before anything was judged: {ledger.unreached[0]}")
     if ledger.violations:
         return EXIT_VIOLATIONS
+    if ledger.unreached:
+        print(f"shop-contract: partial verdict: {len(ledger.unreached)} part(s) not reached in time", file=sys.stderr)
+        return EXIT_PARTIAL
     return EXIT_OK
 
 

@@ -16,6 +16,8 @@ from contract_tests.sharding import WHOLE, Shard
 
 DEFAULT_DEADLINE = 10.0  # seconds for one whole request: connect, headers and body
 DEFAULT_MAX_RESPONSE_SIZE = 10 * 1024 * 1024  # bytes of one response body, decompressed
+MAX_WORKERS = 64
+MAX_TIME = 7 * 24 * 3600.0
 
 
 class UsageError(Exception):
@@ -47,7 +49,12 @@ class Options:
     spec: Path | None = None  # None: the bundled spec
     profile: str = "default"
     max_examples: int | None = None
-    workers: int = 1
+    workers: int | None = None
+    """Requests in flight at most (`--workers N`); None: `auto`, sized from the target's latency
+    (client/pacing.py), one on loopback."""
+    max_time: float | None = None
+    """A budget in seconds (`--max-time`): the run ends with what it found by then, and says what it did
+    not reach; the verdict is then partial."""
     seed: int | None = None
     include: tuple[str, ...] = ()
     strict: bool = False
@@ -99,8 +106,10 @@ class Options:
             raise UsageError(f"unknown profile {self.profile!r}; choose from {', '.join(PROFILES)}")
         if self.max_examples is not None and self.max_examples < 1:
             raise UsageError("--max-examples must be at least 1")
-        if self.workers < 1:
-            raise UsageError("--workers must be at least 1")
+        if self.workers is not None and not 1 <= self.workers <= MAX_WORKERS:
+            raise UsageError(f"--workers must be 'auto' or a whole number from 1 to {MAX_WORKERS}")
+        if self.max_time is not None and not 0 < self.max_time <= MAX_TIME:
+            raise UsageError(f"--max-time must be more than 0 and at most {MAX_TIME:g} seconds")
         unknown = set(self.strict_checks) - set(STRICT_CHECKS)
         if unknown:
             raise UsageError(f"unknown strict check(s) {sorted(unknown)}; choose from {', '.join(STRICT_CHECKS)}")
@@ -135,7 +144,7 @@ class Options:
             "--shard": self.shard is not None,
             "--max-examples": self.max_examples is not None,
             "--strict / --strict-check": self.strict or bool(self.strict_checks),
-            "--workers": self.workers != 1,
+            "--workers": self.workers not in (None, 1),
             "--no-domain / --no-conformance": not (self.domain and self.conformance),
         }
         given = [flag for flag, used in unused.items() if used]

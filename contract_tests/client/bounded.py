@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from contract_tests.client.pacing import Pacer
 from contract_tests.client.trust import Trust
 from contract_tests.options import DEFAULT_DEADLINE, DEFAULT_MAX_RESPONSE_SIZE, Options
 
@@ -42,10 +43,17 @@ class Limits:
     max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE
     """Bytes of one response body, after decompression."""
     trust: Trust = field(default_factory=Trust)
+    pacer: Pacer | None = None
+    """The run's gate on requests in flight and on the waits a target asks for (None: unpaced)."""
 
     @classmethod
     def of(cls, options: Options) -> Limits:
-        return cls(options.request_timeout, options.max_response_size, Trust(options.ca_bundle, options.insecure))
+        trust = Trust(options.ca_bundle, options.insecure)
+        return cls(options.request_timeout, options.max_response_size, trust, Pacer(options.workers or 1))
+
+    def paced(self, send: Callable[[], T], status: Callable[[T], int], wait_header: Callable[[T], str | None]) -> T:
+        """`send()` through the pacer, if any (client/pacing.py)."""
+        return send() if self.pacer is None else self.pacer.send(send, status, wait_header)
 
 
 class ResponseTooLarge(Exception):

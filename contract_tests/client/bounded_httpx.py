@@ -113,8 +113,16 @@ def httpx_client(limits: Limits) -> httpx.Client:
 
 
 def send_httpx(client: httpx.Client, request: httpx.Request, limits: Limits) -> httpx.Response:
-    """Send `request` within the deadline; the answer with its body read (at most the size limit)."""
+    """Send `request` within the deadline, paced; the answer with its body read (at most the size limit)."""
     request.read()  # a streamed body could not be sent a second time
+    return limits.paced(
+        functools.partial(_send_httpx, client, request, limits),
+        lambda response: response.status_code,
+        lambda response: response.headers.get("Retry-After"),
+    )
+
+
+def _send_httpx(client: httpx.Client, request: httpx.Request, limits: Limits) -> httpx.Response:
     with deadline(limits.deadline):
         send = functools.partial(client.send, request, stream=True)
         response = once_more_if_dropped(send, (httpx.NetworkError, httpx.RemoteProtocolError))

@@ -181,6 +181,13 @@ class BoundedAdapter(HTTPAdapter):
         return response
 
     def _send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
+        return self.limits.paced(
+            functools.partial(self._send_once, request, **kwargs),
+            lambda response: response.status_code,
+            lambda response: response.headers.get("Retry-After"),
+        )
+
+    def _send_once(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
         with deadline(self.limits.deadline):
             send = functools.partial(super().send, request, stream=True, **kwargs)
             response = once_more_if_dropped(send, (requests.exceptions.ConnectionError,))

@@ -7,6 +7,7 @@ not depend on the directory it starts from. The engine's events become entries o
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
@@ -23,6 +24,7 @@ from contract_tests.client.bounded import Limits, ResponseTooLarge
 from contract_tests.client.bounded_requests import bounded_session
 from contract_tests.client.causes import chain, classify, request_of
 from contract_tests.client.keyring import CredentialsLost, Keyring
+from contract_tests.client.pacing import BudgetSpent
 from contract_tests.client.target import Surface
 from contract_tests.client.trust import Trust
 from contract_tests.judge import checks as _registered_checks  # noqa: F401  (registers our checks)
@@ -140,12 +142,13 @@ def load_schema(
     *,
     stateful: bool = True,
     stateless: bool = True,
+    limits: Limits | None = None,
 ) -> Any:
     linked = stateful and has_links(spec, operations)
     config = schemathesis.Config.from_dict(schemathesis_config(options, surface, linked, stateless))
     schema = schemathesis.openapi.from_dict(spec.raw, config=config).include(operation_id=sorted(operations))
     schema.config.__class__ = UntargetedProject  # same slots; only the settings method differs
-    limits = Limits.of(options)
+    limits = limits or Limits.of(options)
     bound(schema, BoundedTransport(schema.transport, limits, keyring, surface.headers))
     hooks.register_formats()
     hooks.install(schema, spec, known)
@@ -269,30 +272,49 @@ def run(
     ledger: Ledger,
     progress: Progress,
     keyring: Keyring | None = None,
+    limits: Limits | None = None,
 ) -> None:
-    """Run every Schemathesis phase against `surface` (on a shard: its part, see sharding.py)."""
+    """Run every Schemathesis phase against `surface` (on a shard: its part, see sharding.py), its requests
+    through `limits` (the run's pacer and budget; by default, bounds made from the options)."""
+    limits = limits or Limits.of(options)
     operations = {op for op in surface.operations if not options.include or op in options.include}
+    load = partial(load_schema, spec, options, surface, known=known, keyring=keyring, limits=limits)
     if options.part.whole:
         if operations:
-            schema = load_schema(spec, options, surface, operations, known, keyring)
-            execute(spec, options, surface, ledger, progress, schema)
+            execute(spec, options, surface, ledger, progress, load(operations), limits)
         return
     mine = operations & options.part.operations(spec)
     if mine:
-        schema = load_schema(spec, options, surface, mine, known, keyring, stateful=False)
-        execute(spec, options, surface, ledger, progress, schema)
+        execute(spec, options, surface, ledger, progress, load(mine, stateful=False), limits)
     for collection in spec.collections:
         linked = operations & collection_operations(collection)
         if collection_name(collection) in options.part.collections(spec) and has_links(spec, linked):
-            schema = load_schema(spec, options, surface, linked, known, keyring, stateless=False)
-            execute(spec, options, surface, ledger, progress, schema)
+            execute(spec, options, surface, ledger, progress, load(linked, stateless=False), limits)
 
 
-def execute(spec: Spec, options: Options, surface: Surface, ledger: Ledger, progress: Progress, schema: Any) -> None:
-    """Run the phases `schema` is configured for, its events into the ledger."""
-    for event in from_schema(schema).execute():
+def execute(
+    spec: Spec,
+    options: Options,
+    surface: Surface,
+    ledger: Ledger,
+    progress: Progress,
+    schema: Any,
+    limits: Limits | None = None,
+) -> None:
+    """Run the phases `schema` is configured for, its events into the ledger; once the run's time budget
+    is spent, the engine is stopped and what it did not reach is listed in `ledger.unreached`."""
+    pacer = limits.pacer if limits is not None else None
+    stream = from_schema(schema).execute()
+    phase, stopped = "", False
+    for event in stream:
+        if pacer is not None and pacer.spent and not stopped:
+            stream.stop()
+            stopped = True
+            left = f"the rest of the {phase} phase and the phases after it" if phase else "every phase"
+            ledger.unreached.append(f"[{surface.name}] schemathesis: {left}")
         if isinstance(event, events.PhaseStarted):
-            progress(f"[{surface.name}] {event.phase.name.value} phase")
+            phase = event.phase.name.value
+            progress(f"[{surface.name}] {phase} phase")
         elif isinstance(event, events.ScenarioFinished):
             record(spec, surface, event.recorder, ledger, options.enabled_strict)
             if event.label:
@@ -301,7 +323,8 @@ def execute(spec: Spec, options: Options, surface: Surface, ledger: Ledger, prog
             if event.label and event.status != Status.SKIP:
                 progress(f"[{surface.name}]   {event.label}: {event.status.value}")
         elif isinstance(event, events.NonFatalError):
-            non_fatal(spec, options, surface, event, ledger)
+            if _cause(event.value, BudgetSpent) is None:
+                non_fatal(spec, options, surface, event, ledger)
         elif isinstance(event, events.FatalError):
             if isinstance(event.exception, CredentialsLost):
                 raise event.exception

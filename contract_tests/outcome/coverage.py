@@ -14,7 +14,7 @@ outside the run's scope (setup, discovery) are not counted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from contract_tests.spec import Operation, Spec
@@ -160,6 +160,23 @@ class Coverage:
         entry = self.operations.get((surface, operation))
         if entry is not None:
             entry.validated += 1
+
+    def planned(self) -> Coverage:
+        """The same scope with nothing observed yet: the coverage of a part of the run done alongside."""
+        return Coverage(
+            {
+                key: replace(
+                    entry,
+                    seen_statuses=set(),
+                    sent_parameters=set(),
+                    sent_fields=set(),
+                    used_media_types=set(),
+                    requests=0,
+                    validated=0,
+                )
+                for key, entry in self.operations.items()
+            }
+        )
 
     def add(self, other: Coverage) -> None:
         """Add `other`'s observations (another shard of the same run)."""

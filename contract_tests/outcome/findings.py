@@ -88,6 +88,10 @@ class RunInfo:
     """For a merged run (`shop-contract merge`): how many shards it combines."""
     command: str = ""
     """`shop-contract ...` repeating the whole run, credentials read from the environment."""
+    workers: int = 1
+    """Requests in flight at most (`--workers`, or what `auto` chose)."""
+    max_time: float | None = None
+    """The run's time budget in seconds (`--max-time`), if any."""
 
     def spent(self, surface: str, operation: str, seconds: float) -> None:
         key = f"{surface}.{operation}"
@@ -163,6 +167,24 @@ class Ledger:
             violation = replace(violation, setup=(*self.prelude, *violation.setup))
         if violation not in self.violations:
             self.violations.append(violation)
+
+    def part(self) -> Ledger:
+        """An empty ledger for a part of the run done alongside others (same scope, same secrets); `absorb`
+        adds it back, in a fixed order, so that what is found does not depend on which part finished first."""
+        return Ledger(secrets=self.secrets, coverage=self.coverage.planned())
+
+    def absorb(self, part: Ledger) -> None:
+        """Add what `part` (made by `part()`) found: verdicts, coverage, time spent."""
+        self.passes.update(part.passes)
+        self.coverage.add(part.coverage)
+        for violation in part.violations:
+            self.violated(violation)
+        for skip in part.not_exercised:
+            self.skipped(skip.surface, skip.operation, skip.check, skip.reason)
+        self.errors += part.errors
+        self.unreached += [item for item in part.unreached if item not in self.unreached]
+        for operation, seconds in part.run.timings.items():
+            self.run.timings[operation] = self.run.timings.get(operation, 0.0) + seconds
 
     def skipped(self, surface: str, operation: str, check: str, reason: str) -> None:
         skip = Skip(surface, operation, check, reason)

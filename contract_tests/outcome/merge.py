@@ -57,6 +57,7 @@ def ledger_of(document: dict[str, Any]) -> Ledger:
     ledger.violations = [Violation(**{**_recorded(v), "setup": tuple(v["setup"])}) for v in document["violations"]]
     ledger.not_exercised = [Skip(**skip) for skip in document["not_exercised"]]
     ledger.errors = [RunError(**error) for error in document["errors"]]
+    ledger.unreached = list(document["unreached"])
     ledger.aborted = document["aborted"]
     ledger.coverage = Coverage.from_json(document["coverage"])
     return ledger
@@ -146,6 +147,7 @@ def _added(ledgers: list[Ledger], count: int) -> Ledger:
         for skip in ledger.not_exercised:
             merged.skipped(skip.surface, skip.operation, skip.check, skip.reason)
         merged.errors += [replace(error, where=f"shard {run.shard}: {error.where}") for error in ledger.errors]
+        merged.unreached += [f"shard {run.shard}: {part}" for part in ledger.unreached]
         if ledger.aborted:
             aborted.append(f"shard {run.shard}: {ledger.aborted}")
     merged.aborted = "; ".join(aborted) or None

@@ -139,7 +139,7 @@ def summary(ledger: Ledger, *, verbose: bool = True, html: Path | None = None) -
             parts += [describe(n, v) + "\n" for n, v in enumerate(ledger.violations, 1)]
     elif ledger.not_exercised:
         parts += ["", f"{len(ledger.not_exercised)} check(s) not exercised on some operation (see the report)"]
-    parts += _errors(ledger)
+    parts += _errors(ledger) + _unreached(ledger)
     coverage = [] if ledger.consumer is not None else [ledger.coverage.headline()]  # a replay covers what it recorded
     parts += ["", *violated_table(ledger), *coverage]
     if html is not None:
@@ -158,7 +158,18 @@ def verdict(ledger: Ledger) -> str:
         return f"stopped: {ledger.aborted}; {said} up to then"
     if ledger.errors:
         return f"incomplete, {len(ledger.errors)} part(s) could not complete (see Errors); {said} in the rest"
+    if ledger.unreached:
+        return f"partial, the time budget ended the run before {len(ledger.unreached)} part(s); {said} up to then"
     return said
+
+
+def _unreached(ledger: Ledger) -> list[str]:
+    """What the time budget (`--max-time`) did not reach: the verdict is partial."""
+    if not ledger.unreached:
+        return []
+    budget = f" of {ledger.run.max_time:g} s" if ledger.run.max_time else ""
+    lines = ["", f"Partial verdict: the time budget{budget} ended the run before these parts:"]
+    return lines + [f"  {part}" for part in ledger.unreached]
 
 
 def violated_table(ledger: Ledger) -> list[str]:
@@ -241,6 +252,7 @@ def as_json(ledger: Ledger) -> dict[str, object]:
         "violations": [{"id": violation_id(v), "fingerprint": fingerprint(v), **asdict(v)} for v in ledger.violations],
         "errors": [asdict(error) for error in ledger.errors],
         "aborted": ledger.aborted,
+        "unreached": ledger.unreached,
         "coverage": ledger.coverage.as_json(),
         "consumer": None if ledger.consumer is None else asdict(ledger.consumer),
         "scripts": [

@@ -45,6 +45,7 @@ def command(options: Options) -> str:
     words += ["--checks", *options.checks] if options.checks else []
     words += ["--exclude-checks", *options.exclude_checks] if options.exclude_checks else []
     words += ["--shard", str(options.shard)] if options.shard is not None else []
+    words += ["--max-time", f"{options.max_time:g}"] if options.max_time is not None else []
     if options.consumer is not None:  # a consumer contract's verification: its file and the spec it is read against
         words += ["--consumer", shlex.quote(str(options.consumer))]
         words += ["--spec", shlex.quote(str(options.spec))] if options.spec is not None else []

@@ -38,12 +38,15 @@ def fenced(text: str) -> str:
 def markdown(ledger: Ledger) -> str:
     shown = Redactor(ledger.secrets)
     failures = ledger.failures()
+    partial = f" (partial: the time budget left {len(ledger.unreached)} part(s) unreached)" if ledger.unreached else ""
     if ledger.aborted:
         verdict = "⛔ stopped before its end"
     elif ledger.violations:
         verdict = f"❌ {len(ledger.violations)} violation(s) of {len(ledger.violated_checks())} check(s)"
     else:
         verdict = "✅ no violation" + (" (but parts of the run could not complete)" if ledger.errors else "")
+    if partial and not ledger.aborted:
+        verdict = verdict.replace("✅", "⚠️") + partial
     lines = [
         f"### shop-contract: {verdict}",
         "",

@@ -75,7 +75,19 @@ def parser() -> argparse.ArgumentParser:
     run = p.add_argument_group("run")
     run.add_argument("--profile", choices=sorted(PROFILES), default="default", help="effort (fast: a quick gate)")
     run.add_argument("--max-examples", type=int, help="examples per operation and phase (overrides the profile)")
-    run.add_argument("--workers", type=int, default=1, help="concurrent Schemathesis workers (default: 1)")
+    run.add_argument(
+        "--workers",
+        type=workers,
+        default=None,
+        metavar="N|auto",
+        help="requests in flight at most (default: auto, sized from the target's latency; 1 on loopback)",
+    )
+    run.add_argument(
+        "--max-time",
+        type=float,
+        metavar="SECONDS",
+        help="a budget: end with what was found by then, listing what was not reached (a partial verdict)",
+    )
     run.add_argument("--seed", type=int, help="makes the run repeatable")
     run.add_argument("--include", action="append", default=[], metavar="OPERATION_ID", help="repeatable")
     run.add_argument("--strict", action="store_true", help=f"turn on every strict check: {', '.join(STRICT_CHECKS)}")
@@ -115,6 +127,16 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def workers(text: str) -> int | None:
+    """`--workers`: `auto` (None) or a whole number; the range is checked with the other options."""
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a whole number, got {text[:40]!r}") from None
+
+
 def merge_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="shop-contract merge",
@@ -149,6 +171,7 @@ def options_from(argv: Sequence[str], environ: Mapping[str, str] | None = None) 
         profile=args.profile,
         max_examples=args.max_examples,
         workers=args.workers,
+        max_time=args.max_time,
         seed=args.seed,
         include=tuple(args.include),
         strict=args.strict,

@@ -87,8 +87,10 @@ class ContractCheck(pytest.Item):
             pytest.skip(f"not run: the suite could not run (see {outcome.reported_by})")
         ledger = outcome.ledger
         assert ledger is not None
-        if self.check == "run_completed" and (ledger.aborted or ledger.errors):
-            raise AssertionError("\n".join([*([ledger.aborted] if ledger.aborted else []), *map(str, ledger.errors)]))
+        if self.check == "run_completed" and not ledger.complete:
+            unreached = [f"not reached in the time budget (--shop-max-time): {part}" for part in ledger.unreached]
+            stopped = [*([ledger.aborted] if ledger.aborted else []), *map(str, ledger.errors), *unreached]
+            raise AssertionError("\n".join(stopped))
         found = [v for v in ledger.violations if v.check == self.check]
         if found:
             raise AssertionError("\n\n".join(report.describe(n, v) for n, v in enumerate(found, 1)))

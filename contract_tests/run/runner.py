@@ -8,6 +8,7 @@ the target's state) and the Schemathesis phases; last, remove what was made.
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -17,17 +18,19 @@ from contract_tests import SUITE_VERSION
 from contract_tests.check_names import ALL_CHECKS
 from contract_tests.client import causes
 from contract_tests.client.keyring import CredentialsLost
-from contract_tests.client.target import Target, TargetError, build_target
+from contract_tests.client.pacing import BudgetSpent
+from contract_tests.client.target import Surface, Target, TargetError, build_target
 from contract_tests.identities import Identities
 from contract_tests.judge import conformance
 from contract_tests.judge.conformance import ConformanceError
-from contract_tests.judge.domain import PER_SURFACE, surfaces
+from contract_tests.judge.domain import ALONE, PER_SURFACE, surfaces
 from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.http import Abandoned, Session, Unreachable
 from contract_tests.judge.known import Known, discover, remove_made
 from contract_tests.options import Options, UsageError
 from contract_tests.outcome import reproduce
 from contract_tests.outcome.findings import ConsumerRun, Ledger, RunError, RunInfo
+from contract_tests.run import scheduling
 from contract_tests.sharding import derived_seed
 from contract_tests.spec import Spec
 
@@ -45,6 +48,9 @@ def learn(spec: Spec, target: Target, identities: Identities, ledger: Ledger) ->
     except Abandoned as exc:
         ledger.skipped(surface.name, "-", "discovery", f"not finished: {exc}")
         return Known(identities), session
+    except BudgetSpent:
+        ledger.unreached.append(f"[{surface.name}] discovery")
+        return Known(identities), session
     except Unreachable as exc:
         session.close()
         raise TargetError(str(exc)) from exc
@@ -58,6 +64,8 @@ def guarded(ledger: Ledger, surface: str, check: str, work: Callable[[], None]) 
         work()
     except CredentialsLost:
         raise
+    except BudgetSpent:
+        ledger.unreached.append(f"[{surface}] {check}")
     except Abandoned as exc:
         ledger.skipped(surface, "-", check, f"not finished: {exc}")
     except ConformanceError as exc:
@@ -78,23 +86,70 @@ def run_error(surface: str, where: str, error: BaseException, detail: str) -> Ru
 
 
 def run_domain(ctx: Context, target: Target, options: Options, ledger: Ledger, progress: Progress) -> None:
-    sessions = {surface.name: Session(surface, ledger, target.limits, target.keyring) for surface in target.surfaces}
+    """The domain tests on each surface: those that read whole lists alone, then the others side by side
+    (run/scheduling.py, `options.workers` at once), then surface parity."""
+    workers = options.workers or 1
+    for surface in target.surfaces:
+        tests = [name for name in PER_SURFACE if name not in ALL_CHECKS or options.selects(name)]
+        alone = [name for name in tests if name in ALONE]
+        gone = threading.Event()
+        for done, name in enumerate(alone, 1):
+            progress(f"[{surface.name}] {name}")
+            if not _domain_test(ctx, target, surface, ledger, name):
+                gone.set()
+                _not_run(ledger, surface.name, alone[done:])
+                break
+        together = [name for name in tests if name not in ALONE]
+        if workers == 1:
+            pieces = [(name, ctx) for name in together]
+        else:
+            pieces = [(name, part) for name in together for part in scheduling.parts(ctx, ctx.spec)]
+        for name in together:
+            progress(f"[{surface.name}] {name}")
+        shared = Session(surface, ledger, target.limits, target.keyring)
+        try:
+            work = [partial(_piece, part, shared.reporting_to(ledger.part()), name, gone) for name, part in pieces]
+            for found in scheduling.in_order(work, workers):
+                ledger.absorb(found.ledger)
+        finally:
+            shared.close()
+    backend, gateway = target.surface("backend"), target.surface("gateway")
+    if backend is not None and gateway is not None and options.selects("surface_parity"):
+        progress("[gateway] surface_parity")
+        sessions = [Session(surface, ledger, target.limits, target.keyring) for surface in (backend, gateway)]
+        try:
+            guarded(ledger, "gateway", "surface_parity", partial(surfaces.run, ctx, *sessions))
+        finally:
+            for session in sessions:
+                session.close()
+
+
+def _piece(ctx: Context, session: Session, name: str, gone: threading.Event) -> Session:
+    """A part of a domain test, on `session` (into its own ledger); none once the surface stopped
+    answering or the time budget is spent."""
+    surface = session.surface.name
+    pacer = session.limits.pacer
+    if gone.is_set():
+        session.ledger.skipped(surface, "-", name, "not run: the surface stopped answering")
+    elif pacer is not None and pacer.spent:
+        session.ledger.unreached.append(f"[{surface}] {name}")
+    elif not guarded(session.ledger, surface, name, partial(PER_SURFACE[name], ctx, session)):
+        gone.set()
+    return session
+
+
+def _domain_test(ctx: Context, target: Target, surface: Surface, ledger: Ledger, name: str) -> bool:
+    """One domain test on `surface` into `ledger`; False when the surface stopped answering."""
+    session = Session(surface, ledger, target.limits, target.keyring)
     try:
-        for session in sessions.values():
-            tests = [name for name in PER_SURFACE if name not in ALL_CHECKS or options.selects(name)]
-            for done, name in enumerate(tests, 1):
-                progress(f"[{session.surface.name}] {name}")
-                if not guarded(ledger, session.surface.name, name, partial(PER_SURFACE[name], ctx, session)):
-                    for left in tests[done:]:
-                        ledger.skipped(session.surface.name, "-", left, "not run: the surface stopped answering")
-                    break
-        if "backend" in sessions and "gateway" in sessions and options.selects("surface_parity"):
-            progress("[gateway] surface_parity")
-            parity = partial(surfaces.run, ctx, sessions["backend"], sessions["gateway"])
-            guarded(ledger, "gateway", "surface_parity", parity)
+        return guarded(ledger, surface.name, name, partial(PER_SURFACE[name], ctx, session))
     finally:
-        for session in sessions.values():
-            session.close()
+        session.close()
+
+
+def _not_run(ledger: Ledger, surface: str, tests: list[str]) -> None:
+    for name in tests:
+        ledger.skipped(surface, "-", name, "not run: the surface stopped answering")
 
 
 def _selected_only(ledger: Ledger, options: Options) -> None:
@@ -129,6 +184,8 @@ def run(options: Options, progress: Progress) -> Ledger:
         raise UsageError(f"unknown operation(s) for --include: {', '.join(sorted(unknown))}")
     options = seeded(options, spec, progress)
     target = build_target(options, spec)
+    if options.max_time is not None and target.limits.pacer is not None:
+        target.limits.pacer.stop_at = started + options.max_time
     ledger = Ledger(secrets=target.keyring.secrets())
     ledger.run = RunInfo(
         seed=options.seed_value,
@@ -137,6 +194,7 @@ def run(options: Options, progress: Progress) -> Ledger:
         suite_version=SUITE_VERSION,
         spec_version=str(spec.raw.get("info", {}).get("version", "")),
         shard=None if options.shard is None else str(options.shard),
+        max_time=options.max_time,
         command=reproduce.command(options),
     )
     for surface in target.surfaces:
@@ -221,7 +279,23 @@ def run_consumer(options: Options, progress: Progress) -> Ledger:
     return _finished(ledger, options, started, target)
 
 
+def sized(options: Options, target: Target, ledger: Ledger, progress: Progress) -> Options:
+    """The options with `--workers auto` made a number, from the latency the run has seen so far."""
+    pacer = target.limits.pacer
+    if options.workers is None:
+        latency = pacer.median_latency() if pacer is not None else None
+        workers = pacer.suggested_workers() if pacer is not None else 1
+        seen = "no answer seen" if latency is None else f"median latency {latency * 1000:.0f} ms"
+        progress(f"workers: {workers} (auto: {seen}; --workers N fixes it)")
+        options = replace(options, workers=workers, seed=options.seed_value)
+    if pacer is not None:
+        pacer.set_ceiling(options.workers or 1)
+    ledger.run.workers = options.workers or 1
+    return options
+
+
 def _test(spec: Spec, target: Target, options: Options, ledger: Ledger, progress: Progress, known: Known) -> None:
+    options = sized(options, target, ledger, progress)
     if options.domain:
         ctx = Context(spec, known, options.enabled_strict, frozenset(options.include))
         if not options.part.whole:
@@ -230,5 +304,7 @@ def _test(spec: Spec, target: Target, options: Options, ledger: Ledger, progress
         run_domain(ctx, target, options, ledger, progress)
     if options.conformance:
         for surface in target.surfaces:
-            run_phases = partial(conformance.run, spec, options, surface, known, ledger, progress, target.keyring)
+            run_phases = partial(
+                conformance.run, spec, options, surface, known, ledger, progress, target.keyring, target.limits
+            )
             guarded(ledger, surface.name, "schemathesis", run_phases)

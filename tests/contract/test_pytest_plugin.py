@@ -43,7 +43,7 @@ def test_every_cli_option_has_its_shop_option_with_the_same_help_and_choices(tmp
     ("args", "message"),
     [
         (["--shop-profile", "quick"], "argument --shop-profile: invalid choice: 'quick'"),
-        (["--shop-workers", "two"], "argument --shop-workers: invalid int value: 'two'"),
+        (["--shop-workers", "two"], "argument --shop-workers: expected 'auto' or a whole number, got 'two'"),
         (["--shop-shard", "5/4"], "argument --shop-shard: K/N needs 1 <= K <= N, got '5/4'"),
         (["--shop-base-url", "localhost:8000"], "--base-url must be an absolute http(s) URL"),
         (["--shop-base-url", "http://127.0.0.1:1", "--shop-token-url", "http://x"], "--client-secret go together"),

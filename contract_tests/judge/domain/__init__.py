@@ -35,3 +35,6 @@ PER_SURFACE: dict[str, DomainTest] = {
     "identifier_immutable": immutability.run,
     "patch_locality": locality.run,
 }
+ALONE = frozenset({"pagination_walk", "referential_rules"})
+"""Tests that read whole lists or a list's count: nothing else may write while they run, so they run one
+at a time before the others, which may run side by side (each writes only items it made)."""

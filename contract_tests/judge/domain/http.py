@@ -6,6 +6,7 @@ Every request goes through `Session.call`, so each verdict can show the exact re
 
 from __future__ import annotations
 
+import copy
 import time
 import weakref
 from collections.abc import Sequence
@@ -114,9 +115,18 @@ class Session:
         self.client = httpx_client(limits)
         self._judged: weakref.WeakSet[httpx.Response] = weakref.WeakSet()
         """Responses a check judged already: each counts once in the coverage."""
+        self._owns_client = True
+
+    def reporting_to(self, ledger: Ledger) -> Session:
+        """A session on the same surface and connections (httpx's pool is thread-safe) whose verdicts go to
+        `ledger`: a part of the run done alongside others (run/scheduling.py). Closing it keeps the client."""
+        other = copy.copy(self)
+        other.ledger, other._judged, other._owns_client = ledger, weakref.WeakSet(), False
+        return other
 
     def close(self) -> None:
-        self.client.close()
+        if self._owns_client:
+            self.client.close()
 
     def url(self, op: Operation, params: dict[str, Any]) -> str:
         path = op.path

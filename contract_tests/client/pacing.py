@@ -1,0 +1,185 @@
+"""How many of the suite's requests may be in flight at once, adapted to what the target answers.
+
+A run on a slow network overlaps its requests (`--workers`); a small server must not be overrun by
+them, or the suite would report the slowness it caused itself. So every request of both clients
+passes through one `Pacer`:
+
+- at most `limit` requests are in flight; the limit starts at the ceiling (`--workers`) and is halved
+  when the target says it is overloaded (429 or 503) or when its answers take much longer than the
+  fastest seen, and grows back by one after `limit` answers in a row that were neither;
+- an answer 429 or 503 is not judged but waited for: every request waits out its `Retry-After`
+  (seconds or an HTTP date; a default when absent), bounded, then the request is sent again, at most
+  `RETRIES` times. A target that keeps refusing gets its last answer judged, as sent.
+
+The latency seen also sizes `--workers auto` (`suggested_workers`): enough requests in flight to cover
+the network's wait, one when the target answers at once. A time budget (`--max-time`, `stop_at`) ends
+here too: no request starts past it (`BudgetSpent`), so a run ends within its budget and one deadline.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import statistics
+import threading
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+R = TypeVar("R")
+
+OVERLOADED = frozenset({429, 503})
+RETRIES = 3
+"""Times a request refused as overloaded is sent again before its answer is judged as it is."""
+REFUSING = 3
+"""Requests in a row answered 429/503 after every retry: the target is down, not busy; no more retries."""
+MAX_WAIT = 30.0
+"""The longest a `Retry-After` is honoured, in seconds: a longer one is waited this long."""
+DEFAULT_WAIT = 1.0
+"""Seconds waited after a 429 or 503 without `Retry-After`, doubled at each retry."""
+SLOW_FACTOR = 4.0
+"""An answer this many times slower than the fastest seen (and 50 ms more) means the target is queueing."""
+MAX_AUTO_WORKERS = 16
+SUITE_SECONDS_PER_REQUEST = 0.01
+"""The suite's own time per request (generating, judging): a latency of this much is covered by one worker."""
+NEAR = 0.02
+"""A median latency below this is a target on this machine or next to it: one worker (the suite and the
+target then share the processors, and more requests in flight only queue)."""
+
+
+class BudgetSpent(Exception):
+    """The run's time budget (`--max-time`) is spent: no request starts any more."""
+
+
+def retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait by a `Retry-After` value (delay-seconds or an HTTP date), bounded by MAX_WAIT;
+    None when absent or unreadable (the caller's default applies)."""
+    if value is None:
+        return None
+    text = value.strip()[:64]
+    if text.isdigit():
+        return min(float(int(text[:6])), MAX_WAIT)
+    try:
+        when = email.utils.parsedate_to_datetime(text).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    return max(0.0, min(when - (time.time() if now is None else now), MAX_WAIT))
+
+
+class Pacer:
+    """One run's gate on its requests: a concurrency limit that adapts, and the waits the target asks for."""
+
+    def __init__(
+        self, ceiling: int = 1, sleep: Callable[[float], None] = time.sleep, stop_at: float | None = None
+    ) -> None:
+        self.ceiling = max(1, ceiling)
+        self.stop_at = stop_at
+        """`time.monotonic()` past which no request starts (None: no budget)."""
+        self.limit = self.ceiling
+        self._sleep = sleep
+        self._lock = threading.Condition()
+        self._in_flight = 0
+        self._refusing = 0
+        self._calm = 0
+        self._resume_at = 0.0
+        self._fastest: float | None = None
+        self._latencies: list[float] = []
+        self.waits = 0
+        """Answers 429/503 the run waited out instead of judging them."""
+        self.lowest_limit = self.ceiling
+
+    def set_ceiling(self, ceiling: int) -> None:
+        """The most requests in flight from now on (`--workers auto` decides it once the latency is known)."""
+        with self._lock:
+            self.ceiling = max(1, ceiling)
+            self.limit = min(self.limit, self.ceiling) if self._latencies else self.ceiling
+            self.lowest_limit = min(self.lowest_limit, self.limit)
+            self._lock.notify_all()
+
+    def send(self, send: Callable[[], R], status: Callable[[R], int], wait_header: Callable[[R], str | None]) -> R:
+        """`send()` within the limit; an overloaded answer waited out and sent again, at most RETRIES times
+        (none while the target refused every retry of the last REFUSING requests: it is down, not busy)."""
+        retries = 0 if self._refusing >= REFUSING else RETRIES
+        for attempt in range(retries + 1):
+            self._acquire()
+            started = time.monotonic()
+            try:
+                response = send()
+            finally:
+                self._release()
+            code = status(response)
+            if code not in OVERLOADED or attempt == retries:
+                self._answered(time.monotonic() - started, code in OVERLOADED)
+                return response
+            asked = retry_after(wait_header(response))
+            self._overloaded(asked if asked is not None else min(DEFAULT_WAIT * 2**attempt, MAX_WAIT))
+        raise AssertionError("unreachable")  # pragma: no cover  (the loop returns on its last attempt)
+
+    def suggested_workers(self) -> int:
+        """Requests in flight that cover the target's median latency (1 on loopback, more far away)."""
+        with self._lock:
+            if not self._latencies:
+                return 1
+            latency = statistics.median(self._latencies[-200:])
+        if latency < NEAR:
+            return 1
+        return max(1, min(MAX_AUTO_WORKERS, math.ceil(latency / SUITE_SECONDS_PER_REQUEST)))
+
+    def median_latency(self) -> float | None:
+        with self._lock:
+            return statistics.median(self._latencies[-200:]) if self._latencies else None
+
+    @property
+    def spent(self) -> bool:
+        """Whether the budget is spent."""
+        return self.stop_at is not None and time.monotonic() >= self.stop_at
+
+    def _acquire(self) -> None:
+        with self._lock:
+            while True:
+                now = time.monotonic()
+                if self.stop_at is not None and now >= self.stop_at:
+                    raise BudgetSpent("the time budget (--max-time) is spent")
+                pause = self._resume_at - now
+                if self.stop_at is not None:
+                    pause = min(pause, self.stop_at - now)
+                if pause > 0:
+                    self._lock.wait(pause)
+                elif self._in_flight < self.limit:
+                    self._in_flight += 1
+                    return
+                else:
+                    self._lock.wait(None if self.stop_at is None else max(0.0, self.stop_at - now))
+
+    def _release(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+            self._lock.notify_all()
+
+    def _answered(self, seconds: float, refused: bool) -> None:
+        with self._lock:
+            self._refusing = self._refusing + 1 if refused else 0
+            self._latencies.append(seconds)
+            del self._latencies[:-1000]
+            fastest = self._fastest = seconds if self._fastest is None else min(self._fastest, seconds)
+            if seconds > fastest * SLOW_FACTOR + 0.05 and self.limit > 1:
+                self._shrink()
+                return
+            self._calm += 1
+            if self._calm >= self.limit and self.limit < self.ceiling:
+                self.limit += 1
+                self._calm = 0
+                self._lock.notify_all()
+
+    def _overloaded(self, wait: float) -> None:
+        with self._lock:
+            self.waits += 1
+            self._shrink()
+            self._resume_at = max(self._resume_at, time.monotonic() + wait)
+            self._lock.notify_all()
+        self._sleep(0)  # let the others see the pause; the wait itself happens in _acquire
+
+    def _shrink(self) -> None:
+        self.limit = max(1, self.limit // 2)
+        self.lowest_limit = min(self.lowest_limit, self.limit)
+        self._calm = 0

@@ -1,0 +1,41 @@
+"""Independent work side by side, its outcome in a fixed order: the time to a verdict on a slow network.
+
+A domain test judges operations (auth_matrix) or collections (the others) one at a time, and each part
+writes only items it made, so a test splits into parts as shards split it (`Context.shard_operations`,
+`shard_collections`). The parts run on up to `workers` threads, each into its own ledger; the ledgers
+are added up in the order the parts were listed, never the order they finished, so that one seed gives
+the same findings, in the same order, whatever the concurrency. Tests that read whole lists or counts
+(`domain.ALONE`) are not split: nothing else runs while they do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import TypeVar
+
+from contract_tests.judge.domain.data import Context
+from contract_tests.sharding import collection_name
+from contract_tests.spec import Spec
+
+T = TypeVar("T")
+
+
+def parts(ctx: Context, spec: Spec) -> list[Context]:
+    """`ctx` split into one context per operation and one per collection of its scope."""
+    operations = [name for name in spec.operations if ctx.shard_operations is None or name in ctx.shard_operations]
+    collections = [collection_name(c) for c in spec.collections if ctx.collection_is_mine(c)]
+    none: frozenset[str] = frozenset()
+    return [replace(ctx, shard_operations=frozenset({name}), shard_collections=none) for name in operations] + [
+        replace(ctx, shard_operations=none, shard_collections=frozenset({name})) for name in collections
+    ]
+
+
+def in_order(work: Sequence[Callable[[], T]], workers: int) -> list[T]:
+    """Every piece of `work`, on up to `workers` threads (in this thread when 1); the results in `work`'s order."""
+    if workers <= 1 or len(work) <= 1:
+        return [piece() for piece in work]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="shop-contract") as pool:
+        futures = [pool.submit(piece) for piece in work]
+        return [future.result() for future in futures]

@@ -1,0 +1,139 @@
+"""The pacer: how many requests are in flight, the waits a target asks for, the time budget."""
+
+from __future__ import annotations
+
+import email.utils
+import threading
+import time
+from dataclasses import dataclass, field
+
+import pytest
+
+from contract_tests.client.pacing import (
+    MAX_AUTO_WORKERS,
+    MAX_WAIT,
+    REFUSING,
+    RETRIES,
+    BudgetSpent,
+    Pacer,
+    retry_after,
+)
+
+
+@dataclass
+class Answer:
+    status: int
+    wait: str | None = None
+
+
+@dataclass
+class Target:
+    """Answers from a script, counting the requests and the most in flight at once."""
+
+    script: list[Answer]
+    seconds: float = 0.0
+    sent: int = 0
+    in_flight: int = 0
+    most: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def send(self) -> Answer:
+        with self.lock:
+            self.sent += 1
+            self.in_flight += 1
+            self.most = max(self.most, self.in_flight)
+            answer = self.script[min(self.sent, len(self.script)) - 1]
+        time.sleep(self.seconds)
+        with self.lock:
+            self.in_flight -= 1
+        return answer
+
+
+def paced(pacer: Pacer, target: Target) -> Answer:
+    return pacer.send(target.send, lambda answer: answer.status, lambda answer: answer.wait)
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("2", 2.0), (" 0 ", 0.0), ("99999999999999", MAX_WAIT), ("-1", None), ("soon", None), ("", None), (None, None),
+     ("1.5", None), ("\u202e7", None), ("9" * 5000, MAX_WAIT)],
+)  # fmt: skip
+def test_retry_after_reads_seconds_bounded_and_refuses_the_rest(value: str | None, seconds: float | None) -> None:
+    assert retry_after(value) == seconds
+
+
+def test_retry_after_reads_an_http_date() -> None:
+    now = time.time()
+    assert retry_after(email.utils.formatdate(now + 5, usegmt=True), now) == pytest.approx(5, abs=1)
+    assert retry_after(email.utils.formatdate(now - 60, usegmt=True), now) == 0
+    assert retry_after(email.utils.formatdate(now + 10**6, usegmt=True), now) == MAX_WAIT
+
+
+def test_an_overloaded_answer_is_waited_out_and_sent_again() -> None:
+    pacer = Pacer(4)
+    target = Target([Answer(503, "0"), Answer(429, "0"), Answer(200)])
+    started = time.monotonic()
+    assert paced(pacer, target).status == 200
+    assert target.sent == 3 and pacer.waits == 2
+    assert pacer.lowest_limit == 1  # halved twice from 4 (and grown back by one since)
+    assert time.monotonic() - started < 1
+
+
+def test_the_retry_after_wait_holds_every_request() -> None:
+    pacer = Pacer(2)
+    target = Target([Answer(503, "1"), Answer(200)])
+    started = time.monotonic()
+    assert paced(pacer, target).status == 200
+    assert time.monotonic() - started >= 0.9
+
+
+def test_a_target_that_keeps_refusing_gets_its_last_answer_judged_and_no_more_retries() -> None:
+    pacer = Pacer(1)
+    target = Target([Answer(503, "0")])
+    for _ in range(REFUSING):
+        assert paced(pacer, target).status == 503
+    assert target.sent == REFUSING * (RETRIES + 1)
+    assert paced(pacer, target).status == 503
+    assert target.sent == REFUSING * (RETRIES + 1) + 1  # down, not busy: judged at once
+
+
+def test_the_limit_holds_under_threads_and_grows_back_after_calm_answers() -> None:
+    pacer = Pacer(3)
+    target = Target([Answer(200)], seconds=0.02)
+    threads = [threading.Thread(target=paced, args=(pacer, target)) for _ in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert target.most <= 3
+    pacer._shrink()
+    assert pacer.limit == 1
+    for _ in range(5):
+        paced(pacer, Target([Answer(200)]))
+    assert pacer.limit == 3
+
+
+def test_no_request_starts_once_the_budget_is_spent() -> None:
+    pacer = Pacer(1, stop_at=time.monotonic() - 1)
+    target = Target([Answer(200)])
+    with pytest.raises(BudgetSpent):
+        paced(pacer, target)
+    assert target.sent == 0 and pacer.spent
+
+
+def test_a_retry_after_past_the_budget_ends_at_the_budget() -> None:
+    pacer = Pacer(1, stop_at=time.monotonic() + 0.5)
+    started = time.monotonic()
+    with pytest.raises(BudgetSpent):
+        paced(pacer, Target([Answer(503, "20")]))
+    assert time.monotonic() - started < 2
+
+
+@pytest.mark.parametrize(
+    ("latency", "workers"), [(0.001, 1), (0.019, 1), (0.05, 5), (0.2, MAX_AUTO_WORKERS), (5.0, MAX_AUTO_WORKERS)]
+)
+def test_auto_workers_cover_the_latency_and_stay_one_nearby(latency: float, workers: int) -> None:
+    pacer = Pacer(1)
+    for _ in range(5):
+        pacer._answered(latency, False)
+    assert pacer.suggested_workers() == workers
