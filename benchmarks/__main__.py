@@ -5,12 +5,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
-from benchmarks import asgi, dashboard, replicas, scale, sessions, sharding, suite_speed, throughput, wrk
+from benchmarks import asgi, dashboard, gate_speed, replicas, scale, sessions, sharding, suite_speed, throughput, wrk
 
 BENCHMARKS: dict[str, Callable[[Sequence[str]], int]] = {
     "throughput": throughput.main,
     "scale": scale.main,
     "suite_speed": suite_speed.main,
+    "gate_speed": gate_speed.main,
     "replicas": replicas.main,
     "sessions": sessions.main,
     "sharding": sharding.main,

@@ -43,7 +43,9 @@ class LatencyProxy:
             if not message.get("more_body"):
                 break
         raw_path = scope.get("raw_path") or scope["path"].encode()
-        target = raw_path.decode("latin-1") + ("?" + scope["query_string"].decode("latin-1") if scope["query_string"] else "")
+        target = raw_path.decode("latin-1") + (
+            "?" + scope["query_string"].decode("latin-1") if scope["query_string"] else ""
+        )
         headers = [(k, v) for k, v in scope["headers"] if k.decode("latin-1").lower() not in HOP_BY_HOP | {"host"}]
         delay = asyncio.sleep(self.random.uniform(self.low, self.high))
         request = self.client.build_request(scope["method"], httpx.URL(target), headers=headers, content=bytes(body))

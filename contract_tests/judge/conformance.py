@@ -7,7 +7,8 @@ not depend on the directory it starts from. The engine's events become entries o
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
@@ -79,7 +80,7 @@ def schemathesis_config(options: Options, surface: Surface, stateful: bool, stat
     }
 
 
-def has_links(spec: Spec, operations: set[str]) -> bool:
+def has_links(spec: Spec, operations: AbstractSet[str]) -> bool:
     """Whether the stateful phase has a link to follow among `operations`."""
     return any(
         collection.create.id in operations and link["operationId"] in operations
@@ -264,6 +265,31 @@ def _reproduction(info: CheckFailureInfo, failed_id: str) -> tuple[str, tuple[st
     return failing[-1], tuple(step.curl for step in info.steps if step.case_id != failed_id)
 
 
+@dataclass(frozen=True)
+class Plan:
+    """One run of Schemathesis' engine: these operations, with the stateless phases, the stateful one, or both."""
+
+    operations: frozenset[str]
+    stateless: bool = True
+    stateful: bool = True
+
+
+def plans(spec: Spec, options: Options, surface: Surface, apart: bool = False) -> list[Plan]:
+    """The engine runs that test `surface`: one with every phase; on a shard (sharding.py), or `apart` (to run
+    side by side), the stateless phases on the operations and the stateful phase per collection, whose
+    links stay within it."""
+    operations = frozenset(op for op in surface.operations if not options.include or op in options.include)
+    if options.part.whole and not apart:
+        return [Plan(operations)] if operations else []
+    mine = operations & options.part.operations(spec)
+    found = [Plan(mine, stateful=False)] if mine else []
+    for collection in spec.collections:
+        linked = operations & collection_operations(collection)
+        if collection_name(collection) in options.part.collections(spec) and has_links(spec, linked):
+            found.append(Plan(linked, stateless=False))
+    return found
+
+
 def run(
     spec: Spec,
     options: Options,
@@ -273,23 +299,17 @@ def run(
     progress: Progress,
     keyring: Keyring | None = None,
     limits: Limits | None = None,
+    plan: Plan | None = None,
 ) -> None:
-    """Run every Schemathesis phase against `surface` (on a shard: its part, see sharding.py), its requests
-    through `limits` (the run's pacer and budget; by default, bounds made from the options)."""
+    """Run `plan` (by default, every plan of `surface` in turn, see `plans`), its requests through `limits`
+    (the run's pacer and budget; by default, bounds made from the options)."""
     limits = limits or Limits.of(options)
-    operations = {op for op in surface.operations if not options.include or op in options.include}
-    load = partial(load_schema, spec, options, surface, known=known, keyring=keyring, limits=limits)
-    if options.part.whole:
-        if operations:
-            execute(spec, options, surface, ledger, progress, load(operations), limits)
-        return
-    mine = operations & options.part.operations(spec)
-    if mine:
-        execute(spec, options, surface, ledger, progress, load(mine, stateful=False), limits)
-    for collection in spec.collections:
-        linked = operations & collection_operations(collection)
-        if collection_name(collection) in options.part.collections(spec) and has_links(spec, linked):
-            execute(spec, options, surface, ledger, progress, load(linked, stateless=False), limits)
+    for each in [plan] if plan is not None else plans(spec, options, surface):
+        schema = load_schema(
+            spec, options, surface, set(each.operations), known, keyring,
+            stateful=each.stateful, stateless=each.stateless, limits=limits,
+        )  # fmt: skip
+        execute(spec, options, surface, ledger, progress, schema, limits)
 
 
 def execute(

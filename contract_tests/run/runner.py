@@ -290,6 +290,8 @@ def sized(options: Options, target: Target, ledger: Ledger, progress: Progress) 
         options = replace(options, workers=workers, seed=options.seed_value)
     if pacer is not None:
         pacer.set_ceiling(options.workers or 1)
+    if (options.workers or 1) > 1:
+        scheduling.parse_one_at_a_time()
     ledger.run.workers = options.workers or 1
     return options
 
@@ -304,7 +306,25 @@ def _test(spec: Spec, target: Target, options: Options, ledger: Ledger, progress
         run_domain(ctx, target, options, ledger, progress)
     if options.conformance:
         for surface in target.surfaces:
-            run_phases = partial(
-                conformance.run, spec, options, surface, known, ledger, progress, target.keyring, target.limits
-            )
-            guarded(ledger, surface.name, "schemathesis", run_phases)
+            run_conformance(spec, target, options, surface, known, ledger, progress)
+
+
+def run_conformance(
+    spec: Spec, target: Target, options: Options, surface: Surface, known: Known, ledger: Ledger, progress: Progress
+) -> None:
+    """The Schemathesis phases on `surface`: with one worker, one engine run; with more, the stateless
+    phases and each collection's stateful phase side by side (a stateful chain is one thread's)."""
+    workers = options.workers or 1
+    plans = conformance.plans(spec, options, surface, apart=workers > 1)
+
+    def planned(plan: conformance.Plan, own: Ledger) -> Ledger:
+        phases = partial(conformance.run, spec, options, surface, known, own, progress, target.keyring, target.limits)
+        guarded(own, surface.name, "schemathesis", partial(phases, plan))
+        return own
+
+    if workers == 1:
+        for plan in plans:
+            planned(plan, ledger)
+        return
+    for found in scheduling.in_order([partial(planned, plan, ledger.part()) for plan in plans], workers):
+        ledger.absorb(found)

@@ -10,16 +10,20 @@ the same findings, in the same order, whatever the concurrency. Tests that read 
 
 from __future__ import annotations
 
+import ast
+import functools
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from contract_tests.judge.domain.data import Context
 from contract_tests.sharding import collection_name
 from contract_tests.spec import Spec
 
 T = TypeVar("T")
+_PARSING = threading.Lock()
 
 
 def parts(ctx: Context, spec: Spec) -> list[Context]:
@@ -39,3 +43,24 @@ def in_order(work: Sequence[Callable[[], T]], workers: int) -> list[T]:
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="shop-contract") as pool:
         futures = [pool.submit(piece) for piece in work]
         return [future.result() for future in futures]
+
+
+def parse_one_at_a_time() -> None:
+    """Make `ast.parse` take a lock, once per process.
+
+    CPython 3.11 keeps the AST constructor's recursion depth per interpreter, not per thread: two threads
+    parsing at once can raise `SystemError: AST constructor recursion depth mismatch` (python/cpython
+    issue 106905; seen on 3.11.7 here). Hypothesis parses source (to describe strategies) inside
+    Schemathesis' workers and our side-by-side parts, so a run with more than one worker parses one at a
+    time; parsing is rare, and nowhere near the requests' path.
+    """
+    if getattr(ast.parse, "__wrapped__", None) is not None:
+        return
+    original = ast.parse
+
+    @functools.wraps(original)
+    def parse(*args: Any, **kwargs: Any) -> Any:
+        with _PARSING:
+            return original(*args, **kwargs)
+
+    ast.parse = parse

@@ -104,7 +104,8 @@ def test_max_time_ends_the_run_within_the_budget_and_one_deadline_with_a_partial
     assert outcome.stderr.strip().splitlines() == ["shop-contract: partial verdict: 1 part(s) not reached in time"] or (
         "partial verdict" in outcome.stderr and len(outcome.stderr.strip().splitlines()) == 1
     )
-    assert outcome.findings["run"]["duration"] <= 4 + 2 + 1  # the budget, one request deadline, and a margin
+    # the budget, one request deadline, and a margin for what follows the last request on a loaded machine
+    assert outcome.findings["run"]["duration"] <= 4 + 2 + 3
     assert elapsed < 60  # the process, start-up and reports included
     assert outcome.findings["unreached"] and outcome.findings["run"]["max_time"] == 4
     assert "Partial verdict" in outcome.stdout and "Result: partial" in outcome.stdout

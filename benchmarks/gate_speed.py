@@ -1,0 +1,120 @@
+"""Time to a verdict across a network: the default profile against the mock behind 100-300 ms per answer.
+
+A staging service in another region answers in 100-300 ms; the suite's requests used to go one after
+another there (about 22 minutes for the default profile). This benchmark serves the correct mock and
+broken variants of it (tests/contract/variants.py) each on a loopback port, puts the latency proxy
+(benchmarks/latency_proxy.py) in front, and runs the default profile with one seed:
+
+- on loopback (the reference violations),
+- through the proxy with `--workers auto` (the goal: at most 3 minutes, the same violations),
+- with `--before`, through the proxy with `--workers 1` too: requests one after another, as before
+  (about 20 minutes on the correct mock alone; measured once, not in every run).
+
+    python -m benchmarks gate_speed [--variants product_without_msrp,patch_resets_other_fields]
+                                    [--seed 5] [--min 0.1] [--max 0.3] [--before]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks import record
+from benchmarks.servers import API_KEY, free_port, python_module, running
+
+PREFIX = "/shop/api/v1"
+GOAL_S = 180.0
+DEFAULT_VARIANTS = "product_without_msrp,patch_resets_other_fields"
+
+
+def suite(origin: str, seed: int, workers: str, workdir: Path) -> dict[str, Any]:
+    """One default-profile run against `origin`: wall time, exit code, the violations' fingerprints."""
+    reports = workdir / f"report-{time.monotonic_ns()}"
+    command = [
+        sys.executable, "-m", "contract_tests", "--base-url", f"{origin}{PREFIX}", "--api-key", API_KEY,
+        "--seed", str(seed), "--workers", workers, "--quiet", "--report-dir", str(reports),
+    ]  # fmt: skip
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    findings = json.loads((reports / "findings.json").read_text()) if (reports / "findings.json").exists() else {}
+    found = sorted({violation["fingerprint"] for violation in findings.get("violations", [])})
+    return {
+        "workers": workers,
+        "wall_s": round(wall, 1),
+        "exit_code": done.returncode,
+        "workers_used": findings.get("run", {}).get("workers"),
+        "fingerprints": found,
+        "stderr": done.stderr.strip()[-300:],
+    }
+
+
+def measure(name: str, seed: int, low: float, high: float, before: bool) -> dict[str, Any]:
+    """The runs of one target (`mock` or a variant's name): loopback, far, and far with one worker."""
+    port, proxy_port = free_port(), free_port()
+    serve = python_module("benchmarks.serve_variant", name, str(port))
+    proxy = python_module(
+        "benchmarks.latency_proxy", "--upstream", f"http://127.0.0.1:{port}", "--port", str(proxy_port),
+        "--min", str(low), "--max", str(high),
+    )  # fmt: skip
+    health = {"ready_path": "/__mock__/health"}
+    with (
+        running(name, serve, port=port, **health),
+        running("latency proxy", proxy, port=proxy_port, **health),
+        tempfile.TemporaryDirectory(prefix="gate-speed-") as workdir,
+    ):
+        runs = {"loopback": suite(f"http://127.0.0.1:{port}", seed, "auto", Path(workdir))}
+        runs["far"] = suite(f"http://127.0.0.1:{proxy_port}", seed, "auto", Path(workdir))
+        if before:
+            runs["far, one worker"] = suite(f"http://127.0.0.1:{proxy_port}", seed, "1", Path(workdir))
+    same = runs["far"]["fingerprints"] == runs["loopback"]["fingerprints"]
+    for label, run in runs.items():
+        print(f"  {name:28} {label:16} {run['wall_s']:7.1f} s  workers {run['workers_used']}  "
+              f"exit {run['exit_code']}  {len(run['fingerprints'])} violation(s)", flush=True)  # fmt: skip
+    return {"target": name, "runs": runs, "same_violations": same}
+
+
+def report(results: list[dict[str, Any]]) -> str:
+    header = ["target", "run", "workers", "wall (s)", "exit", "violations", "same as loopback"]
+    rows = [
+        [
+            result["target"], label, str(run["workers_used"]), f"{run['wall_s']:.1f}", str(run["exit_code"]),
+            str(len(run["fingerprints"])), "" if label == "loopback" else str(
+                run["fingerprints"] == result["runs"]["loopback"]["fingerprints"]),
+        ]
+        for result in results
+        for label, run in result["runs"].items()
+    ]  # fmt: skip
+    return record.table(header, rows)
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks gate_speed", description=__doc__)
+    parser.add_argument("--variants", default=DEFAULT_VARIANTS, help="broken variants, comma-separated")
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--min", type=float, default=0.1, dest="low")
+    parser.add_argument("--max", type=float, default=0.3, dest="high")
+    parser.add_argument("--before", action="store_true", help="also one worker through the proxy (~20 min)")
+    args = parser.parse_args(argv)
+    names = ["mock", *[name for name in args.variants.split(",") if name]]
+    results = [measure(name, args.seed, args.low, args.high, args.before and name == "mock") for name in names]
+    far = [result["runs"]["far"]["wall_s"] for result in results]
+    verdict = {
+        "goal_s": GOAL_S,
+        "far_within_goal": all(wall <= GOAL_S for wall in far),
+        "same_violations": all(result["same_violations"] for result in results),
+    }
+    print(report(results))
+    print(
+        f"far runs within {GOAL_S:.0f} s: {verdict['far_within_goal']}; same violations: {verdict['same_violations']}"
+    )
+    path = record.write("gate_speed", {"machine": record.machine(), "results": results, "verdict": verdict})
+    print(f"wrote {path}")
+    return 0 if verdict["far_within_goal"] and verdict["same_violations"] else 1
