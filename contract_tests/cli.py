@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,8 +28,13 @@ EXIT_OK, EXIT_VIOLATIONS, EXIT_CANNOT_RUN, EXIT_PARTIAL = 0, 1, 2, 3
 INSECURE_WARNING = "shop-contract: warning: --insecure: TLS certificates are not verified; anyone between may answer"
 
 
+_SAYING = threading.Lock()
+
+
 def _say(line: str) -> None:
-    print(line, flush=True)
+    """A progress line, whole: parts of a run side by side (run/scheduling.py) say theirs from threads."""
+    with _SAYING:
+        print(line, flush=True)
 
 
 def _fail(message: str) -> int:

@@ -53,7 +53,7 @@ def schemathesis_config(options: Options, surface: Surface, stateful: bool, stat
     strict = options.enabled_strict
     return {
         "seed": options.seed_value,
-        "workers": options.workers,
+        "workers": options.workers or 1,
         "base-url": surface.base_url,
         "headers": surface.headers,
         "request-timeout": options.request_timeout,
