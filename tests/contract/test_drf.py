@@ -22,6 +22,7 @@ pytest.importorskip("django")
 pytest.importorskip("rest_framework")
 drf = pytest.importorskip("tests.backends.drf.server", reason="the DRF test backend is not on this branch")
 
+from benchmarks.latency_proxy import LatencyProxy  # noqa: E402
 from mock_server.app import create_app  # noqa: E402
 from mock_server.settings import Settings  # noqa: E402
 from tests.backends.drf import ADMITTED, API_KEY, COMBINED  # noqa: E402
@@ -134,6 +135,26 @@ def test_the_realistic_backend_under_gunicorn_sync_shows_its_three_defects_and_n
             assert {violation["check"] for violation in found} >= {CAUGHT_BY[defect] for defect in DEFECTS}
             assert [violation for violation in found if defect_explaining(violation) is None] == [], f"seed {seed}"
             assert outcome.code == 1, f"seed {seed}: " + outcome.stderr
+
+
+@pytest.mark.drf
+def test_workers_auto_across_a_network_adds_nothing_against_gunicorn_with_two_sync_workers(
+    realm: str, tmp_path: Path
+) -> None:
+    """Issue 17's service under gunicorn (2 sync workers) behind 50-100 ms per answer: `--workers auto`
+    keeps many requests in flight, and the run still completes with the three defects and nothing else
+    (no `response_time` violation the suite caused itself, no run error)."""
+    with (
+        drf.serve(REALISTIC, realm_url=f"{realm}/realms/shop", server="gunicorn-sync") as origin,
+        running(LatencyProxy(origin, 0.05, 0.1)) as far,
+    ):
+        outcome = contract(far, realm, tmp_path, "--profile", "default", "--seed", str(SEEDS[0]))
+    found = outcome.findings.get("violations", [])
+    assert outcome.findings["run"]["workers"] > 1
+    assert outcome.findings.get("errors") == [], outcome.findings.get("errors")
+    assert {violation["check"] for violation in found} >= {CAUGHT_BY[defect] for defect in DEFECTS}
+    assert [violation for violation in found if defect_explaining(violation) is None] == []
+    assert outcome.code == 1, outcome.stderr
 
 
 def reported(check: str, operation: str, url: str, response: str) -> dict[str, Any]:
