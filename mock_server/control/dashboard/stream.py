@@ -114,8 +114,8 @@ class Broadcast:
             while listener.rows and len(chunk) < CHUNK_ROWS:
                 shown = self.journal.as_json(Entry(*listener.rows.popleft()))
                 chunk.append(b"event: exchange\ndata: " + orjson.dumps(shown) + b"\n\n")
-            if listener.rows:
-                listener.ready.set()  # the rest in the next chunk
+            if listener.rows or listener.stopping:
+                listener.ready.set()  # the rest in the next chunk; or the end
             yield b"".join(chunk)
 
     async def stream(self, request: Request) -> Response:
