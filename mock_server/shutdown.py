@@ -90,6 +90,8 @@ class Workers(Multiprocess):
     def stop(self, sig: int, frame: FrameType | None) -> None:
         if not self.should_exit.is_set():
             self.should_exit.set()
+            for sock in self.sockets:  # the workers close theirs: a new client is then refused, not kept waiting
+                sock.close()
             return
         for process in self.processes:
             if process.exitcode is None:
