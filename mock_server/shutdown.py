@@ -28,7 +28,7 @@ from typing import Any
 import uvicorn
 from uvicorn.supervisors import Multiprocess
 
-SETTLE_S = 0.5  # of the grace: uvicorn's steps around its wait, and the process's exit
+SETTLE_S = 0.7  # of the grace: uvicorn's steps around its wait, and the process's exit
 MAX_GRACE_S = 3600.0
 
 

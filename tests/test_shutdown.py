@@ -1,6 +1,7 @@
 """The mock stops when asked: SIGTERM (a process manager, a container runtime: to the process) or
 SIGINT (Ctrl-C at a terminal: to its whole process group), with one worker and with `--workers 2` on
-a real redis-server, while three dashboard streams and a slow client are open.
+a real redis-server, while three dashboard streams and a slow client are open (and, with one worker,
+a validation-proxy exchange with a backend that never answers).
 
 Each test starts `python -m mock_server` as a process and speaks raw HTTP to it, to read exactly
 what a client gets: the end of a stream (its last chunk, then the connection closed), not a reset.
@@ -186,16 +187,45 @@ def assert_ended_cleanly(streams: list[socket.socket], slow: socket.socket) -> N
     assert cut.startswith(b"HTTP/1.1 503 ") and b"application/problem+json" in cut, cut
 
 
+@contextlib.contextmanager
+def silent_backend() -> Iterator[tuple[str, list[socket.socket]]]:
+    """A backend that accepts connections and never answers: its origin, and the connections it holds."""
+    held: list[socket.socket] = []
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+
+        def accept() -> None:
+            with contextlib.suppress(OSError):  # the listener closed
+                while True:
+                    held.append(listener.accept()[0])
+
+        threading.Thread(target=accept, daemon=True).start()
+        try:
+            yield f"http://127.0.0.1:{listener.getsockname()[1]}", held
+        finally:
+            with contextlib.suppress(OSError):
+                listener.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread
+            for sock in held:
+                sock.close()
+
+
 @pytest.mark.parametrize(("sig", "group"), KINDS)
-def test_one_worker_stops_within_its_grace_with_streams_and_a_slow_client_open(
+def test_one_worker_stops_within_its_grace_with_streams_a_slow_client_and_a_proxy_exchange_open(
     tmp_path: Path, sig: int, group: bool
 ) -> None:
-    with mock(tmp_path, "--empty") as served:
+    with silent_backend() as (backend, held), mock(tmp_path, "--empty", "--proxy", backend) as served:
         streams = [served.stream() for _ in range(STREAMS)]
         slow = served.slow_request()
+        proxied = served.connect(
+            f"GET /shop/api/v1/products/ HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\n\r\n".encode()
+        )
+        deadline = time.monotonic() + READ_S
+        while not held:  # the exchange with the backend is under way
+            assert time.monotonic() < deadline, "the mock did not call the backend"
+            time.sleep(0.05)
         took = stopped_within(served, sig, group, GRACE_S + SLACK_S)
         assert_ended_cleanly(streams, slow)
-    assert took > GRACE_S / 2  # the slow client was given its time (most of the grace) before the cut
+        assert to_the_end(proxied).startswith(b"HTTP/1.1 503 ")  # the backend never answered: cut
+    assert took > GRACE_S / 2  # the requests in flight were given their time (most of the grace) before the cut
 
 
 @pytest.mark.parametrize(("sig", "group"), KINDS)

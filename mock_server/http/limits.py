@@ -67,7 +67,7 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
         408: f"The request was not complete within {limits.request_seconds:g} seconds.",
         414: f"The request line is longer than {limits.head_bytes} bytes.",
         431: f"The request head is over {limits.head_bytes} bytes or {limits.header_count} header fields.",
-        503: "The mock is stopping: the request was not complete within its shutdown timeout.",
+        503: "The mock is stopping: the request was not answered within its shutdown timeout.",
     }
 
     max_headers, max_head = limits.header_count, limits.head_bytes
