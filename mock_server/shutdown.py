@@ -29,7 +29,6 @@ import uvicorn
 from uvicorn.supervisors import Multiprocess
 
 SETTLE_S = 0.7  # of the grace: uvicorn's steps around its wait, and the process's exit
-MAX_GRACE_S = 3600.0
 
 
 def grace_options(seconds: float) -> dict[str, Any]:

@@ -10,7 +10,8 @@ applies to h11 only. `bounded_protocol` returns uvicorn's httptools protocol wit
 - a request (head and body) that is not complete `Limits.request_seconds` after it began, or a
   connection that sends nothing for that long, gets 408 and is closed;
 - its writes through `coalescing.CoalescingTransport` (a response's head and body in one write);
-- when the server stops, a response that streams until its client leaves ended (`stopping`).
+- when the server stops, a response that streams until its client leaves ended (`stopping`), and a
+  request still unanswered at the end of the server's wait (`timeout_graceful_shutdown`) cut: 503.
 
 The bounds cost a request no call per header: a head still incomplete after a read is counted in
 `data_received` (so a head spread over many reads is refused once its bytes pass the limit), and a
