@@ -46,6 +46,7 @@ DISTRIBUTION = "shop-contract-suite"
 # The top-level modules of the `mock` extra's requirements (python-multipart installs `multipart`).
 MOCK_MODULES = ("connexion", "starlette", "uvicorn", "jsonschema", "jsonschema_rs", "orjson", "multipart")
 EXIT_CANNOT_RUN = 2
+MAX_SHUTDOWN_S = 3600.0
 
 
 def version() -> str:
@@ -152,6 +153,14 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         help=f"requests the journal keeps, the last N (default: {Settings.journal_size}); "
         "a consumer contract is recorded from them (`shop-mock contract`)",
     )
+    parser.add_argument(
+        "--shutdown-timeout",
+        type=float,
+        default=Settings.shutdown_timeout,
+        metavar="SECONDS",
+        help="stopped (SIGINT, SIGTERM) within this; requests still running then are cut "
+        f"(default: {Settings.shutdown_timeout:g}); a second signal stops at once",
+    )
     admin = parser.add_mutually_exclusive_group()
     admin.add_argument(
         "--admin-token",
@@ -188,6 +197,10 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         parser.error(f"--journal-size must be at least 1, not {args.journal_size}")
     if args.max_sessions < 0:
         parser.error(f"--max-sessions must be 0 (no sessions) or more, not {args.max_sessions}")
+    if not 0 < args.shutdown_timeout <= MAX_SHUTDOWN_S:  # NaN too
+        parser.error(
+            f"--shutdown-timeout must be above 0 and at most {MAX_SHUTDOWN_S:g} seconds, not {args.shutdown_timeout}"
+        )
     return Settings(
         host=args.host,
         port=args.port,
@@ -214,6 +227,7 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         session_ttl=args.session_ttl,
         max_sessions=args.max_sessions,
         journal_size=args.journal_size,
+        shutdown_timeout=args.shutdown_timeout,
     )
 
 
@@ -329,6 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     from mock_server.app import create_app  # the mock's stack: only now that it is known to be there
     from mock_server.backends import open_store
     from mock_server.replicas import serve_workers
+    from mock_server.shutdown import exit_quietly_on_sigterm
     from mock_server.spec.schemas import load_spec, mount_points
     from mock_server.state.fixtures import FixtureError
     from mock_server.state.store import StateError
@@ -352,7 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("connexion").setLevel(max(logging.WARNING, logging.getLogger().level))
     # httpx's line per proxied request repeats the journal and quotes the backend's reason phrase (up to 100 KiB)
     logging.getLogger("httpx").setLevel(max(logging.WARNING, logging.getLogger().level))
-    with sock, contextlib.suppress(KeyboardInterrupt):  # uvicorn handles SIGINT itself; belt and braces
+    exit_quietly_on_sigterm()
+    with sock, contextlib.suppress(KeyboardInterrupt):  # a stop asked by SIGINT or SIGTERM (mock_server.shutdown)
         if settings.workers == 1:
             serve(app, settings, sock)
         else:
@@ -371,9 +387,11 @@ def announce(settings: Settings, port: int, backend: str, gateway: str) -> None:
 def serve(app: MockApp, settings: Settings, sock: socket.socket) -> None:
     import uvicorn
 
+    from mock_server.shutdown import StoppingServer, grace_options
+
     port = sock.getsockname()[1]
 
-    class AnnouncingServer(uvicorn.Server):
+    class AnnouncingServer(StoppingServer):
         """Announces the mock once uvicorn accepts connections on the bound socket."""
 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
@@ -391,5 +409,6 @@ def serve(app: MockApp, settings: Settings, sock: socket.socket) -> None:
         workers=1,
         lifespan="off",
         **uvicorn_options(Limits()),
+        **grace_options(settings.shutdown_timeout),
     )
     AnnouncingServer(config).run(sockets=[sock])

@@ -16,17 +16,17 @@ import pickle
 import socket
 
 import uvicorn
-from uvicorn.supervisors import Multiprocess
 
 from mock_server.app import MockApp, create_app
 from mock_server.http.limits import WORKER_OPTIONS
 from mock_server.settings import Settings
+from mock_server.shutdown import Workers, grace_options, log_cut_requests
 
 ENVIRONMENT = "SHOP_MOCK_WORKER_SETTINGS"
 
 
 def serve_workers(settings: Settings, sock: socket.socket) -> None:
-    """Serve `settings.workers` workers on `sock` (bound by the CLI) until interrupted."""
+    """Serve `settings.workers` workers on `sock` (bound by the CLI) until stopped (`shutdown.Workers`)."""
     os.environ[ENVIRONMENT] = base64.b64encode(pickle.dumps(settings)).decode("ascii")
     config = uvicorn.Config(
         f"{__name__}:worker_app",
@@ -36,9 +36,10 @@ def serve_workers(settings: Settings, sock: socket.socket) -> None:
         access_log=settings.access_log,
         lifespan="off",
         **WORKER_OPTIONS,
+        **grace_options(settings.shutdown_timeout),
     )
     sock.set_inheritable(True)
-    Multiprocess(config, sockets=[sock]).run()
+    Workers(config, sockets=[sock]).run()
 
 
 def worker_app() -> MockApp:
@@ -47,4 +48,5 @@ def worker_app() -> MockApp:
     app = create_app(settings)
     gc.freeze()
     logging.getLogger("connexion").setLevel(logging.WARNING)
+    log_cut_requests()
     return app

@@ -581,3 +581,24 @@ def test_an_exchange_through_the_proxy_shows_the_backends_spec_violations(browse
             assert opened.problems == []
         finally:
             opened.close()
+
+
+def test_the_page_shows_disconnected_when_the_mock_stops(browser: Any) -> None:
+    """The mock, stopping, ends the page's stream cleanly (mock_server/http/stopping.py): the page says
+    its stream ended, not that the network failed (its retries, a second later, do)."""
+    from mock_server.http.limits import Limits, uvicorn_options
+
+    with running(create_app(Settings()), **uvicorn_options(Limits())) as origin:
+        opened = Opened(browser, origin)
+        opened.live()
+        opened.page.evaluate(
+            "() => { const status = document.getElementById('status'); window.said = [];"
+            " new MutationObserver(() => said.push(status.textContent))"
+            ".observe(status, {childList: true, characterData: true, subtree: true}); }"
+        )
+    try:  # stopped: `running` waited for the server to finish, which the open stream held before
+        opened.page.wait_for_function("() => window.said.length > 0", timeout=ACTION_MS)
+        first = opened.page.evaluate("() => window.said[0]")
+        assert first.startswith("disconnected (the mock ended the stream"), first
+    finally:
+        opened.close()

@@ -104,3 +104,43 @@ def test_the_access_log_masks_the_credentials_in_request_lines(tmp_path: Path) -
     assert id_token not in out and "c0de-s3cret" not in out
     assert "/realms/shop/protocol/openid-connect/logout?id_token_hint=*** HTTP/1.1" in out
     assert "/shop/api/v1/ui/oauth2-redirect.html?code=***&state=s1 HTTP/1.1" in out
+
+
+def test_the_journal_masks_a_multipart_forms_credentials_and_keeps_the_rest_as_sent() -> None:
+    """Read back over real HTTP (`GET /__mock__/requests`), and the consumer contract recorded from it."""
+    from mock_server.app import create_app
+    from mock_server.settings import DEFAULT_API_KEY, Settings
+    from tests.live import running
+
+    files = {"productline": (None, "Rockets"), "password": (None, "s3cret"), "code": (None, "c0de\r\nmore")}
+    with running(create_app(Settings())) as origin, httpx.Client(base_url=origin, timeout=10) as http:
+        sent = http.post("/shop/api/v1/productlines/", files=files, headers={"X-API-Key": DEFAULT_API_KEY})
+        assert sent.status_code < 500  # answered or refused, journaled either way
+        [entry] = http.get("/__mock__/requests").json()
+        contract = http.get("/__mock__/contract").json()
+    shown = entry["request"]["body"]
+    assert "s3cret" not in shown and "c0de" not in shown and "more" not in shown
+    assert shown.count(masking.MASK) == 2 and 'name="productline"\r\n\r\nRockets\r\n' in shown
+    assert shown.startswith("--") and shown.endswith("--\r\n")  # every other byte as sent
+    assert "s3cret" not in json.dumps(contract)
+    [interaction] = contract["interactions"]
+    assert interaction["example"]["body"]["password"] == masking.MASK
+
+
+@pytest.mark.parametrize(
+    ("content_type", "text", "shown"),
+    [
+        # cut at the journal's limit inside a credential's value: the rest of it masked
+        ("multipart/form-data; boundary=b", '--b\r\nContent-Disposition: form-data; name="password"\r\n\r\ns3c', None),
+        # no boundary: nobody reads its parts; masked whole if it names a credential
+        ("multipart/form-data", 'name="password"\r\n\r\ns3cret', masking.MASK),
+        ("multipart/form-data", "nothing to hide", "nothing to hide"),
+    ],
+)
+def test_a_multipart_form_that_does_not_parse_whole_is_masked_where_it_may_hold_a_credential(
+    content_type: str, text: str, shown: str | None
+) -> None:
+    masked = masking.body(text, content_type, realm=False, request=True)
+    assert "s3c" not in masked
+    if shown is not None:
+        assert masked == shown

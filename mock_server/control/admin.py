@@ -23,6 +23,7 @@ from mock_server.control.proxy import Violations
 from mock_server.control.sessions.registry import Sessions, requested
 from mock_server.spec.errors import BadRequest, problem_body
 from mock_server.spec.inputs import decode_strictly, load_json
+from mock_server.spec.quoting import quote
 from mock_server.spec.schemas import Schema, load_spec
 from mock_server.state.fixtures import FixtureError, checked_dataset
 from mock_server.state.store import COLLECTIONS, Store
@@ -122,10 +123,10 @@ class Admin:
         (default `consumer`); `?format=text` is the readable summary."""
         unknown = set(request.query_params) - {"name", "format"}
         if unknown:
-            return problem(400, f"unknown parameter(s): {', '.join(sorted(unknown))}")
+            return problem(400, f"unknown parameter(s): {', '.join(quote(name) for name in sorted(unknown))}")
         shown = request.query_params.get("format", "json")
         if shown not in ("json", "text"):
-            return problem(400, f"format must be json or text, not {shown!r}")
+            return problem(400, f"format must be json or text, not {quote(shown)}")
         name = request.query_params.get("name", "consumer")
         if not name.strip() or len(name) > CONSUMER_NAME_LIMIT:
             return problem(400, f"name must be 1 to {CONSUMER_NAME_LIMIT} characters")
@@ -170,7 +171,7 @@ class Admin:
     async def delete_session(self, request: Request) -> Response:
         name = request.path_params["name"]
         if not self.sessions.remove(name):
-            return problem(404, f"No session {name!r}.")
+            return problem(404, f"No session {quote(name)}.")
         return Response(status_code=204)
 
     async def reset_session(self, request: Request) -> Response:
@@ -178,6 +179,6 @@ class Admin:
         name = request.path_params["name"]
         session = self.sessions.find(name)
         if session is None:
-            return problem(404, f"No session {name!r}.")
+            return problem(404, f"No session {quote(name)}.")
         session.store.reset()
         return Response(status_code=204)

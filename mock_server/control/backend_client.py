@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import httpx
 
-from mock_server.control.quoting import cut
 from mock_server.http.limits import Limits
+from mock_server.spec.quoting import cut
 
 MAX_HEAD_BYTES = Limits.head_bytes  # a backend's status line and headers, as a client's request head
 MAX_RECEIVED_BYTES = 10 * 1024 * 1024  # a backend's body as received (still encoded)

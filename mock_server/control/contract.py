@@ -25,7 +25,6 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote
 
 from mock_server.control.journal.memory import BODY_LIMIT, Entry, Journal
-from mock_server.http import masking
 from mock_server.spec.operations import Operation
 from mock_server.spec.schemas import Schema
 from shop_contract.document import dereference, digest
@@ -82,7 +81,7 @@ def read_body(text: str, content_type: str) -> dict[str, Any] | None:
 
 
 def _multipart(text: str, content_type: str) -> dict[str, Any] | None:
-    """A multipart body's fields; credentials masked (the journal shows multipart bodies as sent)."""
+    """A multipart body's fields (read from the journal's text, its credentials already masked)."""
     header = content_type.replace("\r", " ").replace("\n", " ")
     message = email.parser.Parser(policy=email.policy.HTTP).parsestr(f"Content-Type: {header}\r\n\r\n{text}")
     if not message.is_multipart():
@@ -92,7 +91,7 @@ def _multipart(text: str, content_type: str) -> dict[str, Any] | None:
         name = part.get_param("name", header="content-disposition")
         if isinstance(name, str):
             value = part.get_payload(decode=False)
-            fields[name] = masking.MASK if name in masking.FIELDS else str(value).removesuffix("\r\n")
+            fields[name] = str(value).removesuffix("\r\n")
     return fields
 
 

@@ -43,6 +43,7 @@ from mock_server.control.prefer import MAX_DELAY_MS, PreferenceError, preference
 from mock_server.control.sessions.registry import NAME, NAME_RULE, requested
 from mock_server.http.middleware import send_problem
 from mock_server.spec.operations import METHODS, Operation, OperationIndex, describe
+from mock_server.spec.quoting import quote
 
 CONNECTION = "mock.connection"  # the scope key of a weak reference to the server's per-request object
 KINDS = ("delay", "status", "drop", "empty", "cut", "lost")
@@ -107,7 +108,7 @@ def _parse_rule(item: Any, where: str, index: OperationIndex) -> Rule:
     if unknown:
         raise RuleError(f"{where}: unknown field(s) {describe(sorted(unknown))} (known: {describe(sorted(FIELDS))})")
     if item.get("fault") not in KINDS:
-        raise RuleError(f"{where}: fault must be one of {describe(KINDS)}, not {item.get('fault')!r}")
+        raise RuleError(f"{where}: fault must be one of {describe(KINDS)}, not {quote(item.get('fault'))}")
     choices = {
         "method": {method.upper() for method in METHODS},
         "path": index.templates(),
@@ -116,9 +117,9 @@ def _parse_rule(item: Any, where: str, index: OperationIndex) -> Rule:
     }
     for name, allowed in choices.items():
         if name in item and item[name] not in allowed:
-            raise RuleError(f"{where}: {name} {item[name]!r} is not one of {describe(sorted(allowed))}")
+            raise RuleError(f"{where}: {name} {quote(item[name])} is not one of {describe(sorted(allowed))}")
     if "session" in item and not (isinstance(item["session"], str) and NAME.fullmatch(item["session"])):
-        raise RuleError(f"{where}: session {item['session']!r} is not a session name ({NAME_RULE})")
+        raise RuleError(f"{where}: session {quote(item['session'])} is not a session name ({NAME_RULE})")
     for name, low, high in (
         ("delay_ms", 0, MAX_DELAY_MS),
         ("median_ms", 0, MAX_DELAY_MS),
@@ -126,7 +127,7 @@ def _parse_rule(item: Any, where: str, index: OperationIndex) -> Rule:
         ("probability", 0, 1),
     ):
         if name in item and not (_number(item[name]) and low <= item[name] <= high):
-            raise RuleError(f"{where}: {name} must be a number from {low} to {high}, not {item[name]!r}")
+            raise RuleError(f"{where}: {name} must be a number from {low} to {high}, not {quote(item[name])}")
     if item.get("median_ms") == 0:
         raise RuleError(f"{where}: median_ms must be above 0 (a lognormal delay has no zero median)")
     if ("median_ms" in item) != ("sigma" in item):
@@ -138,14 +139,14 @@ def _parse_rule(item: Any, where: str, index: OperationIndex) -> Rule:
     if item["fault"] == "status":
         if not (isinstance(item.get("status"), int) and 400 <= item["status"] <= 599):
             raise RuleError(
-                f"{where}: a status fault needs status, an error status 400-599, not {item.get('status')!r}"
+                f"{where}: a status fault needs status, an error status 400-599, not {quote(item.get('status'))}"
             )
     elif "status" in item:
         raise RuleError(f"{where}: status is only for a status fault")
     if "count" in item and not (
         isinstance(item["count"], int) and not isinstance(item["count"], bool) and item["count"] > 0
     ):
-        raise RuleError(f"{where}: count must be a positive whole number, not {item['count']!r}")
+        raise RuleError(f"{where}: count must be a positive whole number, not {quote(item['count'])}")
     return Rule(**item)
 
 

@@ -19,11 +19,11 @@ from typing import Any
 from mock_server.http.header_names import header_names
 from mock_server.spec.inputs import integer_fits
 from mock_server.spec.operations import Operation, describe
+from mock_server.spec.quoting import quote
 
 KEY = "shop_mock.prefer"  # the scope key of a request's preferences (or of the error they made)
 PREFER = b"prefer"
 MAX_DELAY_MS = 60_000  # for `Prefer: delay` and every fault rule's delay, drawn or fixed
-QUOTED = 40  # characters of a refused value quoted in the error (a header may hold 32 KiB)
 
 
 class PreferenceError(ValueError):
@@ -98,10 +98,3 @@ def whole(name: str, text: str, low: int, high: int, what: str) -> int:
     if text.isascii() and text.isdecimal() and integer_fits(text, bounds) and low <= int(text) <= high:
         return int(text)
     raise PreferenceError(f"Prefer: {name} must be {what} from {low} to {high}, not {quote(text)}.")
-
-
-def quote(text: str) -> str:
-    """`text` as the client sent it, cut to `QUOTED` characters (saying how long it was)."""
-    if len(text) <= QUOTED:
-        return repr(text)
-    return f"{text[:QUOTED]!r}... ({len(text)} characters)"

@@ -41,11 +41,11 @@ from mock_server.control.backend_client import (
     decoded,
 )
 from mock_server.control.journal.memory import VIOLATIONS
-from mock_server.control.quoting import cut
 from mock_server.http.middleware import replay, send_problem
 from mock_server.spec.errors import BadRequest
 from mock_server.spec.inputs import load_json
 from mock_server.spec.operations import Operation, OperationIndex, describe
+from mock_server.spec.quoting import cut
 from mock_server.spec.schemas import Schema, SchemaValidator
 
 KEPT = 500  # violations kept for /__mock__/violations

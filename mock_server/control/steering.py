@@ -27,6 +27,7 @@ from mock_server.control.sessions.scope import CURRENT
 from mock_server.http.middleware import send_problem
 from mock_server.spec.errors import PROBLEM_JSON, problem_bytes
 from mock_server.spec.operations import Operation, OperationIndex, describe
+from mock_server.spec.quoting import quote
 from mock_server.state.store import Store
 
 Scratch = Callable[[], Store]  # a scratch copy of the request's current state
@@ -72,7 +73,7 @@ class Steering:
                         named.setdefault(example, (int(status), media, value.get("value")))
         if name not in named:
             which = f"{operation.operation_id} for status {code}" if code else operation.operation_id
-            detail = f"Prefer: example={name} is not an example of {which} ({describe(sorted(named))})."
+            detail = f"Prefer: example {quote(name)} is not an example of {which} ({describe(sorted(named))})."
             await send_problem(send, 400, detail)
             return
         found, media, value = named[name]

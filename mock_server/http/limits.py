@@ -9,7 +9,9 @@ applies to h11 only. `bounded_protocol` returns uvicorn's httptools protocol wit
 - at most `Limits.header_count` header fields: beyond, 431;
 - a request (head and body) that is not complete `Limits.request_seconds` after it began, or a
   connection that sends nothing for that long, gets 408 and is closed;
-- its writes through `coalescing.CoalescingTransport` (a response's head and body in one write).
+- its writes through `coalescing.CoalescingTransport` (a response's head and body in one write);
+- when the server stops, a response that streams until its client leaves ended (`stopping`), and a
+  request still unanswered at the end of the server's wait (`timeout_graceful_shutdown`) cut: 503.
 
 The bounds cost a request no call per header: a head still incomplete after a read is counted in
 `data_received` (so a head spread over many reads is refused once its bytes pass the limit), and a
@@ -28,6 +30,7 @@ from typing import Any, cast
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from mock_server.http.coalescing import CoalescingTransport
+from mock_server.http.stopping import stop_streaming
 from mock_server.spec.errors import problem_body
 
 
@@ -65,6 +68,7 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
         408: f"The request was not complete within {limits.request_seconds:g} seconds.",
         414: f"The request line is longer than {limits.head_bytes} bytes.",
         431: f"The request head is over {limits.head_bytes} bytes or {limits.header_count} header fields.",
+        503: "The mock is stopping: the request was not answered within its shutdown timeout.",
     }
 
     max_headers, max_head = limits.header_count, limits.head_bytes
@@ -106,6 +110,26 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
                     self.unparsed_bytes += len(data)
                     if self.unparsed_bytes > max_head:
                         self.refuse(431 if self.headers else 414)
+
+        def shutdown(self) -> None:
+            """The server stops: a response that streams ends now, a request in flight is cut (503) at
+            the end of the wait (before uvicorn cancels its task, which it would log as an error)."""
+            cycle = self.cycle
+            if cycle is not None and not cycle.response_complete:
+                stop_streaming(cycle.scope)
+                wait = self.config.timeout_graceful_shutdown
+                if wait is not None:
+                    self.loop.call_later(wait, self._cut)
+            super().shutdown()
+
+        def _cut(self) -> None:
+            cycle = self.cycle
+            if cycle is None or cycle.response_complete:
+                return
+            if cycle.response_started:  # a client reading slowly: what is left unsent is dropped
+                self.transport.abort()
+            else:
+                self.refuse(503)
 
         def send_400_response(self, msg: str) -> None:
             if self.refused:  # a parser callback raised `Refused`

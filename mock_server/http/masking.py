@@ -4,7 +4,7 @@ A credential is masked by name, its name kept and its value replaced by `***`, s
 that a code was sent, not the code: the `Authorization` (its scheme kept), `Proxy-Authorization` and
 `X-API-Key` headers; every cookie's value in `Cookie` and `Set-Cookie` (the attributes kept); and the
 `FIELDS` below wherever a URL or a body carries them: a URL's query and fragment (the request's query,
-`Location`, `Referer`), a form, a JSON body at any depth. The realm's request bodies are read as forms
+`Location`, `Referer`), a form (also multipart), a JSON body at any depth. The realm's request bodies are read as forms
 whatever their type (as the realm reads them); a JSON body that does not parse (cut at the journal's
 limit, or broken) is masked whole if it is the realm's or names a credential.
 
@@ -13,8 +13,12 @@ limit, or broken) is masked whole if it is the realm's or names a credential.
 
 from __future__ import annotations
 
+import email.parser
+import email.policy
+import email.utils
 import json
 import logging
+import re
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import unquote_plus
@@ -109,7 +113,56 @@ def body(text: str, content_type: str, realm: bool, request: bool) -> str:
         return MASK if realm or any(f'"{name}"' in text for name in FIELDS) else text
     if kind == "application/x-www-form-urlencoded" or (realm and request):
         return form(text)
+    if kind == "multipart/form-data":
+        return multipart(text, content_type)
     return MASK if realm and kind != "text/html" else text
+
+
+def multipart(text: str, content_type: str) -> str:
+    """A multipart form with the values of its credential fields masked, every other byte as sent.
+
+    Its parts are found as the consumer contract reads them (`control/contract.py`: Python's email
+    parser): a part begins after a boundary line, its headers end at the first line that is not one
+    (the rest is its value); a part cut at the journal's limit is one too. With no boundary to
+    split it by, it is masked whole if it names a credential."""
+    header = content_type.replace("\r", " ").replace("\n", " ")
+    boundary = _HEADERS.parsestr(f"Content-Type: {header}\r\n\r\n").get_boundary()
+    if not boundary:
+        return MASK if any(name in text for name in FIELDS) else text
+    line = re.compile(rf"(?:\A|(?<=[\r\n]))--{re.escape(boundary)}(--)?[ \t]*(?:\r\n|\r|\n|\Z)")
+    shown: list[str] = []
+    start = 0
+    in_part = False  # before the first boundary line: the preamble
+    for found in line.finditer(text):
+        piece = text[start : found.start()]
+        shown.append(part(piece) if in_part else piece)
+        shown.append(found.group())
+        start, in_part = found.end(), not found.group(1)
+        if not in_part:  # the closing boundary: the rest is the epilogue
+            break
+    rest = text[start:]
+    shown.append(part(rest) if in_part else rest)
+    return "".join(shown)
+
+
+def part(text: str) -> str:
+    """One part of a multipart form (headers, blank line, value), its value masked if its field's name
+    (`Content-Disposition: form-data; name=...`) is a credential's."""
+    headers = _HEADERS.parsestr(text)
+    name = headers.get_param("name", header="content-disposition")
+    if name is None or email.utils.collapse_rfc2231_value(name) not in FIELDS:
+        return text
+    value = headers.get_payload()
+    if not value:  # cut at the journal's limit before it
+        return text
+    ending = re.search(r"(?:\r\n|\r|\n)\Z", text)  # the line end before the next boundary line: the boundary's
+    end = ending.group() if ending else ""
+    if isinstance(value, str) and text.endswith(value):
+        return text[: len(text) - len(value)] + MASK + end
+    return MASK + end
+
+
+_HEADERS = email.parser.HeaderParser(policy=email.policy.HTTP)
 
 
 def json_text(text: str) -> str | None:

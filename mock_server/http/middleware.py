@@ -1,8 +1,9 @@
 """ASGI middleware around Connexion's stack, each fixing or adding one thing.
 
 - `LastResort`: any exception that escapes everything else becomes a problem+json 500, logged once
-  with its traceback (Connexion's own last-resort handler is broken with Starlette 1.x: it hands
-  Starlette a coroutine where a response is expected).
+  with its traceback, each part of it cut (`quoting.cut`: an exception's message may quote a 1 MiB
+  value) (Connexion's own last-resort handler is broken with Starlette 1.x: it hands Starlette a
+  coroutine where a response is expected).
 - `BodyLimit`: 413 for a body over the limit, without reading past the limit.
 - `AllowHeader`: Connexion registers one route per (path, method), so its 405 lists only some of a
   path's methods and a plain OPTIONS gets 405; this answers both from the spec's paths.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import traceback
 from collections.abc import Iterable
 from typing import Any
 
@@ -20,6 +22,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mock_server.spec.errors import problem_bytes
+from mock_server.spec.quoting import cut
 
 METHODS = ("get", "put", "post", "patch", "delete")
 NO_CONTENT_TYPE = (
@@ -31,8 +34,10 @@ logger = logging.getLogger("mock_server")
 
 
 def log_unexpected(error: BaseException) -> None:
-    """One log record, with the traceback, for an error the mock did not expect."""
-    logger.error("Unexpected error: %r", error, exc_info=error)
+    """One log record, with the traceback, for an error the mock did not expect: each part of the
+    traceback cut, so that no message in it (of the error or of a chained one) is logged whole."""
+    parts = traceback.TracebackException.from_exception(error).format()
+    logger.error("Unexpected error: %s\n%s", cut(repr(error)), "".join(cut(part) for part in parts).rstrip())
 
 
 async def send_problem(send: Send, status: int, detail: str, headers: Iterable[tuple[str, str]] = ()) -> None:

@@ -6,7 +6,9 @@ Errors come from four places, and `app.render_error` renders them all:
   `StateUnavailable` (503: Redis did not answer);
 - `pagination.PageNotFound` (404);
 - Connexion's and Starlette's own (401 with WWW-Authenticate, 404, 405, 415).
-The middleware in front of Connexion (413) writes the same shape with `problem_bytes`.
+The middleware in front of Connexion (413) writes the same shape with `problem_bytes`. A detail or a
+field error may quote what a client sent (a validator's message quotes the value it refused): each
+is cut to a bounded length (`quoting.cut`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Iterable
 from http import HTTPStatus
 from typing import Any
 
+from mock_server.spec.quoting import cut
 from mock_server.spec.schemas import FieldError
 
 PROBLEM_JSON = "application/problem+json"
@@ -39,9 +42,9 @@ def problem_body(status: int, detail: str, errors: Iterable[FieldError] = ()) ->
         "type": "about:blank",
         "title": HTTPStatus(status).phrase,
         "status": status,
-        "detail": detail,
+        "detail": cut(detail),
     }
-    field_errors = [{"field": e.field, "message": e.message} for e in errors]
+    field_errors = [{"field": cut(e.field), "message": cut(e.message)} for e in errors]
     if field_errors:
         body["errors"] = field_errors
     return body

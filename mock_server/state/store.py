@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from mock_server.spec.quoting import quote
+
 Key = str | int
 Record = dict[str, Any]
 Dataset = Mapping[str, Iterable[Record]]
@@ -76,7 +78,7 @@ class StoreError(Exception):
 
 class NotFound(StoreError):
     def __init__(self, collection: str, key: Key) -> None:
-        super().__init__(f"No {collection.removesuffix('s')} with {KEY_FIELDS[collection]} {key!r}.")
+        super().__init__(f"No {collection.removesuffix('s')} with {KEY_FIELDS[collection]} {quote(key)}.")
         self.collection = collection
         self.key = key
 
@@ -89,7 +91,7 @@ class InvalidReference(StoreError):
     """A field names a record that does not exist."""
 
     def __init__(self, field: str, parent: str, value: Key) -> None:
-        super().__init__(f"No {parent.removesuffix('s')} with {KEY_FIELDS[parent]} {value!r}.")
+        super().__init__(f"No {parent.removesuffix('s')} with {KEY_FIELDS[parent]} {quote(value)}.")
         self.field = field
 
 
@@ -102,15 +104,15 @@ class StateError(Exception):
 
 
 def duplicate(collection: str, key: Key) -> Conflict:
-    return Conflict(f"{KEY_FIELDS[collection]} {key!r} exists already.")
+    return Conflict(f"{KEY_FIELDS[collection]} {quote(key)} exists already.")
 
 
 def identifier_change(collection: str, key: Key) -> Conflict:
-    return Conflict(f"{KEY_FIELDS[collection]} cannot be changed ({key!r} in the path).")
+    return Conflict(f"{KEY_FIELDS[collection]} cannot be changed ({quote(key)} in the path).")
 
 
 def has_dependants(collection: str, key: Key, child: str) -> Conflict:
-    return Conflict(f"{KEY_FIELDS[collection]} {key!r} still has {child}.")
+    return Conflict(f"{KEY_FIELDS[collection]} {quote(key)} still has {child}.")
 
 
 class Store(Protocol):

@@ -6,7 +6,8 @@ While some are open, recording an exchange appends a reference to its row to eac
 the row is turned into JSON (masked, as `GET /__mock__/requests` shows it) by the stream, outside
 the request. Bounds: at most `MAX_STREAMS` streams (another is 503); a stream whose queue reaches
 `QUEUE_ROWS` (its client reads slower than requests arrive) is dropped: its connection is closed
-at once and its rows freed. An idle stream gets a comment every `KEEPALIVE_S`.
+at once and its rows freed. An idle stream gets a comment every `KEEPALIVE_S`. When the server
+stops, each stream sends what it holds and ends (`http.stopping`): its page sees the end, not a reset.
 
 With a shared state (replicas), a page sees the exchanges of the replica it is connected to;
 `GET /__mock__/requests` has every replica's.
@@ -27,6 +28,7 @@ from starlette.types import Receive, Scope, Send
 from mock_server.control.admin import problem
 from mock_server.control.faults import connection
 from mock_server.control.journal.memory import Entry, Journal
+from mock_server.http.stopping import when_stopping
 
 MAX_STREAMS = 16  # pages streaming at once
 QUEUE_ROWS = 256  # exchanges waiting for one stream: more, and its client is too slow
@@ -43,7 +45,13 @@ class Listener:
         self.limit = limit
         self.ready = asyncio.Event()
         self.dropped = False
+        self.stopping = False
         self._scope = scope
+
+    def stop(self) -> None:
+        """The server is stopping: the stream sends what it holds, then ends."""
+        self.stopping = True
+        self.ready.set()
 
     def put(self, row: Row) -> bool:
         """Queue `row`; False if the queue was full: the stream is dropped and its connection closed."""
@@ -100,14 +108,14 @@ class Broadcast:
                 yield b": keepalive\n\n"
                 continue
             listener.ready.clear()
-            if listener.dropped:
+            if listener.dropped or (listener.stopping and not listener.rows):
                 return
             chunk: list[bytes] = []
             while listener.rows and len(chunk) < CHUNK_ROWS:
                 shown = self.journal.as_json(Entry(*listener.rows.popleft()))
                 chunk.append(b"event: exchange\ndata: " + orjson.dumps(shown) + b"\n\n")
-            if listener.rows:
-                listener.ready.set()  # the rest in the next chunk
+            if listener.rows or listener.stopping:
+                listener.ready.set()  # the rest in the next chunk; or the end
             yield b"".join(chunk)
 
     async def stream(self, request: Request) -> Response:
@@ -115,6 +123,7 @@ class Broadcast:
         listener = self.join(request.scope)
         if listener is None:
             return problem(503, f"The dashboard streams to at most {self.max_streams} pages at once.")
+        when_stopping(request.scope, listener.stop)
         return EventStream(self, listener)
 
 

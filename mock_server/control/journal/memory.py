@@ -24,6 +24,7 @@ from mock_server.api.security import REALM_PATH
 from mock_server.control.sessions.registry import requested
 from mock_server.http import masking
 from mock_server.spec.operations import OperationIndex
+from mock_server.spec.quoting import quote
 
 BODY_LIMIT = 4096  # bytes of each request and response body kept in an entry
 FAULT = "mock.fault"  # the scope key where `faults.Faults` notes the fault it applied to a request
@@ -113,7 +114,7 @@ class Journal:
         """
         unknown = set(params) - {"method", "path", "operationId", "status", "session", "since", "until", "limit"}
         if unknown:
-            raise ValueError(f"unknown filter(s): {', '.join(sorted(unknown))}")
+            raise ValueError(f"unknown filter(s): {', '.join(quote(name) for name in sorted(unknown))}")
         tests: list[Callable[[Entry], bool]] = []
         if "method" in params:
             method = params["method"].upper()
@@ -124,7 +125,7 @@ class Journal:
         if "operationId" in params:
             operation_id = params["operationId"]
             if operation_id not in self.index.ids():
-                raise ValueError(f"operationId {operation_id!r} is not an operation of the spec")
+                raise ValueError(f"operationId {quote(operation_id)} is not an operation of the spec")
             tests.append(lambda e: self.operation_id(e) == operation_id)
         if "status" in params:
             tests.append(_status_test(params["status"]))
@@ -141,7 +142,7 @@ class Journal:
         if "limit" in params:
             limit = params["limit"]
             if not (limit.isascii() and limit.isdecimal()):
-                raise ValueError(f"limit must be a whole number, not {limit!r}")
+                raise ValueError(f"limit must be a whole number, not {quote(limit)}")
             digits = limit.lstrip("0")  # counted before conversion: more than the matches' count has means all
             kept = int(digits or "0") if len(digits) <= len(str(len(found))) else len(found)
             found = found[-kept:] if kept else []
@@ -202,7 +203,7 @@ def _status_test(text: str) -> Callable[[Entry], bool]:
         return lambda e: e.status == int(text)
     if len(text) == 3 and text[0] in "12345" and text[1:].lower() == "xx":
         return lambda e: e.status is not None and e.status // 100 == int(text[0])
-    raise ValueError(f"status must be a status such as 404 or a class such as 4xx, not {text!r}")
+    raise ValueError(f"status must be a status such as 404 or a class such as 4xx, not {quote(text)}")
 
 
 def _moment(name: str, text: str) -> float:
@@ -213,7 +214,7 @@ def _moment(name: str, text: str) -> float:
     try:
         moment = datetime.datetime.fromisoformat(text)
     except ValueError:
-        raise ValueError(f"{name} must be epoch seconds or an ISO 8601 time, not {text!r}") from None
+        raise ValueError(f"{name} must be epoch seconds or an ISO 8601 time, not {quote(text)}") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=datetime.UTC)
     return moment.timestamp()

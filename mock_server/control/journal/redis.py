@@ -31,6 +31,7 @@ from starlette.types import Scope
 
 from mock_server.control.journal.memory import NO_HEADERS, Entry, Journal, RawHeaders
 from mock_server.spec.operations import OperationIndex
+from mock_server.spec.quoting import cut
 from mock_server.state.redis.layout import HASH_TAG
 from mock_server.state.redis.store import unavailable
 
@@ -106,7 +107,8 @@ class RedisJournal(Journal):
         except redis.RedisError as error:
             self._retry_at = time.monotonic() + RETRY_S
             if not self._failing:
-                log.warning("The request journal is not kept while the shared state does not answer (%s).", error)
+                shown = cut(str(error))
+                log.warning("The request journal is not kept while the shared state does not answer (%s).", shown)
             self._failing = True
             return
         self._failing = False

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from mock_server.spec.quoting import quote
 from mock_server.state.memory import MemoryStore
 from mock_server.state.overlay import OverlayStore
 from mock_server.state.store import Store
@@ -65,7 +66,7 @@ def session_name(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
     if len(named) > 1:
         raise SessionError(400, f"{HEADER}: give one session, not {len(named)} headers.")
     if not NAME.fullmatch(named[0]):
-        raise SessionError(400, f"{HEADER} (or the {COOKIE} cookie) {named[0][:80]!r}: a session name is {NAME_RULE}.")
+        raise SessionError(400, f"{HEADER} (or the {COOKIE} cookie) {quote(named[0])}: a session name is {NAME_RULE}.")
     return named[0]
 
 
@@ -129,7 +130,7 @@ class Sessions(Protocol):
 def too_many(name: str, live: int, limit: int, ttl: float) -> SessionError:
     return SessionError(
         429,
-        f"Session {name!r} not created: {live} sessions exist, the limit (--max-sessions) is {limit}."
+        f"Session {quote(name)} not created: {live} sessions exist, the limit (--max-sessions) is {limit}."
         f" Delete one (DELETE /__mock__/sessions/NAME) or let idle ones expire (--session-ttl {ttl:g} s).",
     )
 

@@ -33,6 +33,7 @@ from typing import Any, ParamSpec, TypeVar
 import orjson
 import redis
 
+from mock_server.spec.quoting import cut
 from mock_server.state.redis import scripts as lua
 from mock_server.state.redis.copy import LocalCopy, NoCopy
 from mock_server.state.redis.layout import (
@@ -85,7 +86,7 @@ def unavailable(error: redis.RedisError) -> StateUnavailable:
     failure itself (a script's SHA and line, a key of the wrong type, a lost connection) is logged."""
     outage = isinstance(error, redis.ConnectionError | redis.TimeoutError)  # else a script's or a command's error
     level = logging.WARNING if outage else logging.ERROR
-    log.log(level, "The shared state failed: %s: %s", type(error).__name__, error)
+    log.log(level, "The shared state failed: %s: %s", type(error).__name__, cut(str(error)))
     return StateUnavailable(UNAVAILABLE)
 
 

@@ -239,9 +239,9 @@ async function stream() {
           buffer = buffer.slice(end + 2);
         }
       }
-      say('status', 'the stream ended: reconnecting'); $('status').className = 'down';
+      say('status', 'disconnected (the mock ended the stream, e.g. stopping): reconnecting'); $('status').className = 'down';
     } catch (error) {
-      say('status', 'not connected (' + error.message + '): retrying'); $('status').className = 'down';
+      say('status', 'disconnected (' + error.message + '): retrying'); $('status').className = 'down';
     }
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
