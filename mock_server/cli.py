@@ -114,6 +114,11 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
     )
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes (needs --state redis://)")
     parser.add_argument(
+        "--replica-name",
+        metavar="NAME",
+        help="this replica's name in the journal and the dashboard (default: HOST:PID of each worker)",
+    )
+    parser.add_argument(
         "--validate-responses", action="store_true", help="self-test: answer 500 if a response breaks the spec"
     )
     parser.add_argument(
@@ -188,6 +193,8 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         parser.error(f"--journal-size must be at least 1, not {args.journal_size}")
     if args.max_sessions < 0:
         parser.error(f"--max-sessions must be 0 (no sessions) or more, not {args.max_sessions}")
+    if args.replica_name is not None and not (args.replica_name.strip() and len(args.replica_name) <= 200):
+        parser.error("--replica-name must be 1 to 200 characters, not blank")
     return Settings(
         host=args.host,
         port=args.port,
@@ -214,6 +221,7 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         session_ttl=args.session_ttl,
         max_sessions=args.max_sessions,
         journal_size=args.journal_size,
+        replica_name=args.replica_name,
     )
 
 

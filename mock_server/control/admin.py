@@ -138,7 +138,7 @@ class Admin:
         return JSONResponse(document)
 
     async def get_faults(self, request: Request) -> Response:
-        return JSONResponse([rule.as_json() for rule in self.faults.rules])
+        return JSONResponse([rule.as_json() for rule in self.faults.listed()])
 
     async def put_faults(self, request: Request) -> Response:
         """Replace the whole rule list; checked whole, so a bad list changes nothing."""

@@ -52,7 +52,7 @@ class Bypass:
         return (
             self.plain is not None
             and scope["type"] == "http"
-            and not self.rules.rules
+            and not self.rules.active()
             and not scope["path"].startswith(ADMIN_PREFIX)
             and CONTROL_HEADERS.isdisjoint(header_names(scope))
             and self.as_sent(scope)
