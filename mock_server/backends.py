@@ -97,7 +97,7 @@ def open_control(store: Store, settings: Settings, index: OperationIndex) -> Con
     client = shared_client(settings.state)
     return Control(
         RedisJournal(settings.state, settings.journal_size, index, replica),
-        RedisFaultRules(client, settings.state, index),
+        RedisFaultRules(client, settings.state, index, SHARED_TIMEOUT_S),
         RedisViolations(client),
     )
 

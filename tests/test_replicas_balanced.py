@@ -7,6 +7,7 @@ replica. Each replica is its own `python -m mock_server` process, as a platform 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import signal
@@ -196,7 +197,7 @@ def test_a_login_with_pkce_then_refresh_and_logout_each_step_on_the_other_replic
         assert after.json()["error_description"] == "Session not active"  # the logout is honoured by both
     steps = [name for name in two.served_by() if name]
     assert len(steps) == 8
-    assert all(first != second for first, second in zip(steps, steps[1:], strict=False)), steps
+    assert all(first != second for first, second in itertools.pairwise(steps)), steps
 
 
 def test_violations_recorded_by_either_replica_are_listed_by_both(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ API's fault routes too.
 from __future__ import annotations
 
 import random
+import time
 import uuid
 from typing import Any
 
@@ -25,11 +26,12 @@ from mock_server.control.faults import FaultRules, Rule
 from mock_server.spec.operations import OperationIndex
 from mock_server.state.redis.copy import LocalCopy
 from mock_server.state.redis.layout import HASH_TAG
-from mock_server.state.redis.store import unavailable
+from mock_server.state.redis.store import UNAVAILABLE, unavailable
 from mock_server.state.store import StateUnavailable
 
 RULES = f"{HASH_TAG}:fault-rules"  # STRING: {"generation": ..., "rules": [...]}, as installed
 COUNTS = f"{HASH_TAG}:fault-counts"  # HASH: "<generation>:<position>" -> what is left of that rule's count
+RETRY_S = 2.0  # after Redis failed, requests are answered 503 without asking it again for this long
 
 # KEYS[1] COUNTS, ARGV[1] the field: what is left after taking one, or -1 if none was left
 SPEND = """
@@ -42,12 +44,15 @@ return redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
 class RedisFaultRules(FaultRules):
     """`FaultRules` whose rules and counts are in Redis, for every replica of the state at `url`."""
 
-    def __init__(self, client: redis.Redis, url: str, index: OperationIndex, rng: random.Random | None = None) -> None:
+    def __init__(
+        self, client: redis.Redis, url: str, index: OperationIndex, timeout: float, rng: random.Random | None = None
+    ) -> None:
         super().__init__(index, rng)
         self.client = client
-        self.copy = LocalCopy(url, RULES)
+        self.copy = LocalCopy(url, RULES, timeout=timeout)
         self._spend = client.register_script(SPEND)
         self._generation = ""
+        self._retry_at = 0.0
 
     def active(self) -> bool:
         """Never raises: with Redis silent the request takes the whole stack, where `Faults` answers 503."""
@@ -57,19 +62,23 @@ class RedisFaultRules(FaultRules):
             return True
 
     def current(self) -> list[Rule]:
+        """The rules from this replica's copy; while Redis failed within `RETRY_S`, StateUnavailable
+        at once (a request waits for one socket timeout per outage, not one per layer)."""
+        self._check()
         generation, rules = self.copy.read("rules", self._fetch)
         self._generation = generation
         return rules
 
     def listed(self) -> list[Rule]:
         """The rules from Redis, each `count` what is left of it in all."""
+        self._check()
         try:
             with self.client.pipeline() as pipe:
                 pipe.get(RULES)
                 pipe.hgetall(COUNTS)
                 stored, counts = pipe.execute()
         except redis.RedisError as error:
-            raise unavailable(error) from None
+            raise self._failed(error) from None
         generation, rules = decoded(stored)
         for position, rule in enumerate(rules):
             if rule.count is not None:
@@ -89,14 +98,14 @@ class RedisFaultRules(FaultRules):
                     pipe.hset(COUNTS, mapping=counts)  # type: ignore[arg-type]  # redis-py's mapping type is too narrow
                 pipe.execute()
         except redis.RedisError as error:
-            raise unavailable(error) from None
+            raise self._failed(error) from None
         self.copy.drop()
 
     def spend(self, position: int, rule: Rule) -> bool:
         try:
             left = int(self._spend(keys=[COUNTS], args=[f"{self._generation}:{position}"]))
         except redis.RedisError as error:
-            raise unavailable(error) from None
+            raise self._failed(error) from None
         rule.count = max(left, 0)  # this replica's copy: 0 is spent for good, until the list changes
         return left >= 0
 
@@ -104,7 +113,15 @@ class RedisFaultRules(FaultRules):
         try:
             return decoded(self.client.get(RULES))
         except redis.RedisError as error:
-            raise unavailable(error) from None
+            raise self._failed(error) from None
+
+    def _check(self) -> None:
+        if time.monotonic() < self._retry_at:
+            raise StateUnavailable(UNAVAILABLE)
+
+    def _failed(self, error: redis.RedisError) -> StateUnavailable:
+        self._retry_at = time.monotonic() + RETRY_S
+        return unavailable(error)
 
 
 def decoded(stored: Any) -> tuple[str, list[Rule]]:

@@ -41,7 +41,7 @@ RETRY_S = 1.0  # after a failed push, batches are dropped without asking Redis f
 PUSH_TIMEOUT_S = 0.25  # a push Redis does not take in this long is dropped: requests wait for no more
 IDLE_S = 1.0  # a push after this long without one first checks that Redis did not close the connection
 FOLLOW_S = 0.1  # while a dashboard page is open, Redis is asked this often for the entries pushed since
-TAIL_TIMEOUT_S = 2.0  # a look for new entries that Redis does not answer in this long has failed
+READ_TIMEOUT_S = 2.0  # a read (a list, a look for the stream) that Redis does not answer in this long has failed
 
 # KEYS ENTRIES, PUSHED; ARGV the id seen last (-1: none yet), the list's size: the newest id, and the
 # entries after the one seen (one script: the id and the list of one moment)
@@ -63,15 +63,14 @@ class RedisJournal(Journal):
     def __init__(self, url: str, size: int, index: OperationIndex, replica: str = "") -> None:
         super().__init__(size, index, replica)
         self.size = size
-        self.client = redis.Redis.from_url(url)
+        self.client = bounded_client(url)  # reads: a silent Redis is a 503 soon, never a hang
         self.pusher = Pusher(url)
         self._retry_at = 0.0
         self._failing = False  # the last push failed (and was logged)
         # the dashboard's streams: every replica's rows, read from Redis every FOLLOW_S while one is open
         self.followers: list[Callable[[tuple[Any, ...]], None]] = []
         self._following: asyncio.Task[None] | None = None
-        self._tail = client_for_tail(url)
-        self._newer = self._tail.register_script(NEWER)
+        self._newer = self.client.register_script(NEWER)
 
     def record(
         self,
@@ -240,9 +239,9 @@ def _open(connection: Connection) -> bool:
     return False
 
 
-def client_for_tail(url: str) -> redis.Redis:
-    """A client of its own for the stream's looks, bounded: a silent Redis fails them, never hangs them."""
-    return redis.Redis.from_url(url, socket_timeout=TAIL_TIMEOUT_S, socket_connect_timeout=TAIL_TIMEOUT_S)
+def bounded_client(url: str) -> redis.Redis:
+    """A client whose every wait is bounded: a silent Redis fails a read (503), never hangs it."""
+    return redis.Redis.from_url(url, socket_timeout=READ_TIMEOUT_S, socket_connect_timeout=READ_TIMEOUT_S)
 
 
 def packed(*commands: list[bytes]) -> bytes:
