@@ -5,7 +5,18 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
-from benchmarks import asgi, dashboard, replicas, scale, sessions, sharding, suite_speed, throughput, wrk
+from benchmarks import (
+    asgi,
+    dashboard,
+    replicas,
+    scale,
+    sessions,
+    sharding,
+    shared_control,
+    suite_speed,
+    throughput,
+    wrk,
+)
 
 BENCHMARKS: dict[str, Callable[[Sequence[str]], int]] = {
     "throughput": throughput.main,
@@ -16,6 +27,7 @@ BENCHMARKS: dict[str, Callable[[Sequence[str]], int]] = {
     "sharding": sharding.main,
     "asgi": asgi.main,
     "dashboard": dashboard.main,
+    "shared_control": shared_control.main,
 }
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import math
 import random
+import re
 import time
 import weakref
 from collections.abc import Callable
@@ -162,6 +163,33 @@ class FaultRules:
         self.index = index
         self.rules: list[Rule] = []
         self.rng = rng or random.Random()
+        self._screened: list[Rule] = []  # the rules `_screen` was made for
+        self._screen: list[tuple[str, re.Pattern[str]]] = []
+
+    def passes(self, scope: Scope) -> bool:
+        """Whether no rule can meet this request, which names no session (`bypass.Bypass` takes only
+        those): checked against the method and path pattern of each operation some rule names, so that
+        a rule for one operation costs the others a comparison or two, not the whole stack."""
+        try:
+            rules = self.current()
+        except StateUnavailable:  # the whole stack, where `Faults` answers 503
+            return False
+        if not rules:
+            return True
+        if rules is not self._screened:
+            self._screen = [
+                (operation.method, pattern)
+                for pattern, operation in self.index.operations
+                if any(rule.session is None and matches(rule, operation) for rule in rules)
+            ]
+            self._screened = rules
+        method, path = scope["method"], None
+        for candidate, pattern in self._screen:
+            if candidate == method:
+                path = path or routing_path(scope)
+                if pattern.fullmatch(path):
+                    return False
+        return True
 
     def active(self) -> bool:
         """Whether any rule is installed: read per request, so it must cost next to nothing."""
@@ -189,13 +217,7 @@ class FaultRules:
         rules = self.current()
         session = next(iter(requested(scope["headers"])), None) if any(r.session for r in rules) else None
         for position, rule in enumerate(rules):
-            if rule.count == 0 or not (
-                rule.method in (None, operation.method)
-                and rule.path in (None, operation.template)
-                and rule.operationId in (None, operation.operation_id)
-                and rule.surface in (None, operation.surface)
-                and rule.session in (None, session)
-            ):
+            if rule.count == 0 or not (matches(rule, operation) and rule.session in (None, session)):
                 continue
             if rule.probability < 1 and self.rng.random() >= rule.probability:
                 continue
@@ -203,6 +225,16 @@ class FaultRules:
                 continue
             return rule
         return None
+
+
+def matches(rule: Rule, operation: Operation) -> bool:
+    """Whether `rule` names `operation` (its session aside)."""
+    return (
+        rule.method in (None, operation.method)
+        and rule.path in (None, operation.template)
+        and rule.operationId in (None, operation.operation_id)
+        and rule.surface in (None, operation.surface)
+    )
 
 
 class Faults:
