@@ -327,7 +327,8 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     landing = Landing(backend_prefix, gateway_prefix, settings.api_keys)
     parts: list[Admin | Dashboard | Identity | Landing] = [Identity(app.realm), landing]
     if settings.admin:
-        parts.append(Admin(store, app.journal, app.faults, app.violations, app.sessions, spec))
+        admin = Admin(store, app.journal, app.faults, app.violations, app.sessions, spec, control.per_replica)
+        parts.append(admin)
         parts.append(Dashboard(app.journal))
     for part in parts:
         for method, path, endpoint in part.routes():

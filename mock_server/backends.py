@@ -34,6 +34,16 @@ class Control:
     journal: Journal
     faults: FaultRules
     violations: Violations
+    per_replica: tuple[str, ...]  # what this replica keeps to itself (README: "Replicas: one state in Redis")
+
+
+# what stays per replica, as the admin API's health says it (and why, in the README)
+IN_THIS_PROCESS = ("everything: the state is in this process (--state memory)",)
+PER_REPLICA = (
+    "fault rules' probability and delay draws (each replica draws its own; a count is shared)",
+    "the journal's newest exchanges until its next event-loop turn (then in Redis)",
+    "the dashboard's connection (its stream shows every replica's exchanges)",
+)
 
 
 def open_store(settings: Settings, spec: Schema, dataset: Dataset | None = None) -> Store:
@@ -89,7 +99,7 @@ def open_control(store: Store, settings: Settings, index: OperationIndex) -> Con
     Redis (one for all replicas) for a shared one."""
     replica = replica_name(settings)
     if isinstance(store, MemoryStore):
-        return Control(Journal(settings.journal_size, index, replica), FaultRules(index), Violations())
+        return Control(Journal(settings.journal_size, index, replica), FaultRules(index), Violations(), IN_THIS_PROCESS)
     from mock_server.control.faults_redis import RedisFaultRules  # redis is an optional dependency
     from mock_server.control.journal.redis import RedisJournal
     from mock_server.control.violations_redis import RedisViolations
@@ -99,6 +109,7 @@ def open_control(store: Store, settings: Settings, index: OperationIndex) -> Con
         RedisJournal(settings.state, settings.journal_size, index, replica),
         RedisFaultRules(client, settings.state, index, SHARED_TIMEOUT_S),
         RedisViolations(client),
+        PER_REPLICA,
     )
 
 

@@ -22,7 +22,14 @@ import pytest
 from starlette.testclient import TestClient
 
 from mock_server.app import MockApp, create_app
-from mock_server.backends import REALM_PREFIX, SHARED_TIMEOUT_S, replica_name, shared_client
+from mock_server.backends import (
+    IN_THIS_PROCESS,
+    PER_REPLICA,
+    REALM_PREFIX,
+    SHARED_TIMEOUT_S,
+    replica_name,
+    shared_client,
+)
 from mock_server.control.faults import FaultRules, parse_rules
 from mock_server.control.faults_redis import RedisFaultRules
 from mock_server.realm import codecs
@@ -128,7 +135,10 @@ def test_each_journal_entry_names_the_replica_that_served_it(state: str) -> None
         assert one.get(PRODUCTS).status_code == 200
         assert two.get(f"{PRODUCTS}?page=2").status_code == 200
         served = {entry["query"]: entry["replica"] for entry in one.get("/__mock__/requests").json()}
+        health = two.get("/__mock__/health").json()
     assert served == {"": "a", "page=2": "a" if state == MEMORY else "b"}
+    assert health["replica"] == ("a" if state == MEMORY else "b")  # the replica answering, and what it keeps
+    assert tuple(health["per_replica"]) == (IN_THIS_PROCESS if state == MEMORY else PER_REPLICA)
 
 
 def test_the_default_replica_name_is_host_and_pid_and_a_name_given_to_workers_gets_each_ones_pid() -> None:
