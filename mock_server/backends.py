@@ -19,6 +19,7 @@ from mock_server.spec.operations import OperationIndex
 from mock_server.spec.schemas import Schema
 from mock_server.state.fixtures import read_fixtures, record_fields
 from mock_server.state.memory import MemoryStore
+from mock_server.state.redis.layout import HASH_TAG  # names only: imports no redis
 from mock_server.state.store import Dataset, StateError, Store
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ def open_sessions(store: Store, settings: Settings) -> Sessions:
 
 
 SHARED_TIMEOUT_S = 2.0  # the admin API and the realm answer 503 after this long without Redis, never hang
-REALM_PREFIX = "{shop}:realm:"  # the realm's maps, under the state's hash tag (state.redis.layout)
+REALM_PREFIX = f"{HASH_TAG}:realm:"  # the realm's maps, under the state's hash tag
 
 
 def replica_name(settings: Settings) -> str:
