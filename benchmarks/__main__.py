@@ -5,7 +5,19 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
-from benchmarks import asgi, dashboard, gate_speed, replicas, scale, sessions, sharding, suite_speed, throughput, wrk
+from benchmarks import (
+    asgi,
+    dashboard,
+    gate_speed,
+    replicas,
+    scale,
+    sessions,
+    sharding,
+    shared_control,
+    suite_speed,
+    throughput,
+    wrk,
+)
 
 BENCHMARKS: dict[str, Callable[[Sequence[str]], int]] = {
     "throughput": throughput.main,
@@ -17,6 +29,7 @@ BENCHMARKS: dict[str, Callable[[Sequence[str]], int]] = {
     "sharding": sharding.main,
     "asgi": asgi.main,
     "dashboard": dashboard.main,
+    "shared_control": shared_control.main,
 }
 
 

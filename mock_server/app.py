@@ -38,7 +38,7 @@ from mock_server.api.pagination import PageNotFound
 from mock_server.api.routing import handler_table, operation_table
 from mock_server.api.security import CHALLENGE, ApiKeys
 from mock_server.api.validation import validator_map
-from mock_server.backends import open_sessions, open_store
+from mock_server.backends import open_control, open_sessions, open_store, realm_memory
 from mock_server.control import swagger_ui
 from mock_server.control.admin import PREFIX as ADMIN_PREFIX
 from mock_server.control.admin import Admin
@@ -223,7 +223,9 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     # what the parts below hold: the state of the request's session (session_scope), else the default
     store = ScopedStore(app.store)
     app.sessions = open_sessions(app.store, settings)
-    app.realm = open_realm(settings, shared=getattr(app.store, "shared", None))  # Redis: replicas share keys
+    # Redis: replicas share the realm's keys and its memory (logins, codes, sessions)
+    memory = realm_memory(app.store, settings)
+    app.realm = open_realm(settings, shared=getattr(app.store, "shared", None), memory=memory)
 
     readers, writers = operation_table(store, spec)
     handlers = handler_table(readers, writers)
@@ -247,14 +249,8 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     gateway = gateway_spec(spec)
     app.add_api(gateway, base_path=gateway_prefix, name="gateway", **options)
     index = operation_index(spec, backend_prefix, gateway_prefix)
-    if isinstance(app.store, MemoryStore):
-        app.journal = Journal(settings.journal_size, index)
-    else:  # a shared state, and so one journal for its replicas (redis is an optional dependency: imported here)
-        from mock_server.control.journal.redis import RedisJournal
-
-        app.journal = RedisJournal(settings.state, settings.journal_size, index)
-    app.faults = FaultRules(index)
-    app.violations = Violations()
+    control = open_control(app.store, settings, index)  # a shared state: one of each for all its replicas
+    app.journal, app.faults, app.violations = control.journal, control.faults, control.violations
 
     for exception in (MockError, domain.StoreError, PageNotFound, ProblemException, HTTPException, Exception):
         app.add_error_handler(exception, render_error)
@@ -331,7 +327,8 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     landing = Landing(backend_prefix, gateway_prefix, settings.api_keys)
     parts: list[Admin | Dashboard | Identity | Landing] = [Identity(app.realm), landing]
     if settings.admin:
-        parts.append(Admin(store, app.journal, app.faults, app.violations, app.sessions, spec))
+        admin = Admin(store, app.journal, app.faults, app.violations, app.sessions, spec, control.per_replica)
+        parts.append(admin)
         parts.append(Dashboard(app.journal))
     for part in parts:
         for method, path, endpoint in part.routes():

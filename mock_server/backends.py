@@ -1,16 +1,50 @@
 """Which store the settings select, opened at start: in memory (the default), or shared in Redis;
-and the sessions over it."""
+and what is kept beside it, the same way: the sessions, the journal, the fault rules, the proxy's
+violations and the realm's memory (logins, codes, sessions)."""
 
 from __future__ import annotations
 
+import os
+import socket
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mock_server.control.faults import FaultRules
+from mock_server.control.journal.memory import Journal
+from mock_server.control.proxy import Violations
 from mock_server.control.sessions.registry import SessionRegistry, Sessions
+from mock_server.realm.sessions import Memory
 from mock_server.settings import MEMORY, Settings
+from mock_server.spec.operations import OperationIndex
 from mock_server.spec.schemas import Schema
 from mock_server.state.fixtures import read_fixtures, record_fields
 from mock_server.state.memory import MemoryStore
+from mock_server.state.redis.layout import HASH_TAG  # names only: imports no redis
 from mock_server.state.store import Dataset, StateError, Store
 
+if TYPE_CHECKING:
+    import redis
+
 SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+@dataclass(frozen=True)
+class Control:
+    """What the admin API reads and changes beside the state, and the layers that fill it."""
+
+    journal: Journal
+    faults: FaultRules
+    violations: Violations
+    per_replica: tuple[str, ...]  # what this replica keeps to itself (README: "Replicas: one state in Redis")
+
+
+# what stays per replica, as the admin API's health says it (and why, in the README)
+IN_THIS_PROCESS = ("everything: the state is in this process (--state memory)",)
+PER_REPLICA = (
+    "fault rules' probability and delay draws (each replica draws its own; a count is shared)",
+    "the journal's newest exchanges until its next event-loop turn (then in Redis)",
+    "the dashboard's connection (its stream shows every replica's exchanges)",
+)
 
 
 def open_store(settings: Settings, spec: Schema, dataset: Dataset | None = None) -> Store:
@@ -48,3 +82,49 @@ def open_sessions(store: Store, settings: Settings) -> Sessions:
     if not isinstance(store, RedisStore):
         raise TypeError(f"no sessions for a {type(store).__name__}")
     return RedisSessions(store, settings.session_ttl, settings.max_sessions)
+
+
+SHARED_TIMEOUT_S = 2.0  # the admin API and the realm answer 503 after this long without Redis, never hang
+REALM_PREFIX = f"{HASH_TAG}:realm:"  # the realm's maps, under the state's hash tag
+
+
+def replica_name(settings: Settings) -> str:
+    """This process's name in the journal: `--replica-name` (with the worker's pid under --workers), else HOST:PID."""
+    if settings.replica_name is None:
+        return f"{socket.gethostname()}:{os.getpid()}"
+    return f"{settings.replica_name}:{os.getpid()}" if settings.workers > 1 else settings.replica_name
+
+
+def open_control(store: Store, settings: Settings, index: OperationIndex) -> Control:
+    """The journal, fault rules and violations: this process's for the in-memory store, shared in
+    Redis (one for all replicas) for a shared one."""
+    replica = replica_name(settings)
+    if isinstance(store, MemoryStore):
+        return Control(Journal(settings.journal_size, index, replica), FaultRules(index), Violations(), IN_THIS_PROCESS)
+    from mock_server.control.faults_redis import RedisFaultRules  # redis is an optional dependency
+    from mock_server.control.journal.redis import RedisJournal
+    from mock_server.control.violations_redis import RedisViolations
+
+    client = shared_client(settings.state)
+    return Control(
+        RedisJournal(settings.state, settings.journal_size, index, replica),
+        RedisFaultRules(client, settings.state, index, SHARED_TIMEOUT_S),
+        RedisViolations(client),
+        PER_REPLICA,
+    )
+
+
+def realm_memory(store: Store, settings: Settings) -> Memory | None:
+    """Where the realm keeps logins, codes and sessions: None (this process) for the in-memory store."""
+    if isinstance(store, MemoryStore):
+        return None
+    from mock_server.realm.shared import RedisMemory
+
+    return RedisMemory(shared_client(settings.state), REALM_PREFIX)
+
+
+def shared_client(url: str) -> redis.Redis:
+    """A Redis client for what the replicas share beside the state, its every wait bounded."""
+    import redis
+
+    return redis.Redis.from_url(url, socket_timeout=SHARED_TIMEOUT_S, socket_connect_timeout=SHARED_TIMEOUT_S)

@@ -115,6 +115,11 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
     )
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes (needs --state redis://)")
     parser.add_argument(
+        "--replica-name",
+        metavar="NAME",
+        help="this replica's name in the journal and the dashboard (default: HOST:PID of each worker)",
+    )
+    parser.add_argument(
         "--validate-responses", action="store_true", help="self-test: answer 500 if a response breaks the spec"
     )
     parser.add_argument(
@@ -201,6 +206,8 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         parser.error(
             f"--shutdown-timeout must be above 0 and at most {MAX_SHUTDOWN_S:g} seconds, not {args.shutdown_timeout}"
         )
+    if args.replica_name is not None and not (args.replica_name.strip() and len(args.replica_name) <= 200):
+        parser.error("--replica-name must be 1 to 200 characters, not blank")
     return Settings(
         host=args.host,
         port=args.port,
@@ -228,6 +235,7 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         max_sessions=args.max_sessions,
         journal_size=args.journal_size,
         shutdown_timeout=args.shutdown_timeout,
+        replica_name=args.replica_name,
     )
 
 

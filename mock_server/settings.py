@@ -45,6 +45,7 @@ class Settings:
     session_ttl: float = 1800.0  # seconds a session (X-Mock-Session) may stay idle before it is gone
     max_sessions: int = 100  # sessions alive at once; one more is a 429 (mock_server.control.sessions.registry)
     shutdown_timeout: float = 2.0  # seconds from SIGINT or SIGTERM to exit: requests still running are cut
+    replica_name: str | None = None  # names this replica in the journal; None: HOST:PID (mock_server.backends)
 
     def issuer_for(self, realm_path: str) -> str:
         """The identity realm's issuer: fixed for the life of the server, never taken from a request."""

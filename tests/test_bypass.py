@@ -83,3 +83,28 @@ def test_a_plain_request_skips_the_control_layers(monkeypatch: pytest.MonkeyPatc
         assert client.get(PRODUCT).status_code == 200
         assert client.get(PRODUCT, headers={"Prefer": "code=404"}).status_code == 404
     assert passed == ["/__mock__/health", PRODUCT]  # the plain request met no Faults
+
+
+def test_a_rule_for_other_operations_leaves_a_plain_request_on_the_bypass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule costs only the requests it could meet the whole stack (benchmarks/README.md: shared_control)."""
+    passed: list[str] = []
+    through = Faults.__call__
+
+    async def counted(self: Faults, scope: Any, receive: Any, send: Any) -> None:
+        passed.append(scope["method"])
+        await through(self, scope, receive, send)
+
+    monkeypatch.setattr(Faults, "__call__", counted)
+    rules = [
+        {"fault": "status", "status": 503, "method": "DELETE", "path": "/products/{productcode}/"},
+        {"fault": "status", "status": 502, "operationId": "get_product", "session": "only-this-one"},
+    ]
+    with (
+        running(create_app(Settings())) as origin,
+        httpx.Client(base_url=origin, headers=API_KEY_HEADERS, timeout=30) as client,
+    ):
+        assert client.put("/__mock__/faults", json=rules).status_code == 204
+        assert client.get(PRODUCT).status_code == 200  # no rule can meet it: the bypass
+        assert client.delete(f"{BACKEND}/products/NOPE/").status_code == 503  # the first rule's operation
+        assert client.get(PRODUCT, headers={"X-Mock-Session": "only-this-one"}).status_code == 502
+    assert passed == ["PUT", "DELETE", "GET"]

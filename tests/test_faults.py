@@ -11,7 +11,7 @@ import pytest
 
 from mock_server.app import create_app
 from mock_server.control.faults import MAX_DELAY_MS
-from mock_server.settings import Settings
+from mock_server.settings import MEMORY, Settings
 from tests.conftest import API_KEY_HEADERS, BACKEND
 from tests.live import running
 
@@ -19,9 +19,11 @@ PRODUCT = f"{BACKEND}/products/S10_1678/"
 DISCONNECTED = (httpx.RemoteProtocolError, httpx.ReadError)  # closed before or during the answer
 
 
-@pytest.fixture
-def origin() -> Iterator[str]:
-    with running(create_app(Settings())) as served:
+@pytest.fixture(params=[MEMORY, "redis"])
+def origin(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The mock with its rules in this process, and with them shared in Redis (control.faults_redis)."""
+    state = request.getfixturevalue("redis_url") if request.param == "redis" else MEMORY
+    with running(create_app(Settings(state=state))) as served:
         yield served
 
 

@@ -46,8 +46,10 @@ class Admin:
         violations: Violations,
         sessions: Sessions,
         spec: Schema | None = None,
+        per_replica: tuple[str, ...] = (),
     ) -> None:
         self.store = store
+        self.per_replica = per_replica  # what this replica keeps to itself, as health says
         self.sessions = sessions
         self.journal = journal
         self.faults = faults
@@ -76,8 +78,10 @@ class Admin:
         ]
 
     async def health(self, request: Request) -> Response:
+        """The state's counts, the replica answering (the journal's `replica`) and what it keeps to itself."""
         counts = {name: self.store.count(name) for name in COLLECTIONS}
-        return JSONResponse({"status": "ok", "counts": counts})
+        about = {"replica": self.journal.replica, "per_replica": list(self.per_replica)}
+        return JSONResponse({"status": "ok", "counts": counts, **about})
 
     async def reset(self, request: Request) -> Response:
         """Back to the data set loaded at start."""
@@ -139,7 +143,7 @@ class Admin:
         return JSONResponse(document)
 
     async def get_faults(self, request: Request) -> Response:
-        return JSONResponse([rule.as_json() for rule in self.faults.rules])
+        return JSONResponse([rule.as_json() for rule in self.faults.listed()])
 
     async def put_faults(self, request: Request) -> Response:
         """Replace the whole rule list; checked whole, so a bad list changes nothing."""

@@ -5,13 +5,13 @@ that needs none of them, and Connexion's outer layers (its middleware entry, Sta
 middleware, which watches every `send`) do nothing for a request the mock answers itself; but each
 pass is one more ASGI layer, and together they cost a plain request a share of its time
 (benchmarks/README.md, section 9). The app (`app.MockApp`) asks `Bypass.takes` once per request,
-from the one scan of header names the layers share: with no fault rule (read per request: the
-admin API adds them at run time), outside the admin API, without `Prefer`, `X-Mock-Session`,
-`Cookie` or `Origin`, and with a path `RawPath` would leave as sent, the request goes straight to
-where those layers would have handed it (the rejoin point, just inside Steering), through a
-`LastResort` and a journal layer of its own, with CORS's `Vary: Origin` added as `http.cors.CORS`
-adds it. Anything else takes the whole stack, unchanged. With `--proxy` there is no bypass: the
-proxy sees every request.
+from the one scan of header names the layers share: with no fault rule that could meet it (read
+per request: the admin API changes them at run time; `FaultRules.passes`), outside the admin API,
+without `Prefer`, `X-Mock-Session`, `Cookie` or `Origin`, and with a path `RawPath` would leave
+as sent, the request goes straight to where those layers would have handed it (the rejoin point,
+just inside Steering), through a `LastResort` and a journal layer of its own, with CORS's
+`Vary: Origin` added as `http.cors.CORS` adds it. Anything else takes the whole stack, unchanged.
+With `--proxy` there is no bypass: the proxy sees every request.
 """
 
 from __future__ import annotations
@@ -52,10 +52,10 @@ class Bypass:
         return (
             self.plain is not None
             and scope["type"] == "http"
-            and not self.rules.rules
             and not scope["path"].startswith(ADMIN_PREFIX)
             and CONTROL_HEADERS.isdisjoint(header_names(scope))
             and self.as_sent(scope)
+            and self.rules.passes(scope)
         )
 
     async def serve(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import math
 import random
+import re
 import time
 import weakref
 from collections.abc import Callable
@@ -44,6 +45,7 @@ from mock_server.control.sessions.registry import NAME, NAME_RULE, requested
 from mock_server.http.middleware import send_problem
 from mock_server.spec.operations import METHODS, Operation, OperationIndex, describe
 from mock_server.spec.quoting import quote
+from mock_server.state.store import StateUnavailable
 
 CONNECTION = "mock.connection"  # the scope key of a weak reference to the server's per-request object
 KINDS = ("delay", "status", "drop", "empty", "cut", "lost")
@@ -155,34 +157,85 @@ def _number(value: Any) -> bool:
 
 
 class FaultRules:
-    """The installed rules, and the choice of the one (if any) a request meets."""
+    """The installed rules, and the choice of the one (if any) a request meets; this process's own
+    (a shared state's replicas share theirs: `faults_redis.RedisFaultRules`)."""
 
     def __init__(self, index: OperationIndex, rng: random.Random | None = None) -> None:
         self.index = index
         self.rules: list[Rule] = []
         self.rng = rng or random.Random()
+        self._screened: list[Rule] = []  # the rules `_screen` was made for
+        self._screen: list[tuple[str, re.Pattern[str]]] = []
+
+    def passes(self, scope: Scope) -> bool:
+        """Whether no rule can meet this request, which names no session (`bypass.Bypass` takes only
+        those): checked against the method and path pattern of each operation some rule names, so that
+        a rule for one operation costs the others a comparison or two, not the whole stack."""
+        try:
+            rules = self.current()
+        except StateUnavailable:  # the whole stack, where `Faults` answers 503
+            return False
+        if not rules:
+            return True
+        if rules is not self._screened:
+            self._screen = [
+                (operation.method, pattern)
+                for pattern, operation in self.index.operations
+                if any(rule.session is None and matches(rule, operation) for rule in rules)
+            ]
+            self._screened = rules
+        method, path = scope["method"], None
+        for candidate, pattern in self._screen:
+            if candidate == method:
+                path = path or routing_path(scope)
+                if pattern.fullmatch(path):
+                    return False
+        return True
+
+    def active(self) -> bool:
+        """Whether any rule is installed: read per request, so it must cost next to nothing."""
+        return bool(self.rules)
+
+    def listed(self) -> list[Rule]:
+        """The rules as installed, each `count` what is left of it."""
+        return self.rules
 
     def replace(self, rules: list[Rule]) -> None:
         self.rules = rules
 
+    def current(self) -> list[Rule]:
+        """The rules a request is matched against."""
+        return self.rules
+
+    def spend(self, position: int, rule: Rule) -> bool:
+        """Take one of `rule`'s `count` (it is not 0); False if none was left to take."""
+        assert rule.count is not None
+        rule.count -= 1
+        return True
+
     def pick(self, scope: Scope, operation: Operation) -> Rule | None:
         """The first rule matching the request of `operation` that fires (its probability), its count spent."""
-        session = next(iter(requested(scope["headers"])), None) if any(r.session for r in self.rules) else None
-        for rule in self.rules:
-            if rule.count == 0 or not (
-                rule.method in (None, operation.method)
-                and rule.path in (None, operation.template)
-                and rule.operationId in (None, operation.operation_id)
-                and rule.surface in (None, operation.surface)
-                and rule.session in (None, session)
-            ):
+        rules = self.current()
+        session = next(iter(requested(scope["headers"])), None) if any(r.session for r in rules) else None
+        for position, rule in enumerate(rules):
+            if rule.count == 0 or not (matches(rule, operation) and rule.session in (None, session)):
                 continue
             if rule.probability < 1 and self.rng.random() >= rule.probability:
                 continue
-            if rule.count is not None:
-                rule.count -= 1
+            if rule.count is not None and not self.spend(position, rule):
+                continue
             return rule
         return None
+
+
+def matches(rule: Rule, operation: Operation) -> bool:
+    """Whether `rule` names `operation` (its session aside)."""
+    return (
+        rule.method in (None, operation.method)
+        and rule.path in (None, operation.template)
+        and rule.operationId in (None, operation.operation_id)
+        and rule.surface in (None, operation.surface)
+    )
 
 
 class Faults:
@@ -194,7 +247,7 @@ class Faults:
         self.journal = journal
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        asking = scope["type"] == "http" and (bool(self.rules.rules) or sent(scope))
+        asking = scope["type"] == "http" and (self.rules.active() or sent(scope))
         operation = self.rules.index.find(scope["method"], routing_path(scope)) if asking else None
         if operation is None:  # only the spec's operations meet faults and Prefer
             await self.app(scope, receive, send)
@@ -206,7 +259,12 @@ class Faults:
             await send_problem(send, 400, error.detail)
             return
         delay_ms = preferred.delay_ms if preferred is not None else None
-        rule = self.rules.pick(scope, operation) if self.rules.rules else None
+        try:
+            rule = self.rules.pick(scope, operation) if self.rules.active() else None
+        except StateUnavailable as error:  # the rules are shared, and Redis does not answer
+            await send_problem(send, 503, str(error))
+            self.journal.record(scope, started, 503)
+            return
         if rule is None and delay_ms is None:
             await self.app(scope, receive, send)
             return

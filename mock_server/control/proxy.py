@@ -69,6 +69,8 @@ class Violation:
 
 
 class Violations:
+    """This process's violations; a shared state's replicas share theirs (`violations_redis`)."""
+
     def __init__(self) -> None:
         self.kept: deque[Violation] = deque(maxlen=KEPT)
 
@@ -80,18 +82,21 @@ class Violations:
         messages = [cut(problem) for problem in problems[:VIOLATIONS_PER_PART]]
         if len(problems) > VIOLATIONS_PER_PART:
             messages.append(f"more violations of this {part} are not listed (the first {VIOLATIONS_PER_PART} are)")
-        for message in messages:
-            violation = Violation(now, scope["method"], path, operation.operation_id, status, part, message)
-            self.kept.append(violation)
+        found = [Violation(now, scope["method"], path, operation.operation_id, status, part, m) for m in messages]
+        self.keep(found)
+        for violation in found:
             log.warning(
                 "spec violation: %s %s (%s) %s: %s",
                 violation.method,
                 violation.path,
                 operation.operation_id,
                 part,
-                message,
+                violation.message,
             )
         scope.setdefault(VIOLATIONS, []).extend(f"{part}: {message}" for message in messages)
+
+    def keep(self, violations: list[Violation]) -> None:
+        self.kept.extend(violations)
 
     def as_json(self) -> list[dict[str, Any]]:
         return [asdict(violation) for violation in self.kept]

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from mock_server.realm.flows import Realm
 from mock_server.realm.keys import KEEP_KEYS, KeyFileError, KeyRing
 from mock_server.realm.realm_file import RealmFileError, read_realm_file
+from mock_server.realm.sessions import Memory
 from mock_server.settings import Settings
 
 __all__ = ["KeyFileError", "Realm", "RealmFileError", "SharedValue", "open_realm"]
@@ -25,12 +26,12 @@ SharedValue = Callable[[str, bytes, bool], bytes]
 SHARED_KEYS = "realm-keys"
 
 
-def open_realm(settings: Settings, shared: SharedValue | None = None) -> Realm:
+def open_realm(settings: Settings, shared: SharedValue | None = None, memory: Memory | None = None) -> Realm:
     """The realm the settings describe: its file, its keys (a file, or one in memory), its issuer.
 
     With `shared` (replicas on one Redis state), every replica signs and verifies with the same keys:
     the first replica's, or a rotating replica's (`--rotate-realm-key`), so a token issued by one
-    verifies on every other."""
+    verifies on every other; with `memory` (realm.shared), they share logins, codes and sessions too."""
     config = read_realm_file(settings.realm_file)
     if settings.token_ttl is not None:
         config = dataclasses.replace(config, access_token_lifespan=settings.token_ttl)
@@ -40,7 +41,7 @@ def open_realm(settings: Settings, shared: SharedValue | None = None) -> Realm:
         keys = KeyRing.from_file(settings.realm_key, rotate=settings.rotate_realm_key)
     if shared is not None:
         keys = shared_keys(shared, keys, settings.rotate_realm_key)
-    return Realm(config, keys, settings.issuer_for(f"/realms/{config.name}"))
+    return Realm(config, keys, settings.issuer_for(f"/realms/{config.name}"), memory)
 
 
 def shared_keys(shared: SharedValue, mine: KeyRing, rotate: bool) -> KeyRing:

@@ -20,12 +20,14 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
+from mock_server.realm import codecs
 from mock_server.realm.keys import KeyRing
 from mock_server.realm.realm_file import Client, RealmConfig, User
 from mock_server.realm.sessions import (
     AuthorizationCode,
     AuthorizationRequest,
-    Expiring,
+    InProcess,
+    Memory,
     PendingLogin,
     PendingLogout,
     Session,
@@ -41,6 +43,7 @@ BROWSER_SECRET = re.compile(r"[A-Za-z0-9_-]{43}")  # the shape of secrets.token_
 COOKIE_NOT_FOUND = "Cookie not found. Please make sure cookies are enabled in your browser."
 TIMED_OUT = "Your login attempt timed out. Login will start from the beginning."
 LOGOUT_FAILED = "Logout failed"
+REUSED = "Maximum allowed refresh token reuse exceeded"
 BAD_CLIENT = "Invalid client or Invalid client credentials"
 NOT_ALLOWED = "Client is not allowed to initiate browser login with given response_type"
 NO_CLIENT_FOR_LOGOUT = (
@@ -85,7 +88,11 @@ class Realm:
     """One realm: its config (the realm file), keys, fixed issuer, sessions and codes."""
 
     def __init__(
-        self, config: RealmConfig | None = None, keys: KeyRing | None = None, issuer: str | None = None
+        self,
+        config: RealmConfig | None = None,
+        keys: KeyRing | None = None,
+        issuer: str | None = None,
+        memory: Memory | None = None,
     ) -> None:
         self.config = config or RealmConfig()
         self.path = f"/realms/{self.config.name}"
@@ -93,11 +100,13 @@ class Realm:
         self.tokens = Tokens(keys or KeyRing.generated(), self.issuer)
         self.verify = self.tokens.verify  # bound once: the hot path calls it directly
         self.sign = self.tokens.sign
-        self.sessions: Expiring[Session] = Expiring(CAPACITY)
-        self.codes: Expiring[AuthorizationCode] = Expiring(CAPACITY)
-        self.pending: Expiring[PendingLogin] = Expiring(CAPACITY)
-        self.browsers: Expiring[str] = Expiring(CAPACITY)  # SSO cookie secret's digest (hex) -> session id
-        self.logouts: Expiring[PendingLogout] = Expiring(CAPACITY)
+        memory = memory or InProcess()  # else shared by replicas (realm.shared)
+        self.sessions = memory.map("sessions", codecs.Sessions(self.config), CAPACITY)
+        self.codes = memory.map("codes", codecs.Codes(self.config), CAPACITY)
+        self.pending = memory.map("pending", codecs.Logins(self.config), CAPACITY)
+        # the SSO cookie secret's digest (hex) -> session id
+        self.browsers = memory.map("browsers", codecs.Text(), CAPACITY)
+        self.logouts = memory.map("logouts", codecs.Logouts(), CAPACITY)
 
     def discovery(self, base: str) -> dict[str, Any]:
         """The OpenID Connect discovery document, its endpoints under `base` (the realm's URL as called)."""
@@ -204,7 +213,7 @@ class Realm:
         if session is None:
             raise OAuthError("invalid_grant", "Session not active")
         if self.config.revoke_refresh_token and session.refresh_ids.get(client.client_id) != claims.get("jti"):
-            raise OAuthError("invalid_grant", "Maximum allowed refresh token reuse exceeded")
+            raise OAuthError("invalid_grant", REUSED)
         return self._grant(client, session.user, str(claims.get("scope", "")), session, auth_time=session.started)
 
     def _grant(
@@ -260,8 +269,12 @@ class Realm:
         if session is not None:
             lifetime = self.refresh_lifetime(session, now)
             refresh_id = secrets.token_hex(16)
-            session.refresh_ids[client.client_id] = refresh_id
-            self.sessions.put(session.id, session, lifetime)  # an idle timeout: each use extends it
+            renewed = dataclasses.replace(session, refresh_ids={**session.refresh_ids, client.client_id: refresh_id})
+            # an idle timeout: each use extends it; only from the session as read: of two replicas
+            # turning one refresh token at once, one wins
+            if not self.sessions.swap(session.id, session, renewed, lifetime):
+                gone = self.sessions.get(session.id) is None
+                raise OAuthError("invalid_grant", "Session not active" if gone else REUSED)
             response["refresh_expires_in"] = lifetime
             response["refresh_token"] = self.sign(
                 {**common, "exp": now + lifetime, "jti": refresh_id, "aud": self.issuer, "typ": REFRESH, "scope": scope}
@@ -282,8 +295,8 @@ class Realm:
             return None
         return user
 
-    def start_session(self, user: User) -> Session:
-        session = Session(id=secrets.token_urlsafe(24), user=user, started=int(time.time()))
+    def start_session(self, user: User, browser: bytes | None = None) -> Session:
+        session = Session(id=secrets.token_urlsafe(24), user=user, started=int(time.time()), browser=browser)
         self.sessions.put(session.id, session, self.config.sso_session_idle)
         return session
 
@@ -371,11 +384,11 @@ class Realm:
         user = self.check_user(username, password)
         if user is None:
             raise LoginFailed("Invalid username or password.")
-        self.pending.pop(tab_id)
-        session = self.start_session(user)
+        if self.pending.pop(tab_id) is None:  # another replica took this form first
+            raise PageError(TIMED_OUT)
         cookie = secrets.token_urlsafe(32)
-        session.browser = digest(cookie)
-        self.browsers.put(session.browser.hex(), session.id, self.config.sso_session_max)
+        session = self.start_session(user, digest(cookie))
+        self.browsers.put(digest(cookie).hex(), session.id, self.config.sso_session_max)
         return self.code_redirect(pending.request, session), cookie
 
     def browser_session(self, cookie: str | None) -> Session | None:
@@ -459,7 +472,8 @@ class Realm:
         pending = self.logouts.get(code)
         if pending is None or not secrets.compare_digest(pending.binding, digest(binding)):
             raise PageError(LOGOUT_FAILED)
-        self.logouts.pop(code)
+        if self.logouts.pop(code) is None:
+            raise PageError(LOGOUT_FAILED)
         self.end_session(pending.session_id)
         return pending.target
 

@@ -19,6 +19,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from mock_server.http.masking import mask_access_log
 from mock_server.realm.flows import LoginFailed, LogoutConfirmation, OAuthError, PageError, Realm, RedirectedError
 from mock_server.realm.login_page import error_page, logged_out_page, login_page, logout_confirm_page
+from mock_server.realm.sessions import RealmUnavailable
 
 Endpoint = Callable[[Request], Any]
 SESSION_COOKIE = "KEYCLOAK_IDENTITY"  # the single-sign-on cookie: a secret of its own, never the `sid`
@@ -80,6 +81,25 @@ def page_error(error: PageError | FormError) -> HTMLResponse:
     return HTMLResponse(error_page(str(error)), status_code=400, headers=PAGE)
 
 
+def answering(endpoint: Endpoint) -> Endpoint:
+    """`endpoint`, with the realm's shared memory not answering as a 503: a JSON OAuth error
+    (`temporarily_unavailable`) where a client reads JSON, a page where a browser does."""
+
+    async def call(request: Request) -> Response:
+        try:
+            response: Response = await endpoint(request)
+        except RealmUnavailable as error:
+            headers = {**NO_STORE, "retry-after": "1"}
+            if request.url.path.endswith(("/token", "/userinfo", "/certs", "/openid-configuration")):
+                body = {"error": "temporarily_unavailable", "error_description": str(error)}
+                return JSONResponse(body, status_code=503, headers=headers)
+            return HTMLResponse(error_page(str(error)), status_code=503, headers={**PAGE, **headers})
+        return response
+
+    call.__name__ = endpoint.__name__
+    return call
+
+
 class Identity:
     """The realm's endpoints, as (method, path, endpoint) routes for the app to mount."""
 
@@ -88,6 +108,10 @@ class Identity:
         mask_access_log()  # the realm puts credentials in URLs: codes in redirects, ID tokens in logouts
 
     def routes(self) -> list[tuple[str, str, Endpoint]]:
+        """(method, path, endpoint); an endpoint whose shared memory does not answer is a 503 (`answering`)."""
+        return [(method, path, answering(endpoint)) for method, path, endpoint in self._routes()]
+
+    def _routes(self) -> list[tuple[str, str, Endpoint]]:
         path = self.realm.path
         endpoints = f"{path}/protocol/openid-connect"
         return [

@@ -3,8 +3,11 @@
 A browser holds secrets of its own, never a value that a token, a redirect or a page carries: the
 single-sign-on cookie's secret and the login form's binding are kept here only as SHA-256 digests.
 
-Every one of them lives in an `Expiring` map: entries expire, and the map never holds more than its
+Every one of them lives in a `Remembered` map: entries expire, and the map never holds more than its
 capacity (the oldest go first), so no sequence of requests grows the realm's memory without bound.
+`Expiring` is the map of one process (`InProcess`); replicas of one Redis state share theirs
+(`realm.shared`), each value stored by its `codecs` codec. Whatever a replica must not use twice
+(an authorization code, a refresh token's turn) is taken atomically: `pop` and `swap`.
 """
 
 from __future__ import annotations
@@ -13,11 +16,46 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from mock_server.realm.realm_file import Client, User
 
 Value = TypeVar("Value")
+Kept = TypeVar("Kept")
+
+
+class RealmUnavailable(Exception):
+    """The realm's shared memory (Redis) did not answer: the request gets a 503, never a hang."""
+
+
+class Codec(Protocol[Kept]):
+    """How a value of one map is stored outside the process (realm.codecs)."""
+
+    def encode(self, value: Kept) -> bytes: ...
+
+    def decode(self, data: bytes) -> Kept | None: ...
+
+
+class Remembered(Protocol[Kept]):
+    """An expiring, bounded map; RealmUnavailable where its store does not answer."""
+
+    def put(self, key: str, value: Kept, ttl: float) -> None: ...
+
+    def get(self, key: str) -> Kept | None: ...
+
+    def pop(self, key: str) -> Kept | None:
+        """The value, taken: no other caller, on any replica, gets it too."""
+        ...
+
+    def swap(self, key: str, expected: Kept, value: Kept, ttl: float) -> bool:
+        """Put `value` only if the key still holds `expected`: False if another caller changed it first."""
+        ...
+
+
+class Memory(Protocol):
+    """Where the realm keeps its maps."""
+
+    def map(self, name: str, codec: Codec[Kept], capacity: int) -> Remembered[Kept]: ...
 
 
 class Expiring(Generic[Value]):
@@ -48,8 +86,21 @@ class Expiring(Generic[Value]):
         self._entries.pop(key, None)
         return value
 
+    def swap(self, key: str, expected: Value, value: Value, ttl: float) -> bool:
+        if self.get(key) != expected:
+            return False
+        self.put(key, value, ttl)
+        return True
+
     def __len__(self) -> int:
         return len(self._entries)
+
+
+class InProcess:
+    """The realm's maps in this process: the default, and the only kind with the in-memory state."""
+
+    def map(self, name: str, codec: Codec[Kept], capacity: int) -> Remembered[Kept]:
+        return Expiring(capacity)
 
 
 @dataclass

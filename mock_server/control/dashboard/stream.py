@@ -9,8 +9,9 @@ the request. Bounds: at most `MAX_STREAMS` streams (another is 503); a stream wh
 at once and its rows freed. An idle stream gets a comment every `KEEPALIVE_S`. When the server
 stops, each stream sends what it holds and ends (`http.stopping`): its page sees the end, not a reset.
 
-With a shared state (replicas), a page sees the exchanges of the replica it is connected to;
-`GET /__mock__/requests` has every replica's.
+With a shared state (replicas), a page sees every replica's exchanges, each naming the replica that
+served it (`replica`): the shared journal reads them from Redis while a page is open
+(`journal.redis.RedisJournal.follow`).
 """
 
 from __future__ import annotations
@@ -83,15 +84,15 @@ class Broadcast:
             return None
         listener = Listener(scope, self.queue_rows)
         self.listeners.append(listener)
-        if self.publish not in self.journal.subscribers:
-            self.journal.subscribers.append(self.publish)
+        if len(self.listeners) == 1:
+            self.journal.follow(self.publish)
         return listener
 
     def leave(self, listener: Listener) -> None:
         if listener in self.listeners:
             self.listeners.remove(listener)
-        if not self.listeners and self.publish in self.journal.subscribers:
-            self.journal.subscribers.remove(self.publish)
+        if not self.listeners:
+            self.journal.unfollow(self.publish)
 
     def publish(self, row: Row) -> None:
         for listener in list(self.listeners):

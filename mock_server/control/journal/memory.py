@@ -50,12 +50,14 @@ class Entry:
     response_body: bytes
     fault: dict[str, Any] | None
     violations: list[str] | None
+    replica: str = ""  # the replica that served it, where not this one (a shared journal's entries)
 
 
 class Journal:
     """This process's exchanges; a shared state's replicas share theirs (`redis_journal.RedisJournal`)."""
 
-    def __init__(self, size: int, index: OperationIndex) -> None:
+    def __init__(self, size: int, index: OperationIndex, replica: str = "") -> None:
+        self.replica = replica  # this process's name, shown with each exchange it served
         # an exchange is kept as a plain tuple of `Entry`'s fields (a third of the cost of an `Entry`
         # on the hot path) and made an `Entry` when the journal is read
         self.rows: deque[tuple[Any, ...]] = deque(maxlen=size)
@@ -97,6 +99,14 @@ class Journal:
         if self.subscribers:
             for subscriber in self.subscribers:
                 subscriber(self.rows[-1])
+
+    def follow(self, subscriber: Callable[[tuple[Any, ...]], None]) -> None:
+        """Call `subscriber` with each row from now on (the dashboard's stream)."""
+        self.subscribers.append(subscriber)
+
+    def unfollow(self, subscriber: Callable[[tuple[Any, ...]], None]) -> None:
+        if subscriber in self.subscribers:
+            self.subscribers.remove(subscriber)
 
     def entries(self) -> list[Entry]:
         """The exchanges kept, oldest first."""
@@ -175,6 +185,7 @@ class Journal:
             },
             "fault": entry.fault,
             "violations": entry.violations or [],
+            "replica": entry.replica or self.replica,
         }
 
 

@@ -41,6 +41,18 @@ KEY_ENTRIES, KEY_PUSHED = ENTRIES.encode(), PUSHED.encode()
 RETRY_S = 1.0  # after a failed push, batches are dropped without asking Redis for this long
 PUSH_TIMEOUT_S = 0.25  # a push Redis does not take in this long is dropped: requests wait for no more
 IDLE_S = 1.0  # a push after this long without one first checks that Redis did not close the connection
+FOLLOW_S = 0.1  # while a dashboard page is open, Redis is asked this often for the entries pushed since
+READ_TIMEOUT_S = 2.0  # a read (a list, a look for the stream) that Redis does not answer in this long has failed
+
+# KEYS ENTRIES, PUSHED; ARGV the id seen last (-1: none yet), the list's size: the newest id, and the
+# entries after the one seen (one script: the id and the list of one moment)
+NEWER = """
+local pushed = tonumber(redis.call('GET', KEYS[2]) or '0')
+local seen = tonumber(ARGV[1])
+if seen < 0 or pushed <= seen then return {pushed, {}} end
+local count = math.min(pushed - seen, tonumber(ARGV[2]))
+return {pushed, redis.call('LRANGE', KEYS[1], -count, -1)}
+"""
 
 log = logging.getLogger("mock_server.journal")
 
@@ -49,13 +61,17 @@ class RedisJournal(Journal):
     """`Journal` whose ring is this replica's batch, emptied into Redis each event-loop iteration;
     every read is of the list all replicas share."""
 
-    def __init__(self, url: str, size: int, index: OperationIndex) -> None:
-        super().__init__(size, index)
+    def __init__(self, url: str, size: int, index: OperationIndex, replica: str = "") -> None:
+        super().__init__(size, index, replica)
         self.size = size
-        self.client = redis.Redis.from_url(url)
+        self.client = bounded_client(url)  # reads: a silent Redis is a 503 soon, never a hang
         self.pusher = Pusher(url)
         self._retry_at = 0.0
         self._failing = False  # the last push failed (and was logged)
+        # the dashboard's streams: every replica's rows, read from Redis every FOLLOW_S while one is open
+        self.followers: list[Callable[[tuple[Any, ...]], None]] = []
+        self._following: asyncio.Task[None] | None = None
+        self._newer = self.client.register_script(NEWER)
 
     def record(
         self,
@@ -86,6 +102,46 @@ class RedisJournal(Journal):
         first = int(pushed or 0) - len(rows) + 1
         return [entry(first + n, row) for n, row in enumerate(rows)]
 
+    def follow(self, subscriber: Callable[[tuple[Any, ...]], None]) -> None:
+        """Call `subscriber` with every replica's rows from now on, read from Redis every `FOLLOW_S`."""
+        self.followers.append(subscriber)
+        if self._following is None:
+            try:  # now, so that what is pushed after the page opened is shown, however soon
+                seen: int | None = self._rows_after(None)[0]
+            except redis.RedisError:
+                seen = None
+            self._following = asyncio.get_running_loop().create_task(self._follow(seen))
+
+    def unfollow(self, subscriber: Callable[[tuple[Any, ...]], None]) -> None:
+        if subscriber in self.followers:
+            self.followers.remove(subscriber)
+        if not self.followers and self._following is not None:
+            self._following.cancel()
+            self._following = None
+
+    async def _follow(self, seen: int | None) -> None:
+        """Hand each follower the rows pushed since the last look (at most the journal's size)."""
+        failing = False
+        while True:
+            try:
+                seen, rows = await asyncio.to_thread(self._rows_after, seen)
+                failing = False
+            except redis.RedisError as error:
+                if not failing:
+                    log.warning("The dashboard's stream misses requests while the shared state fails (%s).", error)
+                failing = True
+                rows = []
+            for row in rows:
+                for follower in list(self.followers):
+                    follower(row)
+            await asyncio.sleep(FOLLOW_S)
+
+    def _rows_after(self, seen: int | None) -> tuple[int, list[tuple[Any, ...]]]:
+        """The id of the newest entry, and the rows of those after `seen` (None: none, only the id)."""
+        pushed, stored = self._newer(keys=[ENTRIES, PUSHED], args=[-1 if seen is None else seen, self.size])
+        first = int(pushed) - len(stored) + 1
+        return int(pushed), [stored_row(first + n, text) for n, text in enumerate(stored)]
+
     def clear(self) -> None:
         """Every replica's entries; ids go on from the last one."""
         self.rows.clear()
@@ -115,7 +171,7 @@ class RedisJournal(Journal):
 
     def _batch(self) -> list[list[bytes]]:
         """The commands that push the batch (none for an empty one), which is then forgotten."""
-        rows = [stored(row) for row in self.rows]
+        rows = [stored(row, self.replica) for row in self.rows]
         self.rows.clear()
         if not rows:
             return []
@@ -185,6 +241,11 @@ def _open(connection: Connection) -> bool:
     return False
 
 
+def bounded_client(url: str) -> redis.Redis:
+    """A client whose every wait is bounded: a silent Redis fails a read (503), never hangs it."""
+    return redis.Redis.from_url(url, socket_timeout=READ_TIMEOUT_S, socket_connect_timeout=READ_TIMEOUT_S)
+
+
 def packed(*commands: list[bytes]) -> bytes:
     """`commands` in RESP, the protocol's request form; each entry copied once (a batch is ~100 KiB of them)."""
     parts = []
@@ -195,8 +256,9 @@ def packed(*commands: list[bytes]) -> bytes:
     return b"".join(parts)
 
 
-def stored(row: tuple[Any, ...]) -> bytes:
-    """A row of the ring, less its local id, as JSON; its bytes as latin-1 text (one character a byte)."""
+def stored(row: tuple[Any, ...], replica: str) -> bytes:
+    """A row of the ring, less its local id, as JSON, with the replica that served it; its bytes as
+    latin-1 text (one character a byte)."""
     _, at, method, path, query, status, duration, asked, answered, request_body, response_body, fault, violations = row
     return orjson.dumps(
         (
@@ -212,16 +274,21 @@ def stored(row: tuple[Any, ...]) -> bytes:
             response_body.decode("latin-1"),
             fault,
             violations,
+            replica,
         )
     )
 
 
 def entry(id_: int, text: bytes) -> Entry:
     """The entry that `stored` wrote, as `Journal` keeps it."""
-    at, method, path, query, status, duration, asked, answered, request_body, response_body, fault, violations = (
-        orjson.loads(text)
-    )
-    return Entry(
+    return Entry(*stored_row(id_, text))
+
+
+def stored_row(id_: int, text: bytes) -> tuple[Any, ...]:
+    """The row of `Entry`'s fields that `stored` wrote (an entry of an older version names no replica)."""
+    fields = orjson.loads(text)
+    at, method, path, query, status, duration, asked, answered, request_body, response_body = fields[:10]
+    return (
         id_,
         at,
         method,
@@ -233,8 +300,9 @@ def entry(id_: int, text: bytes) -> Entry:
         _raw(answered),
         request_body.encode("latin-1"),
         response_body.encode("latin-1"),
-        fault,
-        violations,
+        fields[10],  # the fault
+        fields[11],  # the violations
+        fields[12] if len(fields) > 12 else "",
     )
 
 

@@ -52,8 +52,10 @@ class Connection(Protocol):
 class LocalCopy:
     """Answers of earlier reads by key, dropped on any change to the keys under `prefix`."""
 
-    def __init__(self, url: str, prefix: str, size: int = SIZE) -> None:
-        pool = redis.ConnectionPool.from_url(resp2(url))
+    def __init__(self, url: str, prefix: str, size: int = SIZE, timeout: float | None = None) -> None:
+        # `timeout`: bounds each wait for Redis (None: redis-py's default)
+        bounds = {} if timeout is None else {"socket_timeout": timeout, "socket_connect_timeout": timeout}
+        pool = redis.ConnectionPool.from_url(resp2(url), **bounds)
         self._connect_to: Callable[[], Connection] = lambda: cast(Connection, pool.make_connection())
         self.prefix = prefix
         self.size = size

@@ -175,7 +175,8 @@ function showExchange(exchange, tr) {
   say('d-title', exchange.method + ' ' + exchange.path + (exchange.query ? '?' + exchange.query : ''));
   say('d-summary', 'status ' + (exchange.status === null ? 'none (connection dropped)' : exchange.status) +
     ' · ' + exchange.duration_ms + ' ms · ' + (exchange.operationId || 'no operation of the spec') +
-    ' · session ' + (exchange.session || 'none') + ' · ' + exchange.time);
+    ' · session ' + (exchange.session || 'none') + ' · ' + exchange.time +
+    (exchange.replica ? ' · replica ' + exchange.replica : ''));
   $('d-fault-box').hidden = !exchange.fault;
   say('d-fault', exchange.fault ? JSON.stringify(exchange.fault, null, 2) : '');
   $('d-violations-box').hidden = exchange.violations.length === 0;
