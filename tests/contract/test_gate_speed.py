@@ -14,7 +14,7 @@ import pytest
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from tests.contract.support import credentials, shop_contract
-from tests.contract.variants import VARIANTS, Variant
+from tests.contract.variants import VARIANTS
 from tests.live import running
 
 BY_NAME = {variant.name: variant for variant in VARIANTS}
