@@ -27,18 +27,17 @@ COPY fixtures/ fixtures/
 RUN --mount=type=secret,id=ca \
     if [ -s /run/secrets/ca ]; then export PIP_CERT=/run/secrets/ca; fi \
     && python3 -m venv /opt/build \
-    && /opt/build/bin/pip wheel --no-cache-dir --disable-pip-version-check --wheel-dir /wheels ".[mock]"
+    && /opt/build/bin/pip wheel --no-cache-dir --disable-pip-version-check --wheel-dir /wheels ".[mock,redis]"
 
 # --- stage 2: the runtime, installed from those wheels alone (no index, no compiler, no cache) -----------
 FROM ${PYTHON_IMAGE}
 LABEL org.opencontainers.image.title="shop-contract-suite" \
       org.opencontainers.image.description="Stateful mock server of the shop API (shop-mock) and its contract suite (shop-contract)" \
       org.opencontainers.image.licenses="MIT"
-# hadolint ignore=DL3013
 RUN --mount=type=bind,from=wheels,source=/wheels,target=/wheels \
     python3 -m venv /opt/venv \
     && /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check --no-index --find-links /wheels \
-       "shop-contract-suite[mock]" \
+       "shop-contract-suite[mock,redis]" \
     && /opt/venv/bin/pip uninstall --yes --disable-pip-version-check pip setuptools \
     && useradd --uid 10001 --user-group --create-home --home-dir /home/shop --shell /usr/sbin/nologin shop
 ENV PATH=/opt/venv/bin:$PATH \
