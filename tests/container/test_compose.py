@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,7 +27,9 @@ LINES = "/shop/api/v1/productlines/"
 
 
 def compose(folder: Path, project: str, *args: str, environ: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    command = [shutil.which("podman-compose") or "podman-compose", "--project-name", project, "-f", "shared-mock.yml"]
+    beside_python = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    found = shutil.which("podman-compose", path=beside_python) or "podman-compose"
+    command = [found, "--project-name", project, "-f", "shared-mock.yml"]
     return subprocess.run(
         [*command, *args], cwd=folder, env=environ, capture_output=True, text=True, timeout=180, check=False
     )

@@ -64,10 +64,9 @@ def test_the_health_check_turns_healthy_and_fails_without_a_mock(mock: tuple[str
     name, _ = mock
     assert podman("healthcheck", "run", name, check=False).returncode == 0
     assert podman("inspect", "--format", "{{.State.Health.Status}}", name).stdout.strip() == "healthy"
-    with container("--health-start-period", "0s", "--entrypoint", "sleep", IMAGE, "60") as idle:  # no mock listening
-        for _ in range(3):
-            podman("healthcheck", "run", idle, check=False)
-        assert podman("inspect", "--format", "{{.State.Health.Status}}", idle).stdout.strip() == "unhealthy"
+    with container("--entrypoint", "sleep", IMAGE, "60") as idle:  # the image's own check, no mock listening
+        failed = podman("healthcheck", "run", idle, check=False)
+        assert failed.returncode == 1 and failed.stdout.strip() == "unhealthy", failed.stdout + failed.stderr
 
 
 def test_the_suite_in_the_image_checks_the_mock_in_another_container(mock: tuple[str, str], network: str) -> None:
@@ -79,7 +78,7 @@ def test_the_suite_in_the_image_checks_the_mock_in_another_container(mock: tuple
         IMAGE, "shop-contract",
         "--base-url", f"{origin}/shop/api/v1", "--gateway-url", f"{origin}/customers/v1",
         "--token-url", f"{origin}/realms/shop/protocol/openid-connect/token", "--client-id", "shop-dev",
-        "--profile", "fast", "--seed", "7", "--quiet",
+        "--profile", "fast", "--max-examples", "5", "--seed", "7", "--quiet",
         timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
