@@ -4,6 +4,9 @@ shared state (`--state redis://... --workers N`).
 `shop-mock contract --out FILE` writes the consumer contract of a running mock's traffic (its
 `/__mock__/contract`, control/contract.py) and prints its summary.
 
+Every option can also come from an environment variable, `--some-option` from `SHOP_MOCK_SOME_OPTION`
+(the command line wins; the rule and its checks: mock_server/environment.py), for containers.
+
 The port is bound before anything is announced: the banner (and `--port-file`) give the real port,
 also for `--port 0`, and a busy port is one line and exit 2. Without the `mock` extra installed,
 this module still imports, so that `shop-mock` can say in one line what to install.
@@ -18,6 +21,7 @@ import gc
 import importlib.util
 import logging
 import math
+import os
 import socket
 import sys
 from importlib import metadata
@@ -26,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from mock_server.api.security import DEV_CLIENT_ID, DEV_CLIENT_SECRET, DEV_PASSWORD, DEV_USERNAME, REALM_PATH
+from mock_server.environment import Parser
 from mock_server.realm import KeyFileError, RealmFileError
 from mock_server.realm.keys import default_key_file
 from mock_server.settings import (
@@ -62,7 +67,7 @@ def is_http_url(text: str) -> bool:
 
 
 def parse_settings(argv: list[str] | None = None) -> Settings:
-    parser = argparse.ArgumentParser(prog="shop-mock", description="Stateful mock server of the shop API.")
+    parser = Parser(prog="shop-mock", description="Stateful mock server of the shop API.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port; 0 picks a free one (default: 8000)")
@@ -171,10 +176,25 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         "--admin-token",
         metavar="TOKEN",
         help="token the admin API (/__mock__/) requires as 'Authorization: Bearer TOKEN' "
-        "(default: none on a loopback bind, generated and printed on any other)",
+        "(default: none on a loopback bind, generated and printed on any other; a given one is never printed)",
+    )
+    admin.add_argument(
+        "--admin-token-file", type=Path, metavar="FILE", help="read --admin-token from FILE (a secret file)"
     )
     admin.add_argument("--no-admin", action="store_true", help="turn the admin API (/__mock__/) off")
-    args = parser.parse_args(argv)
+    args = parser.parse_with_environment(argv, os.environ)
+    admin_options = ("--admin-token", "--admin-token-file", "--no-admin")
+    chosen = [option for option in admin_options if getattr(args, option[2:].replace("-", "_"))]
+    if len(chosen) > 1:  # the group cannot see the environment's
+        parser.error(f"{chosen[0]} and {chosen[1]} exclude each other")
+    if args.admin_token_file is not None:
+        try:
+            args.admin_token = args.admin_token_file.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as error:
+            reason = getattr(error, "strerror", None) or error
+            parser.error(f"--admin-token-file: cannot read {args.admin_token_file}: {reason}")
+        if not args.admin_token:
+            parser.error(f"--admin-token-file: {args.admin_token_file} is empty")
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be 0-65535, not {args.port}")
     if args.token_ttl is not None and args.token_ttl <= 0:
@@ -226,6 +246,7 @@ def parse_settings(argv: list[str] | None = None) -> Settings:
         rotate_realm_key=args.rotate_realm_key,
         admin=not args.no_admin,
         admin_token=token,
+        admin_token_generated=token is not None and token is not args.admin_token,
         proxy=args.proxy,
         proxy_fallback=args.proxy_fallback,
         proxy_timeout=Settings.proxy_timeout if args.proxy_timeout is None else args.proxy_timeout,
@@ -266,8 +287,10 @@ def admin_line(settings: Settings, origin: str) -> str:
     if not settings.admin:
         return "off (--no-admin)"
     health = f"{origin}/__mock__/health"
-    if settings.admin_token:
+    if settings.admin_token and settings.admin_token_generated:
         return f"{health}   (token required: Authorization: Bearer {settings.admin_token})"
+    if settings.admin_token:
+        return f"{health}   (token required: the one given)"
     return f"{health}   (no token: loopback only)"
 
 

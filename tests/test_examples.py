@@ -1,8 +1,10 @@
-"""The CI recipes in examples/: pinned, and using what they claim to (tests/speclint/test_ci_examples.py
-lints them with actionlint in `tox -e speclint`)."""
+"""The CI recipes in examples/: pinned, running the suite through its action (action.yml), and using
+what they claim to (tests/speclint/test_ci_examples.py lints them with actionlint in `tox -e speclint`,
+and .ci/container with actionlint and zizmor)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,21 +29,38 @@ def test_there_is_a_backend_gate_a_sharded_one_and_a_frontend_recipe() -> None:
     }
 
 
+SUITE_ACTION = "your-org/shop-contract-suite@"
+
+
+def suite_steps(workflow: Path) -> list[dict[str, Any]]:
+    return [step for step in steps(workflow) if step.get("uses", "").startswith(SUITE_ACTION)]
+
+
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda path: path.name)
-def test_every_action_and_the_suite_are_pinned(workflow: Path) -> None:
+def test_every_action_is_pinned_by_commit_and_the_suite_by_release(workflow: Path) -> None:
     for step in steps(workflow):
-        if "uses" in step:
-            assert "@v" in step["uses"], step["uses"]
+        if "uses" in step and not step["uses"].startswith(SUITE_ACTION):
+            assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", step["uses"]), step["uses"]
     text = workflow.read_text(encoding="utf-8")
-    assert "shop-contract-suite" in text and "git+https://" in text and ".git@" not in text
-    assert "@v0." in text or "==" in text  # a tag or a version, never a branch
+    assert "shop-contract-suite" in text and ".git@" not in text
+    for tag in re.findall(r"shop-contract-suite@(\S+)", text):
+        assert tag.startswith("v0."), tag  # a tag, never a branch
+
+
+@pytest.mark.parametrize("workflow", ["contract.yml", "contract-sharded.yml", "consumer-contract.yml"])
+def test_the_gates_run_the_suite_through_its_action_with_secrets_as_inputs(workflow: str) -> None:
+    runs = " ".join(step.get("run", "") for step in steps(EXAMPLES / workflow))
+    assert not re.search(r"(^|\s)shop-contract\s+--", runs)  # the suite runs through the action only
+    (step,) = suite_steps(EXAMPLES / workflow)
+    assert step["with"]["api-key"] == "${{ secrets.SHOP_CONTRACT_API_KEY }}"
+    assert "--api-key" not in step["with"].get("args", "") and "secret" not in step["with"].get("args", "")
 
 
 def test_the_backend_gate_waits_checks_both_surfaces_and_publishes_junit() -> None:
-    run = " ".join(step.get("run", "") for step in steps(EXAMPLES / "contract.yml"))
-    for option in ("--wait", "--base-url", "--gateway-url", "--report-dir contract-report"):
-        assert option in run
-    assert "--api-key" not in run and "--client-secret" not in run  # secrets come from the environment
+    (step,) = suite_steps(EXAMPLES / "contract.yml")
+    assert {"wait", "base-url", "gateway-url", "token-url", "client-id"} <= set(step["with"])
+    assert step["with"]["report-dir"] == "contract-report"
+    assert step["with"]["client-secret"] == "${{ secrets.SHOP_CONTRACT_CLIENT_SECRET }}"
     junit = [s for s in steps(EXAMPLES / "contract.yml") if s.get("uses", "").startswith("mikepenz/action-junit")]
     assert junit and junit[0]["with"]["report_paths"] == "contract-report/junit.xml"
 
@@ -51,13 +70,14 @@ def test_the_sharded_gate_splits_one_run_over_a_matrix_and_publishes_the_merged_
     contract, merge = document["jobs"]["contract"], document["jobs"]["merge"]
     shards = contract["strategy"]["matrix"]["shard"]
     assert shards == list(range(1, len(shards) + 1)) and contract["strategy"]["fail-fast"] is False
-    run = " ".join(step.get("run", "") for step in contract["steps"])
-    assert f"--shard ${{{{ matrix.shard }}}}/{len(shards)}" in run and "--report-dir" in run
-    assert "--seed" not in run  # every shard derives the same seed from the spec and N: none to keep in step
-    assert "--api-key" not in run and "--client-secret" not in run
+    (step,) = suite_steps(EXAMPLES / "contract-sharded.yml")
+    assert step["with"]["args"] == f"--shard ${{{{ matrix.shard }}}}/{len(shards)}"
+    assert "seed" not in step["with"]  # every shard derives the same seed from the spec and N: none to keep in step
+    assert step["with"]["artifact-name"] == "contract-report-${{ matrix.shard }}"
     assert merge["needs"] == "contract" and "cancelled()" in merge["if"]
     merging = " ".join(step.get("run", "") for step in merge["steps"])
     assert "shop-contract merge" in merging and "--report-dir contract-report" in merging
+    assert "git+https://" in merge["env"]["SHOP_CONTRACT_SUITE"]
     junit = [s for s in merge["steps"] if s.get("uses", "").startswith("mikepenz/action-junit")]
     assert junit and junit[0]["with"]["report_paths"] == "contract-report/junit.xml"
 
@@ -68,9 +88,10 @@ def test_the_front_end_records_its_consumer_contract_and_the_backend_verifies_it
     assert "--journal-size" in started and "shop-mock contract" in started and "--out consumer-contract/" in started
     kept = [s for s in front if s.get("uses", "").startswith("actions/upload-artifact")]
     assert kept and kept[0]["with"]["name"] == "consumer-contract"
-    back = steps(EXAMPLES / "consumer-contract.yml")
-    run = " ".join(step.get("run", "") for step in back)
-    assert "--name consumer-contract" in run and "--consumer consumer-contract/" in run and "--base-url" in run
-    assert "--api-key" not in run  # the secret comes from the environment
-    junit = [s for s in back if s.get("uses", "").startswith("mikepenz/action-junit")]
+    (step,) = suite_steps(EXAMPLES / "consumer-contract.yml")
+    assert step["with"]["args"] == "--consumer consumer-contract/shop-frontend.json" and "base-url" in step["with"]
+    assert step["with"]["report-dir"] == "consumer-report"
+    junit = [
+        s for s in steps(EXAMPLES / "consumer-contract.yml") if s.get("uses", "").startswith("mikepenz/action-junit")
+    ]
     assert junit and junit[0]["with"]["report_paths"] == "consumer-report/junit.xml"
