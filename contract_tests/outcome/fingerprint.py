@@ -15,7 +15,9 @@ from contract_tests.outcome.findings import Violation
 
 RULE_SHAPE_LENGTH = 200
 """Characters of the rule's shape kept in a fingerprint: enough to tell rules apart, never a whole quote."""
-_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+_QUOTED = re.compile(r"(?<!\w)'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+"""A quoted value: an apostrophe inside a word (`the gateway's answer`) opens none, so that the words
+after it stay in the shape and a value after them is still found."""
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
 

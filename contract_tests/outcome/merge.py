@@ -54,7 +54,9 @@ def ledger_of(document: dict[str, Any]) -> Ledger:
     ledger = Ledger(run=RunInfo(**{name: run[name] for name in RunInfo.__dataclass_fields__}))
     for entry in document["passes"]:
         ledger.passed(entry["surface"], entry["operation"], entry["check"], entry["times"])
-    ledger.violations = [Violation(**{**_recorded(v), "setup": tuple(v["setup"])}) for v in document["violations"]]
+    accepted = (document.get("baseline") or {}).get("accepted", [])  # judged again by `merge --baseline`
+    recorded = [*document["violations"], *accepted]
+    ledger.violations = [Violation(**{**_recorded(v), "setup": tuple(v["setup"])}) for v in recorded]
     ledger.not_exercised = [Skip(**skip) for skip in document["not_exercised"]]
     ledger.errors = [RunError(**error) for error in document["errors"]]
     ledger.aborted = document["aborted"]
@@ -128,6 +130,7 @@ def _added(ledgers: list[Ledger], count: int) -> Ledger:
             spec_version=first.spec_version,
             shards=count,
             command=unsharded(first.command),
+            narrowed=sorted({flag for ledger in ledgers for flag in ledger.run.narrowed}),
         )
     )
     aborted = []

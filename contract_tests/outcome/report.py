@@ -19,7 +19,8 @@ from typing import Any
 
 from contract_tests.options import Options
 from contract_tests.outcome import html_report
-from contract_tests.outcome.findings import Key, Ledger, Violation
+from contract_tests.outcome.baseline import shown_fingerprint
+from contract_tests.outcome.findings import Acceptance, BaselineRun, Key, Ledger, Violation
 from contract_tests.outcome.fingerprint import fingerprint, violation_id
 from contract_tests.outcome.reproduce import httpx_script
 from contract_tests.redact import Redactor
@@ -140,6 +141,7 @@ def summary(ledger: Ledger, *, verbose: bool = True, html: Path | None = None) -
     elif ledger.not_exercised:
         parts += ["", f"{len(ledger.not_exercised)} check(s) not exercised on some operation (see the report)"]
     parts += _errors(ledger)
+    parts += baseline_lines(ledger, verbose=verbose)
     coverage = [] if ledger.consumer is not None else [ledger.coverage.headline()]  # a replay covers what it recorded
     parts += ["", *violated_table(ledger), *coverage]
     if html is not None:
@@ -149,16 +151,59 @@ def summary(ledger: Ledger, *, verbose: bool = True, html: Path | None = None) -
 
 def verdict(ledger: Ledger) -> str:
     """The run's result in a few words."""
+    new = "new " if ledger.baseline is not None else ""
     said = (
-        "no violation"
+        f"no {new}violation"
         if ledger.ok
-        else f"{len(ledger.violations)} violation(s) of {len(ledger.violated_checks())} check(s)"
+        else f"{len(ledger.violations)} {new}violation(s) of {len(ledger.violated_checks())} check(s)"
     )
+    if ledger.baseline is not None:
+        said += f", {len(ledger.baseline.accepted)} accepted by the baseline"
+        stale = len(ledger.baseline.not_reproduced) + len(ledger.baseline.expired)
+        if ledger.baseline.strict and stale:
+            said += f"; {stale} baseline entry(ies) not reproduced or expired (--baseline-strict)"
     if ledger.aborted:
         return f"stopped: {ledger.aborted}; {said} up to then"
     if ledger.errors:
         return f"incomplete, {len(ledger.errors)} part(s) could not complete (see Errors); {said} in the rest"
     return said
+
+
+def baseline_lines(ledger: Ledger, *, verbose: bool = True) -> list[str]:
+    """The baseline's section: the accepted violations by entry (with their ids when `verbose`), then the
+    entries not reproduced by a complete whole run, and the expired ones; nothing without a baseline."""
+    run = ledger.baseline
+    if run is None:
+        return []
+    by_entry: dict[str, list[Violation]] = {}
+    for violation in run.accepted:
+        by_entry.setdefault(shown_fingerprint(ledger, violation), []).append(violation)
+    lines = [
+        "",
+        f"Baseline {run.file}: {len(run.entries)} entry(ies); {len(run.accepted)} violation(s) accepted, "
+        f"{len(run.not_reproduced)} entry(ies) not reproduced, {len(run.expired)} expired",
+    ]
+    if by_entry:
+        lines.append("Accepted (fingerprint, violations, reason):")
+        for entry in run.entries:
+            found = by_entry.get(entry.fingerprint, [])
+            if found:
+                lines.append(f"  {entry.fingerprint}  [{len(found)}]  {_accepted_for(entry)}")
+                if verbose:
+                    lines += [f"      id {violation_id(v)}: {v.rule.splitlines()[0] if v.rule else ''}" for v in found]
+    if run.not_reproduced:
+        lines.append("Not reproduced by this complete run (fixed? drop with --baseline-prune):")
+        lines += [f"  {entry.fingerprint}  ({entry.reason})" for entry in run.not_reproduced]
+    elif not run.judged:
+        lines.append("Not reproduced: not judged (only a complete run without --shard, --include or --checks tells)")
+    if run.expired:
+        lines.append("Expired (they accept nothing; their violations are new):")
+        lines += [f"  {entry.fingerprint}  (expired {entry.expires}; {entry.reason})" for entry in run.expired]
+    return lines
+
+
+def _accepted_for(entry: Acceptance) -> str:
+    return entry.reason + (f" (until {entry.expires})" if entry.expires else "")
 
 
 def violated_table(ledger: Ledger) -> list[str]:
@@ -182,13 +227,16 @@ def junit_xml(ledger: Ledger) -> bytes:
     failures = ledger.failures()
     run = ledger.run
     errors = [*map(str, ledger.errors), *([ledger.aborted] if ledger.aborted else [])]
+    accepted = _accepted_keys(ledger, failures)
+    stale = _stale_entries(ledger.baseline)
+    strict = ledger.baseline is not None and ledger.baseline.strict
     suite = ET.Element(
         "testsuite",
         name="shop-contract",
-        tests=str(len(keys) + len(errors) + len(ledger.not_exercised)),
-        failures=str(len(failures)),
+        tests=str(len(keys) + len(accepted) + len(errors) + len(ledger.not_exercised) + len(stale)),
+        failures=str(len(failures) + (len(stale) if strict else 0)),
         errors=str(len(errors)),
-        skipped=str(len(ledger.not_exercised)),
+        skipped=str(len(ledger.not_exercised) + len(accepted) + (0 if strict else len(stale))),
         time=f"{run.duration:.3f}",
     )
     properties = ET.SubElement(suite, "properties")
@@ -202,6 +250,15 @@ def junit_xml(ledger: Ledger) -> bytes:
         if found:
             failure = ET.SubElement(case, "failure", message=shown(found[0].rule[:500]))
             failure.text = shown("\n\n".join(describe(n, v) for n, v in enumerate(found, 1)))
+    for key, (count, reason) in sorted(accepted.items(), key=lambda item: _order((item[0], 0))):
+        spent = run.timings.get(f"{key.surface}.{key.operation}", 0.0)
+        classname = shown(f"{key.surface}.{key.operation}")
+        case = ET.SubElement(suite, "testcase", classname=classname, name=shown(key.check), time=f"{spent:.3f}")
+        ET.SubElement(case, "skipped", message=shown(f"accepted by the baseline ({count}): {reason}"[:500]))
+    for entry, why in stale:
+        case = ET.SubElement(suite, "testcase", classname="baseline", name=shown(entry.fingerprint), time="0.000")
+        said = f"{why}: {entry.reason}"[:500]
+        ET.SubElement(case, "failure" if strict else "skipped", message=shown(said))
     for skip in ledger.not_exercised:
         classname = shown(f"{skip.surface}.{skip.operation}")
         case = ET.SubElement(suite, "testcase", classname=classname, name=shown(skip.check), time="0.000")
@@ -211,6 +268,31 @@ def junit_xml(ledger: Ledger) -> bytes:
         ET.SubElement(case, "error", message=shown(error[:500])).text = shown(error)
     document: bytes = ET.tostring(suite, encoding="utf-8", xml_declaration=True)
     return document
+
+
+def _accepted_keys(ledger: Ledger, failures: Counter[Key]) -> dict[Key, tuple[int, str]]:
+    """The (surface, operation, check) whose violations a baseline accepted, none new: their count and the
+    first one's reason. JUnit shows each as a skipped test case (a key with new violations fails instead)."""
+    run = ledger.baseline
+    if run is None:
+        return {}
+    reasons = {entry.fingerprint: entry.reason for entry in run.entries}
+    accepted: dict[Key, tuple[int, str]] = {}
+    for violation in run.accepted:
+        key = Key(violation.surface, violation.operation, violation.check)
+        if key not in failures:
+            count, reason = accepted.get(key, (0, reasons.get(shown_fingerprint(ledger, violation), "")))
+            accepted[key] = (count + 1, reason)
+    return accepted
+
+
+def _stale_entries(run: BaselineRun | None) -> list[tuple[Acceptance, str]]:
+    """The baseline's entries not reproduced and expired, with which: JUnit test cases of class "baseline",
+    failed under `--baseline-strict`, skipped otherwise."""
+    if run is None:
+        return []
+    stale = [(entry, "not reproduced by this complete run") for entry in run.not_reproduced]
+    return stale + [(entry, f"expired on {entry.expires}") for entry in run.expired]
 
 
 def _properties(ledger: Ledger) -> dict[str, str]:
@@ -225,6 +307,18 @@ def _properties(ledger: Ledger) -> dict[str, str]:
         **({"shard": run.shard} if run.shard else {}),
         **({"shards": str(run.shards)} if run.shards else {}),
         **{f"target.{name}": url for name, url in run.targets.items()},
+        **_baseline_properties(ledger.baseline),
+    }
+
+
+def _baseline_properties(run: BaselineRun | None) -> dict[str, str]:
+    if run is None:
+        return {}
+    return {
+        "baseline": run.file,
+        "baseline.accepted": str(len(run.accepted)),
+        "baseline.not_reproduced": str(len(run.not_reproduced)),
+        "baseline.expired": str(len(run.expired)),
     }
 
 
@@ -243,6 +337,7 @@ def as_json(ledger: Ledger) -> dict[str, object]:
         "aborted": ledger.aborted,
         "coverage": ledger.coverage.as_json(),
         "consumer": None if ledger.consumer is None else asdict(ledger.consumer),
+        "baseline": _baseline_json(ledger),
         "scripts": [
             {"request": httpx_script(v.curl), "setup": [httpx_script(step) for step in v.setup]}
             for v in ledger.violations
@@ -250,6 +345,15 @@ def as_json(ledger: Ledger) -> dict[str, object]:
     }
     cleaned: dict[str, object] = _redacted(document, shown)
     return cleaned
+
+
+def _baseline_json(ledger: Ledger) -> dict[str, object] | None:
+    run = ledger.baseline
+    if run is None:
+        return None
+    document = asdict(run)
+    document["accepted"] = [{"id": violation_id(v), "fingerprint": fingerprint(v), **asdict(v)} for v in run.accepted]
+    return document
 
 
 def _order(item: tuple[Key, int]) -> tuple[str, str, str]:

@@ -138,6 +138,7 @@ def run(options: Options, progress: Progress) -> Ledger:
         spec_version=str(spec.raw.get("info", {}).get("version", "")),
         shard=None if options.shard is None else str(options.shard),
         command=reproduce.command(options),
+        narrowed=list(options.narrowing),
     )
     for surface in target.surfaces:
         in_scope = [name for name in surface.operations if not options.include or name in options.include]

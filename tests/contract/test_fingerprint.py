@@ -16,6 +16,11 @@ def test_the_same_rule_with_other_generated_values_has_one_fingerprint() -> None
     assert fingerprint(first) == fingerprint(second)
 
 
+def test_an_apostrophe_in_a_word_quotes_nothing() -> None:
+    said = "the gateway's representation differs from the backend's: 'PARIS' for 'Paris'"
+    assert rule_shape(said) == "the gateway's representation differs from the backend's: '…' for '…'"
+
+
 def test_another_field_or_another_check_is_another_fingerprint() -> None:
     assert fingerprint(violation("`productName` reads back 'a'")) != fingerprint(violation("`buyPrice` reads back 'a'"))
     other_check = Violation("write_echo", "backend", "get_product", "`productName` reads back 'a'", "curl", "")
