@@ -130,8 +130,9 @@ def _errors(ledger: Ledger) -> list[str]:
 
 def summary(ledger: Ledger, *, verbose: bool = True, html: Path | None = None) -> str:
     """The run as text: `verbose` (summary.txt, `--verbose`) has every check, operation and violation
-    in full; either way it ends with one line per violated (surface, operation, check), the coverage
-    figure, the HTML report's path (`html`, when written) and the result."""
+    in full; either way it ends with one line per violated (surface, operation, check) (with a baseline:
+    the new violations, then the baseline's section), the coverage figure, the HTML report's path (`html`,
+    when written) and the result."""
     parts = [*_run_lines(ledger), *_consumer(ledger)]
     if verbose:
         parts += ["", *_by_check(ledger), "", *_by_operation(ledger), *_not_exercised(ledger)]
@@ -141,9 +142,8 @@ def summary(ledger: Ledger, *, verbose: bool = True, html: Path | None = None) -
     elif ledger.not_exercised:
         parts += ["", f"{len(ledger.not_exercised)} check(s) not exercised on some operation (see the report)"]
     parts += _errors(ledger)
-    parts += baseline_lines(ledger, verbose=verbose)
     coverage = [] if ledger.consumer is not None else [ledger.coverage.headline()]  # a replay covers what it recorded
-    parts += ["", *violated_table(ledger), *coverage]
+    parts += ["", *violated_table(ledger), *baseline_lines(ledger, verbose=verbose)[1:], *coverage]
     if html is not None:
         parts.append(f"Report: {html}")
     return Redactor(ledger.secrets)("\n".join([*parts, "", f"Result: {verdict(ledger)}."]))
