@@ -71,6 +71,9 @@ def merge(argv: Sequence[str]) -> int:
         ledger = merge.combine([(directory, merge.read(directory)) for directory in args.directories])
     except (UsageError, merge.MergeError) as exc:
         return _fail(str(exc))
+    if gate is None and ledger.baseline is not None:  # the shards' baseline, as they recorded it
+        shards = ledger.baseline
+        gate = baseline.Gate(Path(shards.file), tuple(shards.entries), strict=shards.strict)
     refused = judged(ledger, gate)
     try:
         written = report.write_files(ledger, args.junit_xml, args.report_dir)

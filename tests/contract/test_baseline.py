@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from contract_tests.cli import main
 from contract_tests.outcome import baseline, findings_file
 from contract_tests.outcome.baseline import PLACEHOLDER
 from contract_tests.outcome.findings import Acceptance
@@ -154,6 +155,24 @@ def test_prune_drops_the_fixed_entry_and_keeps_every_reason(recorded: tuple[Path
     assert all(after[entry.fingerprint] == entry for entry in kept)  # the reasons written are kept
     assert f"baseline {path}: pruned 1 entry(ies) no longer reproduced" in outcome.stdout
     assert outcome.findings["violations"] == []
+
+
+def test_merge_judges_the_shards_violations_again(
+    recorded: tuple[Path, Outcome], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = copy_of(recorded, tmp_path)
+    shards = [tmp_path / "shard-1", tmp_path / "shard-2"]
+    with running(MSRP_VARIANT.build()) as origin:
+        for number, shard in enumerate(shards, 1):
+            args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), "--include", "get_product", *NARROW]
+            args += ["--seed", "8", "--shard", f"{number}/2", "--baseline", str(path)]
+            assert shop_contract(args, shard).code == 0
+    assert main(["merge", *map(str, shards), "--report-dir", str(tmp_path / "merged")]) == 0  # the shards' entries
+    merged = json.loads((tmp_path / "merged" / "findings.json").read_text())
+    assert merged["violations"] == [] and merged["baseline"]["accepted"] and not merged["baseline"]["judged"]
+    expired = copy_of(recorded, tmp_path / "expired", expires="2020-01-31")
+    assert main(["merge", *map(str, shards), "--baseline", str(expired)]) == 1
+    assert "Expired (they accept nothing; their violations are new):" in capsys.readouterr().out
 
 
 def test_the_pytest_plugin_fails_only_on_new_violations(recorded: tuple[Path, Outcome], tmp_path: Path) -> None:
