@@ -35,6 +35,8 @@ def render(document: dict[str, Any]) -> str:
     verdict = f"{new}violations found" if document["violations"] else f"no {new}violation"
     if document.get("errors"):
         verdict += "; parts of the run could not complete"
+    if document.get("baseline"):
+        verdict += f"; {len(document['baseline']['accepted'])} accepted by the baseline"
     if document.get("aborted"):
         verdict = "run stopped before its end"
     return _ENVIRONMENT.get_template(TEMPLATE).render(data=blob(document), verdict=verdict)

@@ -51,13 +51,15 @@ class ContractSuite:
     """The plugin object registered for a session with a target."""
 
     def __init__(self, options: Options) -> None:
+        """Reads the baseline the options name, if any: a bad one is a usage error before any test."""
         self.options = options
+        self.gate = baseline.gate_of(options)
         self.outcome: Outcome | None = None
 
     def run_once(self) -> Outcome:
         if self.outcome is None:
+            gate = self.gate
             try:
-                gate = baseline.gate_of(self.options)
                 ledger = runner.run(self.options, lambda line: None)
             except CANNOT_RUN as exc:
                 self.outcome = Outcome(error=f"shop-contract could not run: {exc}")

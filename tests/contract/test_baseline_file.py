@@ -4,13 +4,17 @@ prune keeping reasons, and every hostile file refused with one line naming the f
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
 from datetime import date
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from contract_tests.cli import main
-from contract_tests.outcome import baseline
+from contract_tests.outcome import baseline, findings_file, html_report, report, step_summary
 from contract_tests.outcome.baseline import PLACEHOLDER, BaselineError, Gate
 from contract_tests.outcome.findings import Acceptance, Ledger, RunError, Violation
 from contract_tests.outcome.fingerprint import fingerprint
@@ -195,3 +199,40 @@ def test_a_missing_baseline_is_refused_unless_it_is_being_recorded(
     assert "cannot read it: No such file or directory (record one with --baseline-update)" in capsys.readouterr().err
     assert main([*args[:2], "--baseline-strict"]) == 2
     assert capsys.readouterr().err.strip() == "shop-contract: error: --baseline-strict need(s) --baseline FILE"
+
+
+def test_every_report_shows_accepted_violations_apart() -> None:
+    ledger = ledger_of(violation("get_product"), violation("list_products", rule="boom"))
+    ledger.passed("backend", "get_product", "response_schema_conformance", 4)
+    fixed = Acceptance(STOCK, "fixed since 2.3", "2026-01-01")
+    baseline.apply(ledger, Path("b.yaml"), [Acceptance(MSRP, "legacy <clients>"), fixed], strict=True, on=TODAY)
+    junit = ET.fromstring(report.junit_xml(ledger))
+    cases = [(c.get("classname"), c.get("name"), [child.tag for child in c]) for c in junit.iter("testcase")]
+    assert cases.count(("backend.get_product", "response_schema_conformance", ["skipped"])) == 1
+    assert ("backend.list_products", "response_schema_conformance", ["failure"]) in cases
+    assert cases.count(("baseline", STOCK, ["failure"])) == 2  # not reproduced, and expired
+    assert (junit.get("tests"), junit.get("failures"), junit.get("skipped")) == ("4", "3", "1")
+    text = report.summary(ledger, verbose=False)
+    assert "Result: 1 new violation(s) of 1 check(s), 1 accepted by the baseline; 2 baseline entry(ies)" in text
+    assert f"  {MSRP}  [1]  legacy <clients>" in text and f"  {STOCK}  (expired 2026-01-01; fixed since 2.3)" in text
+    document = report.as_json(ledger)
+    assert jsonschema.Draft202012Validator(findings_file.schema()).is_valid(document)
+    assert [v["fingerprint"] for v in document["baseline"]["accepted"]] == [MSRP]  # type: ignore[index]
+    markdown = step_summary.markdown(ledger)
+    assert markdown.startswith("### shop-contract: ❌ 1 new violation(s)")
+    assert "| accepted \\(1\\) |" in markdown and "legacy \\<clients\\>" in markdown
+    page = html_report.render(document)
+    assert "<title>shop-contract: new violations found; 1 accepted by the baseline</title>" in page
+
+
+def test_a_bad_baseline_is_a_usage_error_under_pytest(tmp_path: Path) -> None:
+    path = tmp_path / "baseline.yaml"
+    path.write_text("version: 1\naccepted:\n- &a {fingerprint: x, reason: y}\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--shop-base-url", "http://127.0.0.1:9/shop/api/v1",
+         "--shop-baseline", str(path)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR
+    assert f"shop-contract: --baseline {path} at /accepted/0: an anchor or alias" in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
