@@ -3,21 +3,25 @@ prune keeping reasons, and every hostile file refused with one line naming the f
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import subprocess
 import sys
+import tomllib
 import xml.etree.ElementTree as ET
 from datetime import date
 from pathlib import Path
 
 import jsonschema
 import pytest
+import yaml
 
 from contract_tests.cli import main
 from contract_tests.outcome import baseline, findings_file, html_report, report, step_summary
 from contract_tests.outcome.baseline import PLACEHOLDER, BaselineError, Gate
 from contract_tests.outcome.findings import Acceptance, Ledger, RunError, Violation
 from contract_tests.outcome.fingerprint import fingerprint
+from tests.contract.support import ROOT
 
 TODAY = date(2026, 11, 28)
 SCHEMA_RULE = "Response violates schema: 'msrp' is a required property"
@@ -236,3 +240,12 @@ def test_a_bad_baseline_is_a_usage_error_under_pytest(tmp_path: Path) -> None:
     assert done.returncode == pytest.ExitCode.USAGE_ERROR
     assert f"shop-contract: --baseline {path} at /accepted/0: an anchor or alias" in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
+
+
+def test_the_schema_ships_with_the_package_and_matches_what_is_written() -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["contract_tests.outcome"]
+    assert any(fnmatch.fnmatch(baseline.SCHEMA_NAME, pattern) for pattern in patterns)
+    written = yaml.safe_load(baseline.dumps([Acceptance(MSRP, "r", "2027-01-31")]))
+    written["accepted"][0]["expires"] = written["accepted"][0]["expires"].isoformat()  # YAML's date, as read
+    assert jsonschema.Draft202012Validator(findings_file.schema(baseline.SCHEMA_NAME)).is_valid(written)
