@@ -159,7 +159,7 @@ def verdict(ledger: Ledger) -> str:
     )
     if ledger.baseline is not None:
         said += f", {len(ledger.baseline.accepted)} accepted by the baseline"
-        stale = len(ledger.baseline.not_reproduced) + len(ledger.baseline.expired)
+        stale = len({entry.fingerprint for entry in [*ledger.baseline.not_reproduced, *ledger.baseline.expired]})
         if ledger.baseline.strict and stale:
             said += f"; {stale} baseline entry(ies) not reproduced or expired (--baseline-strict)"
     if ledger.aborted:
