@@ -12,6 +12,7 @@ The command line itself (its parsers, secrets from the environment, the `Options
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import threading
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from contract_tests.options import UsageError
+from contract_tests.outcome import baseline
 from contract_tests.outcome.findings import Ledger
 from contract_tests.redact import Redactor, escape
 from contract_tests.run.arguments import VersionAsked, merge_parser, options_from
@@ -54,7 +56,7 @@ def verdict(ledger: Ledger) -> int:
         return _fail(shown(incomplete(ledger)))
     if ledger.unreached and not ledger.passes and not ledger.violations:
         return _fail(f"the time budget (--max-time) ended the run before anything was judged: {ledger.unreached[0]}")
-    if ledger.violations:
+    if baseline.fails(ledger):  # a new violation; with --baseline-strict, an entry stale or expired too
         return EXIT_VIOLATIONS
     if ledger.unreached:
         print(f"shop-contract: partial verdict: {len(ledger.unreached)} part(s) not reached in time", file=sys.stderr)
@@ -78,15 +80,48 @@ def merge(argv: Sequence[str]) -> int:
 
     try:
         args = merge_parser().parse_args(argv)
+        gate = _merge_gate(args)
         ledger = merge.combine([(directory, merge.read(directory)) for directory in args.directories])
     except (UsageError, merge.MergeError) as exc:
         return _fail(str(exc))
+    if gate is None and ledger.baseline is not None:  # the shards' baseline, as they recorded it
+        shards = ledger.baseline
+        gate = baseline.Gate(Path(shards.file), tuple(shards.entries), strict=shards.strict)
+    refused = judged(ledger, gate)
     try:
         written = report.write_files(ledger, args.junit_xml, args.report_dir)
     except OSError as exc:
         return _fail(f"cannot write the merged report: {exc}")
     _reported(ledger, written, args.verbose)
-    return verdict(ledger)
+    return _fail(refused) if refused else verdict(ledger)
+
+
+def _merge_gate(args: argparse.Namespace) -> baseline.Gate | None:
+    """`merge --baseline FILE` (and its flags), read before the shards are."""
+    flags = {"--baseline-update": args.baseline_update, "--baseline-prune": args.baseline_prune}
+    flags["--baseline-strict"] = args.baseline_strict
+    given = [flag for flag, used in flags.items() if used]
+    if args.baseline is None:
+        if given:
+            raise UsageError(f"{', '.join(given)} need(s) --baseline FILE")
+        return None
+    return baseline.open_gate(
+        args.baseline, update=args.baseline_update, prune=args.baseline_prune, strict=args.baseline_strict
+    )
+
+
+def judged(ledger: Ledger, gate: baseline.Gate | None) -> str | None:
+    """Apply the baseline (updated and pruned as asked) to the ledger, its notes said on stdout; why it
+    could not be done as asked (a prune of a run that cannot tell, a file that cannot be written), if so."""
+    if gate is None:
+        return None
+    try:
+        notes = baseline.judge(ledger, gate)
+    except UsageError as exc:
+        return str(exc)
+    for note in notes:
+        print(escape(note))
+    return None
 
 
 def _reported(ledger: Ledger, written: list[Path], verbose: bool) -> None:
@@ -114,6 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         options = options_from(argv)
+        gate = baseline.gate_of(options)
     except VersionAsked:
         print(f"shop-contract {SUITE_VERSION}")
         return EXIT_OK
@@ -131,5 +167,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("interrupted")
     except Exception as exc:  # the suite's own defect before testing started: still one line
         return _fail(secrets(f"internal error of the suite: {type(exc).__name__}: {exc}"))
+    refused = judged(ledger, gate)
     _reported(ledger, report.write(ledger, options), options.verbose)
-    return verdict(ledger)
+    return _fail(refused) if refused else verdict(ledger)

@@ -83,6 +83,14 @@ class Options:
     consumer: Path | None = None
     """A consumer contract to verify (`--consumer FILE`): replayed on the target, or, with no target,
     read against the spec (`--spec`) alone; the run is then that verification only."""
+    baseline: Path | None = None
+    """Accepted findings (`--baseline FILE`, contract_tests/outcome/baseline.py): the run fails on the others."""
+    baseline_update: bool = False
+    """Add what the run found and the baseline lacks to it (a placeholder reason each)."""
+    baseline_prune: bool = False
+    """Drop from the baseline what a complete whole run did not reproduce."""
+    baseline_strict: bool = False
+    """An entry not reproduced, or expired, fails the run."""
     seed_value: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -136,6 +144,18 @@ class Options:
             self._validate_consumer()
         if self.shard is not None and not 1 <= self.shard.index <= self.shard.count:
             raise UsageError(f"--shard needs K/N with 1 <= K <= N, got {self.shard}")
+        self._validate_baseline()
+
+    def _validate_baseline(self) -> None:
+        """The baseline's flags need its file; pruning needs a run that can tell what no longer reproduces."""
+        flags = {"--baseline-update": self.baseline_update, "--baseline-prune": self.baseline_prune}
+        flags["--baseline-strict"] = self.baseline_strict
+        given = [flag for flag, used in flags.items() if used]
+        if given and self.baseline is None:
+            raise UsageError(f"{', '.join(given)} need(s) --baseline FILE")
+        narrowing = [*self.narrowing, *(["--shard"] if self.shard is not None else [])]
+        if self.baseline_prune and narrowing:
+            raise UsageError(f"--baseline-prune needs a whole run, not one narrowed by {', '.join(narrowing)}")
 
     def _validate_consumer(self) -> None:
         """`--consumer` replays a recording: what shapes generated tests does not apply, and says so."""
@@ -174,6 +194,19 @@ class Options:
     def part(self) -> Shard:
         """The shard this run is (the whole run: 1/1)."""
         return self.shard or WHOLE
+
+    @property
+    def narrowing(self) -> tuple[str, ...]:
+        """The options given that narrow the run's scope (a shard aside): a run with none is whole."""
+        given = {
+            "--include": bool(self.include),
+            "--checks": bool(self.checks),
+            "--exclude-checks": bool(self.exclude_checks),
+            "--no-domain": not self.domain,
+            "--no-conformance": not self.conformance,
+            "--consumer": self.consumer is not None,
+        }
+        return tuple(flag for flag, narrows in given.items() if narrows)
 
     def selects(self, check: str) -> bool:
         """Whether `check` is judged in this run (`--checks`, `--exclude-checks`)."""

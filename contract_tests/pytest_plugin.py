@@ -93,7 +93,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from contract_tests.run.pytest_suite import ContractSuite
 
     try:
-        options = options_from(cli_arguments(config))
+        suite = ContractSuite(options_from(cli_arguments(config)))  # reads --shop-baseline's file too
     except (UsageError, SpecError) as exc:
         raise pytest.UsageError(f"shop-contract: {exc}") from None
-    config.pluginmanager.register(ContractSuite(options), "shop-contract-suite")
+    config.pluginmanager.register(suite, "shop-contract-suite")

@@ -92,6 +92,9 @@ class RunInfo:
     """Requests in flight at most (`--workers`, or what `auto` chose)."""
     max_time: float | None = None
     """The run's time budget in seconds (`--max-time`), if any."""
+    narrowed: list[str] = field(default_factory=list)
+    """The options that narrowed the run's scope (`--include`, `--checks`, ...; a shard is `shard`): empty
+    for a whole run, the only kind that can tell a baseline's entry no longer reproduces."""
 
     def spent(self, surface: str, operation: str, seconds: float) -> None:
         key = f"{surface}.{operation}"
@@ -134,6 +137,36 @@ class ConsumerRun:
     interactions: list[InteractionVerdict] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Acceptance:
+    """One entry of a baseline file (`--baseline FILE`): a defect accepted, why, and until when."""
+
+    fingerprint: str
+    """outcome/fingerprint.py's `fingerprint` of the violations it accepts."""
+    reason: str
+    expires: str | None = None
+    """The last day it accepts anything (ISO `YYYY-MM-DD`); None: no end."""
+
+
+@dataclass
+class BaselineRun:
+    """A baseline applied to a run (outcome/baseline.py): what it accepted, and which of its entries the
+    gate should hear about."""
+
+    file: str
+    entries: list[Acceptance]
+    accepted: list[Violation] = field(default_factory=list)
+    """The violations an entry accepts, out of `Ledger.violations` (which holds the new ones)."""
+    not_reproduced: list[Acceptance] = field(default_factory=list)
+    """Entries nothing in this run matched; only a complete whole run tells (`judged`)."""
+    expired: list[Acceptance] = field(default_factory=list)
+    """Entries past their date: they accept nothing, their violations are new."""
+    judged: bool = False
+    """Whether the run was complete and whole, so that `not_reproduced` means fixed (or never hit)."""
+    strict: bool = False
+    """`--baseline-strict`: an entry not reproduced or expired fails the gate."""
+
+
 @dataclass
 class Ledger:
     """Passes per (surface, operation, check) and the violations, in the order they were found."""
@@ -156,6 +189,8 @@ class Ledger:
     """A consumer contract's verification, when the run is one (`--consumer FILE`)."""
     unreached: list[str] = field(default_factory=list)
     """The parts of the run its time budget (`--max-time`) did not reach: the verdict is partial."""
+    baseline: BaselineRun | None = None
+    """The accepted findings (`--baseline FILE`), once applied: then `violations` are the new ones only."""
 
     def passed(self, surface: str, operation: str, check: str, times: int = 1) -> None:
         self.passes[Key(surface, operation, check)] += times
@@ -208,6 +243,12 @@ class Ledger:
     @property
     def ok(self) -> bool:
         return not self.violations
+
+    @property
+    def whole(self) -> bool:
+        """Whether the run covered the whole contract: no shard, no option narrowing it, not a consumer
+        contract's verification."""
+        return self.run.shard is None and not self.run.narrowed and self.consumer is None
 
     @property
     def complete(self) -> bool:

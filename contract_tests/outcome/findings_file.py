@@ -73,7 +73,7 @@ def load(path: Path, schema_name: str = SCHEMA_NAME) -> dict[str, Any]:
         raise FindingsError(path, pointer(unreadable), "a string that is not Unicode text (a lone surrogate)")
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(rules).iter_errors(document))
     if error is not None:
-        where, problem = _said(error, rules.get("x-document", "findings.json"))
+        where, problem = said(error, rules.get("x-document", "findings.json"))
         raise FindingsError(path, pointer(where), problem)
     valid: dict[str, Any] = document
     return valid
@@ -165,7 +165,7 @@ def _finite(text: str) -> float:
     return number
 
 
-def _said(error: jsonschema.ValidationError, document: str) -> tuple[list[str | int], str]:
+def said(error: jsonschema.ValidationError, document: str) -> tuple[list[str | int], str]:
     """Where the schema is broken and how, in words of the schema, not of the (untrusted) value."""
     where: list[str | int] = list(error.absolute_path)
     keyword, expected, instance = error.validator, error.validator_value, error.instance
@@ -181,7 +181,7 @@ def _said(error: jsonschema.ValidationError, document: str) -> tuple[list[str | 
         return where, f"must be {' or '.join(json.dumps(v) for v in (expected if keyword == 'enum' else [expected]))}"
     if keyword == "pattern":
         return where, f"does not match {expected}"
-    if keyword in ("minimum", "minLength"):
+    if keyword in ("minimum", "minLength", "maxLength", "maxItems"):
         return where, f"{keyword} is {expected}"
     return where, f"fails the schema's {keyword}"
 

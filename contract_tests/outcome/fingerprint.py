@@ -15,18 +15,23 @@ from contract_tests.outcome.findings import Violation
 
 RULE_SHAPE_LENGTH = 200
 """Characters of the rule's shape kept in a fingerprint: enough to tell rules apart, never a whole quote."""
-_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+_QUOTED = re.compile(r"(?<!\w)'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+"""A quoted value: an apostrophe inside a word (`the gateway's answer`) opens none, so that the words
+after it stay in the shape and a value after them is still found."""
+_ORIGIN = re.compile(r"\bhttps?://[^/\s'\"`]+", re.IGNORECASE)
+"""A URL's scheme and authority: the target's, which a baseline outlives (a staging host, a local port)."""
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
 
 
 def rule_shape(rule: str) -> str:
-    """`rule` without what a run generated: its first line, quoted values as `'…'`, numbers as `N`.
+    """`rule` without what a run generated: its first line, quoted values as `'…'`, a URL's origin as
+    `<origin>`, numbers as `N`.
 
     Backquoted names (`next`, a field) stay: they name the rule, not the input.
     """
     first = rule.strip().splitlines()[0] if rule.strip() else ""
-    shape = _NUMBER.sub("N", _QUOTED.sub("'…'", first))
+    shape = _NUMBER.sub("N", _ORIGIN.sub("<origin>", _QUOTED.sub("'…'", first)))
     return _SPACE.sub(" ", shape).strip()[:RULE_SHAPE_LENGTH]
 
 

@@ -31,9 +31,12 @@ def blob(document: dict[str, Any]) -> str:
 
 def render(document: dict[str, Any]) -> str:
     """The page for a findings.json `document` (report.as_json)."""
-    verdict = "violations found" if document["violations"] else "no violation"
+    new = "new " if document.get("baseline") else ""
+    verdict = f"{new}violations found" if document["violations"] else f"no {new}violation"
     if document.get("errors"):
         verdict += "; parts of the run could not complete"
+    if document.get("baseline"):
+        verdict += f"; {len(document['baseline']['accepted'])} accepted by the baseline"
     if document.get("aborted"):
         verdict = "run stopped before its end"
     return _ENVIRONMENT.get_template(TEMPLATE).render(data=blob(document), verdict=verdict)

@@ -3,7 +3,9 @@
 Each shard's findings.json is read back into a Ledger; the shards must belong together (the same
 seed, profile, suite and spec versions and N, each K from 1 to N exactly once) and their ledgers
 are added up. report.py then renders the merged ledger as it renders a run's, so the merged
-summary, JUnit file and findings.json, and the exit code, are those of the unsharded run.
+summary, JUnit file and findings.json, and the exit code, are those of the unsharded run. Violations a
+shard's baseline accepted are added up with the others and judged again on the merged run (by
+`merge --baseline FILE`, or else by the first shard's baseline entries).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from contract_tests.outcome import findings_file
 from contract_tests.outcome.coverage import Coverage
-from contract_tests.outcome.findings import Ledger, RunError, RunInfo, Skip, Violation
+from contract_tests.outcome.findings import Acceptance, BaselineRun, Ledger, RunError, RunInfo, Skip, Violation
 from contract_tests.outcome.findings_file import FindingsError
 from contract_tests.outcome.reproduce import unsharded
 from contract_tests.sharding import Shard, parse_shard
@@ -54,7 +56,12 @@ def ledger_of(document: dict[str, Any]) -> Ledger:
     ledger = Ledger(run=RunInfo(**{name: run[name] for name in RunInfo.__dataclass_fields__}))
     for entry in document["passes"]:
         ledger.passed(entry["surface"], entry["operation"], entry["check"], entry["times"])
-    ledger.violations = [Violation(**{**_recorded(v), "setup": tuple(v["setup"])}) for v in document["violations"]]
+    judged = document.get("baseline")
+    recorded = [*document["violations"], *(judged["accepted"] if judged else [])]  # the merge judges them again
+    ledger.violations = [Violation(**{**_recorded(v), "setup": tuple(v["setup"])}) for v in recorded]
+    if judged:  # the shard's baseline, which the merge applies when given none of its own
+        entries = [Acceptance(**entry) for entry in judged["entries"]]
+        ledger.baseline = BaselineRun(judged["file"], entries, strict=judged["strict"])
     ledger.not_exercised = [Skip(**skip) for skip in document["not_exercised"]]
     ledger.errors = [RunError(**error) for error in document["errors"]]
     ledger.unreached = list(document["unreached"])
@@ -129,6 +136,7 @@ def _added(ledgers: list[Ledger], count: int) -> Ledger:
             spec_version=first.spec_version,
             shards=count,
             command=unsharded(first.command),
+            narrowed=sorted({flag for ledger in ledgers for flag in ledger.run.narrowed}),
         )
     )
     aborted = []
@@ -151,4 +159,5 @@ def _added(ledgers: list[Ledger], count: int) -> Ledger:
         if ledger.aborted:
             aborted.append(f"shard {run.shard}: {ledger.aborted}")
     merged.aborted = "; ".join(aborted) or None
+    merged.baseline = next((ledger.baseline for ledger in ledgers if ledger.baseline is not None), None)
     return merged

@@ -19,7 +19,8 @@ from typing import Any
 
 from contract_tests.options import Options
 from contract_tests.outcome import html_report
-from contract_tests.outcome.findings import Key, Ledger, Violation
+from contract_tests.outcome.baseline import shown_fingerprint
+from contract_tests.outcome.findings import Acceptance, BaselineRun, Key, Ledger, Violation
 from contract_tests.outcome.fingerprint import fingerprint, violation_id
 from contract_tests.outcome.reproduce import httpx_script
 from contract_tests.redact import Redactor
@@ -129,8 +130,9 @@ def _errors(ledger: Ledger) -> list[str]:
 
 def summary(ledger: Ledger, *, verbose: bool = True, html: Path | None = None) -> str:
     """The run as text: `verbose` (summary.txt, `--verbose`) has every check, operation and violation
-    in full; either way it ends with one line per violated (surface, operation, check), the coverage
-    figure, the HTML report's path (`html`, when written) and the result."""
+    in full; either way it ends with one line per violated (surface, operation, check) (with a baseline:
+    the new violations, then the baseline's section), the coverage figure, the HTML report's path (`html`,
+    when written) and the result."""
     parts = [*_run_lines(ledger), *_consumer(ledger)]
     if verbose:
         parts += ["", *_by_check(ledger), "", *_by_operation(ledger), *_not_exercised(ledger)]
@@ -141,7 +143,7 @@ def summary(ledger: Ledger, *, verbose: bool = True, html: Path | None = None) -
         parts += ["", f"{len(ledger.not_exercised)} check(s) not exercised on some operation (see the report)"]
     parts += _errors(ledger) + _unreached(ledger)
     coverage = [] if ledger.consumer is not None else [ledger.coverage.headline()]  # a replay covers what it recorded
-    parts += ["", *violated_table(ledger), *coverage]
+    parts += ["", *violated_table(ledger), *baseline_lines(ledger, verbose=verbose)[1:], *coverage]
     if html is not None:
         parts.append(f"Report: {html}")
     return Redactor(ledger.secrets)("\n".join([*parts, "", f"Result: {verdict(ledger)}."]))
@@ -149,11 +151,17 @@ def summary(ledger: Ledger, *, verbose: bool = True, html: Path | None = None) -
 
 def verdict(ledger: Ledger) -> str:
     """The run's result in a few words."""
+    new = "new " if ledger.baseline is not None else ""
     said = (
-        "no violation"
+        f"no {new}violation"
         if ledger.ok
-        else f"{len(ledger.violations)} violation(s) of {len(ledger.violated_checks())} check(s)"
+        else f"{len(ledger.violations)} {new}violation(s) of {len(ledger.violated_checks())} check(s)"
     )
+    if ledger.baseline is not None:
+        said += f", {len(ledger.baseline.accepted)} accepted by the baseline"
+        stale = len({entry.fingerprint for entry in [*ledger.baseline.not_reproduced, *ledger.baseline.expired]})
+        if ledger.baseline.strict and stale:
+            said += f"; {stale} baseline entry(ies) not reproduced or expired (--baseline-strict)"
     if ledger.aborted:
         return f"stopped: {ledger.aborted}; {said} up to then"
     if ledger.errors:
@@ -170,6 +178,43 @@ def _unreached(ledger: Ledger) -> list[str]:
     budget = f" of {ledger.run.max_time:g} s" if ledger.run.max_time else ""
     lines = ["", f"Partial verdict: the time budget{budget} ended the run before these parts:"]
     return lines + [f"  {part}" for part in ledger.unreached]
+
+
+def baseline_lines(ledger: Ledger, *, verbose: bool = True) -> list[str]:
+    """The baseline's section: the accepted violations by entry (with their ids when `verbose`), then the
+    entries not reproduced by a complete whole run, and the expired ones; nothing without a baseline."""
+    run = ledger.baseline
+    if run is None:
+        return []
+    by_entry: dict[str, list[Violation]] = {}
+    for violation in run.accepted:
+        by_entry.setdefault(shown_fingerprint(ledger, violation), []).append(violation)
+    lines = [
+        "",
+        f"Baseline {run.file}: {len(run.entries)} entry(ies); {len(run.accepted)} violation(s) accepted, "
+        f"{len(run.not_reproduced)} entry(ies) not reproduced, {len(run.expired)} expired",
+    ]
+    if by_entry:
+        lines.append("Accepted (fingerprint, violations, reason):")
+        for entry in run.entries:
+            found = by_entry.get(entry.fingerprint, [])
+            if found:
+                lines.append(f"  {entry.fingerprint}  [{len(found)}]  {_accepted_for(entry)}")
+                if verbose:
+                    lines += [f"      id {violation_id(v)}: {v.rule.splitlines()[0] if v.rule else ''}" for v in found]
+    if run.not_reproduced:
+        lines.append("Not reproduced by this complete run (fixed? drop with --baseline-prune):")
+        lines += [f"  {entry.fingerprint}  ({entry.reason})" for entry in run.not_reproduced]
+    elif not run.judged:
+        lines.append("Not reproduced: not judged (only a complete run without --shard, --include or --checks tells)")
+    if run.expired:
+        lines.append("Expired (they accept nothing; their violations are new):")
+        lines += [f"  {entry.fingerprint}  (expired {entry.expires}; {entry.reason})" for entry in run.expired]
+    return lines
+
+
+def _accepted_for(entry: Acceptance) -> str:
+    return entry.reason + (f" (until {entry.expires})" if entry.expires else "")
 
 
 def violated_table(ledger: Ledger) -> list[str]:
@@ -189,17 +234,20 @@ def violated_table(ledger: Ledger) -> list[str]:
 
 def junit_xml(ledger: Ledger) -> bytes:
     shown = Redactor(ledger.secrets)
-    keys = sorted(set(ledger.passes) | set(ledger.failures()), key=lambda k: (k.surface, k.operation, k.check))
     failures = ledger.failures()
+    accepted = _accepted_keys(ledger, failures)
+    keys = sorted(set(ledger.passes) | set(failures) | set(accepted), key=lambda k: (k.surface, k.operation, k.check))
     run = ledger.run
     errors = [*map(str, ledger.errors), *([ledger.aborted] if ledger.aborted else [])]
+    stale = _stale_entries(ledger.baseline)
+    strict = ledger.baseline is not None and ledger.baseline.strict
     suite = ET.Element(
         "testsuite",
         name="shop-contract",
-        tests=str(len(keys) + len(errors) + len(ledger.not_exercised)),
-        failures=str(len(failures)),
+        tests=str(len(keys) + len(errors) + len(ledger.not_exercised) + len(stale)),
+        failures=str(len(failures) + (len(stale) if strict else 0)),
         errors=str(len(errors)),
-        skipped=str(len(ledger.not_exercised)),
+        skipped=str(len(ledger.not_exercised) + len(accepted) + (0 if strict else len(stale))),
         time=f"{run.duration:.3f}",
     )
     properties = ET.SubElement(suite, "properties")
@@ -213,6 +261,13 @@ def junit_xml(ledger: Ledger) -> bytes:
         if found:
             failure = ET.SubElement(case, "failure", message=shown(found[0].rule[:500]))
             failure.text = shown("\n\n".join(describe(n, v) for n, v in enumerate(found, 1)))
+        elif key in accepted:
+            count, reason = accepted[key]
+            ET.SubElement(case, "skipped", message=shown(f"accepted by the baseline ({count}): {reason}"[:500]))
+    for entry, why in stale:
+        case = ET.SubElement(suite, "testcase", classname="baseline", name=shown(entry.fingerprint), time="0.000")
+        said = f"{why}: {entry.reason}"[:500]
+        ET.SubElement(case, "failure" if strict else "skipped", message=shown(said))
     for skip in ledger.not_exercised:
         classname = shown(f"{skip.surface}.{skip.operation}")
         case = ET.SubElement(suite, "testcase", classname=classname, name=shown(skip.check), time="0.000")
@@ -222,6 +277,31 @@ def junit_xml(ledger: Ledger) -> bytes:
         ET.SubElement(case, "error", message=shown(error[:500])).text = shown(error)
     document: bytes = ET.tostring(suite, encoding="utf-8", xml_declaration=True)
     return document
+
+
+def _accepted_keys(ledger: Ledger, failures: Counter[Key]) -> dict[Key, tuple[int, str]]:
+    """The (surface, operation, check) whose violations a baseline accepted, none new: their count and the
+    first one's reason. JUnit shows each as a skipped test case (a key with new violations fails instead)."""
+    run = ledger.baseline
+    if run is None:
+        return {}
+    reasons = {entry.fingerprint: entry.reason for entry in run.entries}
+    accepted: dict[Key, tuple[int, str]] = {}
+    for violation in run.accepted:
+        key = Key(violation.surface, violation.operation, violation.check)
+        if key not in failures:
+            count, reason = accepted.get(key, (0, reasons.get(shown_fingerprint(ledger, violation), "")))
+            accepted[key] = (count + 1, reason)
+    return accepted
+
+
+def _stale_entries(run: BaselineRun | None) -> list[tuple[Acceptance, str]]:
+    """The baseline's entries not reproduced and expired, with which: JUnit test cases of class "baseline",
+    failed under `--baseline-strict`, skipped otherwise."""
+    if run is None:
+        return []
+    stale = [(entry, "not reproduced by this complete run") for entry in run.not_reproduced]
+    return stale + [(entry, f"expired on {entry.expires}") for entry in run.expired]
 
 
 def _properties(ledger: Ledger) -> dict[str, str]:
@@ -236,6 +316,18 @@ def _properties(ledger: Ledger) -> dict[str, str]:
         **({"shard": run.shard} if run.shard else {}),
         **({"shards": str(run.shards)} if run.shards else {}),
         **{f"target.{name}": url for name, url in run.targets.items()},
+        **_baseline_properties(ledger.baseline),
+    }
+
+
+def _baseline_properties(run: BaselineRun | None) -> dict[str, str]:
+    if run is None:
+        return {}
+    return {
+        "baseline": run.file,
+        "baseline.accepted": str(len(run.accepted)),
+        "baseline.not_reproduced": str(len(run.not_reproduced)),
+        "baseline.expired": str(len(run.expired)),
     }
 
 
@@ -255,6 +347,7 @@ def as_json(ledger: Ledger) -> dict[str, object]:
         "unreached": ledger.unreached,
         "coverage": ledger.coverage.as_json(),
         "consumer": None if ledger.consumer is None else asdict(ledger.consumer),
+        "baseline": _baseline_json(ledger),
         "scripts": [
             {"request": httpx_script(v.curl), "setup": [httpx_script(step) for step in v.setup]}
             for v in ledger.violations
@@ -262,6 +355,15 @@ def as_json(ledger: Ledger) -> dict[str, object]:
     }
     cleaned: dict[str, object] = _redacted(document, shown)
     return cleaned
+
+
+def _baseline_json(ledger: Ledger) -> dict[str, object] | None:
+    run = ledger.baseline
+    if run is None:
+        return None
+    document = asdict(run)
+    document["accepted"] = [{"id": violation_id(v), "fingerprint": fingerprint(v), **asdict(v)} for v in run.accepted]
+    return document
 
 
 def _order(item: tuple[Key, int]) -> tuple[str, str, str]:

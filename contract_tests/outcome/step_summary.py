@@ -13,6 +13,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from contract_tests.outcome.baseline import shown_fingerprint, strict_failures
 from contract_tests.outcome.findings import Ledger
 from contract_tests.outcome.fingerprint import violation_id
 from contract_tests.redact import Redactor
@@ -39,12 +40,15 @@ def markdown(ledger: Ledger) -> str:
     shown = Redactor(ledger.secrets)
     failures = ledger.failures()
     partial = f" (partial: the time budget left {len(ledger.unreached)} part(s) unreached)" if ledger.unreached else ""
+    new = "new " if ledger.baseline is not None else ""
     if ledger.aborted:
         verdict = "⛔ stopped before its end"
     elif ledger.violations:
-        verdict = f"❌ {len(ledger.violations)} violation(s) of {len(ledger.violated_checks())} check(s)"
+        verdict = f"❌ {len(ledger.violations)} {new}violation(s) of {len(ledger.violated_checks())} check(s)"
+    elif strict_failures(ledger):
+        verdict = f"❌ no {new}violation, but the baseline has entries not reproduced or expired (--baseline-strict)"
     else:
-        verdict = "✅ no violation" + (" (but parts of the run could not complete)" if ledger.errors else "")
+        verdict = f"✅ no {new}violation" + (" (but parts of the run could not complete)" if ledger.errors else "")
     if partial and not ledger.aborted:
         verdict = verdict.replace("✅", "⚠️") + partial
     lines = [
@@ -73,7 +77,37 @@ def markdown(ledger: Ledger) -> str:
         ]
     if len(ledger.violations) > SHOWN:
         lines += ["", f"… and {len(ledger.violations) - SHOWN} more in report.html."]
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, *_baseline(ledger)]) + "\n"
+
+
+def _baseline(ledger: Ledger) -> list[str]:
+    """The baseline's part: counts, then a table of its entries this run met or should hear about (accepted,
+    not reproduced, expired), the first `SHOWN` of each."""
+    run = ledger.baseline
+    if run is None:
+        return []
+    shown = Redactor(ledger.secrets)
+    lines = [
+        "",
+        f"#### Baseline {inline(shown(run.file))}",
+        "",
+        f"- accepted: {len(run.accepted)} violation(s); not reproduced: {len(run.not_reproduced)} entry(ies)"
+        + ("" if run.judged else " (not judged: a narrowed or incomplete run)")
+        + f"; expired: {len(run.expired)}",
+    ]
+    accepted: dict[str, int] = {}
+    for violation in run.accepted:
+        fingerprint = shown_fingerprint(ledger, violation)
+        accepted[fingerprint] = accepted.get(fingerprint, 0) + 1
+    reasons = {entry.fingerprint: entry.reason for entry in run.entries}
+    rows = [(f"accepted ({count})", fp, reasons.get(fp, "")) for fp, count in list(accepted.items())[:SHOWN]]
+    rows += [("not reproduced", entry.fingerprint, entry.reason) for entry in run.not_reproduced[:SHOWN]]
+    rows += [(f"expired {entry.expires}", entry.fingerprint, entry.reason) for entry in run.expired[:SHOWN]]
+    if rows:
+        lines += ["", "| entry | fingerprint | reason |", "|---|---|---|"]
+        cells = [(inline(state), inline(shown(fp)[:300]), inline(shown(why)[:300])) for state, fp, why in rows]
+        lines += [f"| {' | '.join(row)} |" for row in cells]
+    return lines
 
 
 def append(ledger: Ledger, environ: Mapping[str, str]) -> None:

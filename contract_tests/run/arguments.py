@@ -124,6 +124,7 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument(
         "--report-dir", type=Path, metavar="DIR", help="report.html, summary.txt, junit.xml and findings.json"
     )
+    _baseline_options(p)
     return p
 
 
@@ -135,6 +136,32 @@ def workers(text: str) -> int | None:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected 'auto' or a whole number, got {text[:40]!r}") from None
+
+
+def _baseline_options(p: argparse.ArgumentParser) -> None:
+    """The accepted findings' options, for a run and for `merge` alike."""
+    gate = p.add_argument_group("accepted findings")
+    gate.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="accepted violations (YAML, reviewed like code): fail only on violations not in it",
+    )
+    gate.add_argument(
+        "--baseline-strict",
+        action="store_true",
+        help="also fail on entries a complete whole run did not reproduce, and on expired ones",
+    )
+    gate.add_argument(
+        "--baseline-update",
+        action="store_true",
+        help="add the violations found that the baseline lacks (reason: a placeholder to write)",
+    )
+    gate.add_argument(
+        "--baseline-prune",
+        action="store_true",
+        help="drop the entries this run did not reproduce (a whole run only, applied when it completes)",
+    )
 
 
 def merge_parser() -> argparse.ArgumentParser:
@@ -149,6 +176,7 @@ def merge_parser() -> argparse.ArgumentParser:
         "--report-dir", type=Path, metavar="DIR", help="the merged report.html, summary.txt, junit.xml, findings.json"
     )
     p.add_argument("--verbose", action="store_true", help="the summary in full, each violation with its evidence")
+    _baseline_options(p)
     return p
 
 
@@ -191,4 +219,8 @@ def options_from(argv: Sequence[str], environ: Mapping[str, str] | None = None) 
         ca_bundle=args.ca_bundle,
         insecure=args.insecure,
         consumer=args.consumer,
+        baseline=args.baseline,
+        baseline_update=args.baseline_update,
+        baseline_prune=args.baseline_prune,
+        baseline_strict=args.baseline_strict,
     )

@@ -3,13 +3,15 @@
 Registered by `contract_tests.pytest_plugin` only when a target is given. The suite runs once, on the
 first of its tests; each test fails with the violations of its check. When the run cannot happen
 (unreachable target, refused credentials, unreadable spec), the target is not probed again: the
-first test fails with the reason and the others are skipped, pointing to it.
+first test fails with the reason and the others are skipped, pointing to it. With `--shop-baseline FILE`,
+the checks fail on new violations only, and `shop-contract::baseline` fails on what the baseline itself
+fails the CLI's run on (a prune refused; under `--shop-baseline-strict`, entries stale or expired).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +22,17 @@ from contract_tests.client.target import TargetError
 from contract_tests.judge.conformance import ConformanceError
 from contract_tests.judge.consumer.document import ConsumerError
 from contract_tests.options import Options, UsageError
-from contract_tests.outcome import report, step_summary
+from contract_tests.outcome import baseline, report, step_summary
 from contract_tests.outcome.findings import Ledger
+from contract_tests.redact import Redactor
 from contract_tests.run import runner
 from shop_contract.document import SpecError
 
 CANNOT_RUN = (UsageError, SpecError, TargetError, ConformanceError, ConsumerError)
 REPLAY_CHECKS = tuple(check for check in CONSUMER_CHECKS if check != "consumer_revision")
 """A consumer contract's checks on a target (the plugin runs only with one)."""
+BASELINE = "baseline"
+"""The test of the baseline itself (`--shop-baseline FILE`), beside one per check."""
 
 
 @dataclass
@@ -37,26 +42,46 @@ class Outcome:
     ledger: Ledger | None = None
     error: str | None = None
     reported_by: str | None = None
+    baseline_notes: list[str] = field(default_factory=list)
+    """What --baseline-update / --baseline-prune changed, or why the baseline could not be applied as asked."""
+    baseline_refused: str | None = None
 
 
 class ContractSuite:
     """The plugin object registered for a session with a target."""
 
     def __init__(self, options: Options) -> None:
+        """Reads the baseline the options name, if any: a bad one is a usage error before any test."""
         self.options = options
+        self.gate = baseline.gate_of(options)
         self.outcome: Outcome | None = None
 
     def run_once(self) -> Outcome:
         if self.outcome is None:
+            gate = self.gate
             try:
                 ledger = runner.run(self.options, lambda line: None)
             except CANNOT_RUN as exc:
                 self.outcome = Outcome(error=f"shop-contract could not run: {exc}")
             else:
+                self.outcome = Outcome(ledger=ledger)
+                if gate is not None:
+                    try:
+                        self.outcome.baseline_notes = baseline.judge(ledger, gate)
+                    except UsageError as exc:
+                        self.outcome.baseline_refused = str(exc)
                 report.write(ledger, self.options)
                 step_summary.append(ledger, os.environ)  # a GitHub job's summary, as the CLI writes it
-                self.outcome = Outcome(ledger=ledger)
         return self.outcome
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """The baseline's section of the CLI's summary (accepted, not reproduced, expired) and its notes."""
+        outcome = self.outcome
+        if outcome is None or outcome.ledger is None or outcome.ledger.baseline is None:
+            return
+        terminalreporter.section("shop-contract baseline")
+        for line in [*outcome.baseline_notes, *report.baseline_lines(outcome.ledger, verbose=False)[1:]]:
+            terminalreporter.write_line(Redactor(outcome.ledger.secrets)(line))
 
     def pytest_collection_modifyitems(
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
@@ -64,6 +89,8 @@ class ContractSuite:
         checks = ("run_completed", *SCHEMATHESIS_CHECKS, *DOMAIN_CHECKS, *sorted(self.options.enabled_strict))
         if self.options.consumer is not None:  # `--shop-consumer FILE`: the run is that contract's replay only
             checks = ("run_completed", *REPLAY_CHECKS)
+        if self.options.baseline is not None:
+            checks = (*checks, BASELINE)
         items.extend(
             ContractCheck.from_parent(session, name=f"shop-contract::{check}", suite=self, check=check)
             for check in checks
@@ -87,6 +114,12 @@ class ContractCheck(pytest.Item):
             pytest.skip(f"not run: the suite could not run (see {outcome.reported_by})")
         ledger = outcome.ledger
         assert ledger is not None
+        if self.check == BASELINE:
+            refused = [outcome.baseline_refused] if outcome.baseline_refused else []
+            refusals = [*refused, *baseline.strict_failures(ledger)]
+            if refusals:
+                raise AssertionError("\n".join(refusals))
+            return
         if self.check == "run_completed" and not ledger.complete:
             unreached = [f"not reached in the time budget (--shop-max-time): {part}" for part in ledger.unreached]
             stopped = [*([ledger.aborted] if ledger.aborted else []), *map(str, ledger.errors), *unreached]

@@ -196,6 +196,7 @@ def run(options: Options, progress: Progress) -> Ledger:
         shard=None if options.shard is None else str(options.shard),
         max_time=options.max_time,
         command=reproduce.command(options),
+        narrowed=list(options.narrowing),
     )
     for surface in target.surfaces:
         in_scope = [name for name in surface.operations if not options.include or name in options.include]

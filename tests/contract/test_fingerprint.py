@@ -16,6 +16,17 @@ def test_the_same_rule_with_other_generated_values_has_one_fingerprint() -> None
     assert fingerprint(first) == fingerprint(second)
 
 
+def test_an_apostrophe_in_a_word_quotes_nothing() -> None:
+    said = "the gateway's representation differs from the backend's: 'PARIS' for 'Paris'"
+    assert rule_shape(said) == "the gateway's representation differs from the backend's: '…' for '…'"
+
+
+def test_the_targets_origin_is_left_out() -> None:
+    local = rule_shape("`previous` of page 2 leads to page 2: http://127.0.0.1:40123/shop/api/v1/lines/?page=2")
+    staging = rule_shape("`previous` of page 2 leads to page 2: https://staging.example.com/shop/api/v1/lines/?page=2")
+    assert local == staging == "`previous` of page N leads to page N: <origin>/shop/api/vN/lines/?page=N"
+
+
 def test_another_field_or_another_check_is_another_fingerprint() -> None:
     assert fingerprint(violation("`productName` reads back 'a'")) != fingerprint(violation("`buyPrice` reads back 'a'"))
     other_check = Violation("write_echo", "backend", "get_product", "`productName` reads back 'a'", "curl", "")
