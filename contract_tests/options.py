@@ -76,6 +76,8 @@ class Options:
     consumer: Path | None = None
     """A consumer contract to verify (`--consumer FILE`): replayed on the target, or, with no target,
     read against the spec (`--spec`) alone; the run is then that verification only."""
+    export_tests: Path | None = None
+    """Where to write the violations as a pytest file (`--export-tests DIR`); None: nowhere."""
     seed_value: int = field(init=False)
 
     def __post_init__(self) -> None:
