@@ -30,6 +30,8 @@ from contract_tests.spec import JSON, Operation, Spec
 FILE = "test_contract_violations.py"
 TARGET_VARIABLES = {"backend": "SHOP_CONTRACT_BASE_URL", "gateway": "SHOP_CONTRACT_GATEWAY_URL"}
 """The variable naming each surface's base URL in an exported file."""
+OWN_RULES = ("not_a_server_error", "write_echo", "round_trip", "patch_locality")
+"""Checks whose rule standalone.broken states without data from the contract."""
 CREDENTIAL_CHECKS = ("auth_matrix", "ignored_auth")
 """Checks whose failing request carries a credential of its own making: reports mask it, so an exported
 test cannot send it again."""
@@ -50,8 +52,8 @@ def _credentials():
 
 def _judged(violation_id):
     violation = VIOLATIONS[violation_id]
-    if violation["unsendable"]:
-        pytest.skip(f"its requests cannot be sent again: {violation['unsendable']}")
+    if violation["skip"]:
+        pytest.skip(violation["skip"])
     surface = violation["surface"]
     base = os.environ.get(TARGET_VARIABLES[surface]) or TARGETS[surface]
     with httpx.Client(timeout=TIMEOUT) as client:
@@ -121,13 +123,27 @@ def expectations(spec: Spec, op: Operation | None, violation: Violation) -> JSON
     if check == "item_identity" and op is not None:
         collection = spec.collection_of(op)
         return {"identifier": collection.identifier if collection is not None else None}
-    if check in ("not_a_server_error", "write_echo", "round_trip"):
+    if check == "list_scoping" and op is not None and op.path_parameters:
+        return {"owner": op.path_parameters[-1]}
+    if check in OWN_RULES:
         return {}
     named = _EXPECTED.search(violation.rule)
     if named is not None:
         return {"expected_statuses": [int(code) for code in (named.group(1) or named.group(2)).split(" or ")]}
     status = _STATUS_LINE.match(violation.response)
-    return {"recorded": {"status": int(status.group(1)) if status else None, "body": None}, "rule": violation.rule}
+    if status is not None and int(status.group(1)) >= 400:
+        return {"not_status": int(status.group(1)), "rule": violation.rule}
+    return {}
+
+
+def skipped(violation: Violation, expect: JSON) -> str:
+    """Why an exported test cannot judge `violation` ("" when it can)."""
+    if violation.check in CREDENTIAL_CHECKS:
+        return "the credential it tested is masked in reports: replay it with `shop-contract replay`"
+    if expect or violation.check in OWN_RULES:
+        return ""
+    found = f"the run found: {violation.rule}"
+    return f"no stand-alone rule for {violation.check}: replay it with `shop-contract replay` ({found})"
 
 
 def collections(spec: Spec) -> list[JSON]:
@@ -152,16 +168,15 @@ def _entry(spec: Spec, violation: Violation) -> JSON:
         "operation": violation.operation,
         "rule": violation.rule,
         "steps": [],
-        "unsendable": "",
         "expect": expectations(spec, op, violation),
     }
-    if violation.check in CREDENTIAL_CHECKS:
-        entry["unsendable"] = "the credential it tested is masked in reports (replay it with shop-contract replay)"
+    entry["skip"] = skipped(violation, entry["expect"])
+    if entry["skip"]:
         return entry
     try:
         entry["steps"] = [recorded_request(curl) for curl in (*violation.setup, violation.curl)]
     except NotACurl as exc:
-        entry["unsendable"] = str(exc)
+        entry["skip"] = f"its requests cannot be sent again: {exc}"
     return entry
 
 
