@@ -91,10 +91,8 @@ def _exported(ledger: Ledger, directory: Path | None, spec: Path | None) -> list
     if directory is None:
         return []
     from contract_tests.outcome import export_tests
-    from contract_tests.spec import Spec
 
-    targets = ledger.run.targets
-    return [export_tests.write(ledger.violations, targets, Spec.load(spec), directory, ledger.secrets)]
+    return [export_tests.write_run(ledger, directory, spec)]
 
 
 def replay(argv: Sequence[str]) -> int:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from contract_tests.outcome import standalone
-from contract_tests.outcome.findings import Violation
+from contract_tests.outcome.findings import Ledger, Violation
 from contract_tests.outcome.fingerprint import violation_id
 from contract_tests.outcome.reproduce import SECRET_FLAGS, NotACurl, recorded_request
 from contract_tests.spec import JSON, Operation, Spec
@@ -221,6 +221,11 @@ def source(violations: Sequence[Violation], targets: Mapping[str, str], spec: Sp
         "from __future__ import annotations\n\nimport os\n\nimport pytest\n\n"
     )
     return "\n\n".join([header + library.rstrip(), *data, _RUNNER.strip(), *tests]) + "\n"
+
+
+def write_run(ledger: Ledger, directory: Path, spec: Path | None) -> Path:
+    """A run's (or a merge's) violations written into `directory`, judged against the contract at `spec`."""
+    return write(ledger.violations, ledger.run.targets, Spec.load(spec), directory, ledger.secrets)
 
 
 def write(

@@ -20,7 +20,7 @@ from contract_tests.client.target import TargetError
 from contract_tests.judge.conformance import ConformanceError
 from contract_tests.judge.consumer.document import ConsumerError
 from contract_tests.options import Options, UsageError
-from contract_tests.outcome import report, step_summary
+from contract_tests.outcome import export_tests, report, step_summary
 from contract_tests.outcome.findings import Ledger
 from contract_tests.run import runner
 from shop_contract.document import SpecError
@@ -54,6 +54,8 @@ class ContractSuite:
                 self.outcome = Outcome(error=f"shop-contract could not run: {exc}")
             else:
                 report.write(ledger, self.options)
+                if self.options.export_tests is not None:
+                    export_tests.write_run(ledger, self.options.export_tests, self.options.spec)
                 step_summary.append(ledger, os.environ)  # a GitHub job's summary, as the CLI writes it
                 self.outcome = Outcome(ledger=ledger)
         return self.outcome
