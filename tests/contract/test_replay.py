@@ -4,6 +4,8 @@ that made it and on the correct mock, by the suite and by the exported pytest fi
 from __future__ import annotations
 
 import ast
+import contextlib
+import io
 import json
 import os
 import runpy
@@ -17,6 +19,7 @@ from pathlib import Path
 import pytest
 from schemathesis.core.shell import ShellType, escape_for_shell
 
+from contract_tests import cli
 from contract_tests.outcome import export_tests
 from contract_tests.outcome.findings import Violation
 from contract_tests.outcome.fingerprint import violation_id
@@ -24,7 +27,7 @@ from contract_tests.outcome.reproduce import words
 from contract_tests.spec import Spec
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from tests.contract.support import Outcome, shop_contract
+from tests.contract.support import shop_contract
 from tests.contract.variants import VARIANTS
 from tests.live import free_port, running
 
@@ -79,8 +82,19 @@ def round_trip(correct: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     yield from _recorded("patch_resets_other_fields", correct, tmp_path_factory.mktemp("round_trip"))
 
 
-def replay(*args: str, env: dict[str, str] | None = None) -> Outcome:
-    return shop_contract(["replay", *args], env=env)
+@dataclass(frozen=True)
+class Replayed:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def replay(*args: str) -> Replayed:
+    """`shop-contract replay ARGS`, in this process (the suite's imports are paid once per session)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(["replay", *args])
+    return Replayed(code, out.getvalue(), err.getvalue())
 
 
 @pytest.mark.parametrize("recorded", ["status_code", "round_trip"])
@@ -100,13 +114,15 @@ def test_replay_by_id_is_still_failing_on_the_broken_variant_and_fixed_on_the_co
     assert "STILL FAILING" not in fixed.stdout
 
 
-def test_replay_all_judges_every_violation_with_credentials_from_the_environment(status_code: Recorded) -> None:
-    env = {"SHOP_CONTRACT_API_KEY": "dev-api-key"}
-    still = replay("--all", "--report-dir", str(status_code.report_dir), "--base-url", status_code.broken, env=env)
+def test_replay_all_judges_every_violation_with_credentials_from_the_environment(
+    status_code: Recorded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHOP_CONTRACT_API_KEY", "dev-api-key")
+    still = replay("--all", "--report-dir", str(status_code.report_dir), "--base-url", status_code.broken)
     assert still.code == 1, still.stderr
     assert all(f"{name}  STILL FAILING" in still.stdout for name in status_code.ids)
     assert "dev-api-key" not in still.stdout
-    fixed = replay("--all", "--report-dir", str(status_code.report_dir), "--base-url", status_code.correct, env=env)
+    fixed = replay("--all", "--report-dir", str(status_code.report_dir), "--base-url", status_code.correct)
     assert fixed.code == 0, fixed.stderr
     verdicts = [line.split()[:2] for line in fixed.stdout.splitlines() if line[:8] in status_code.ids]
     assert verdicts == [[name, "FIXED"] for name in status_code.ids]
