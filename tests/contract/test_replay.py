@@ -20,7 +20,7 @@ import pytest
 from schemathesis.core.shell import ShellType, escape_for_shell
 
 from contract_tests import cli
-from contract_tests.outcome import export_tests
+from contract_tests.outcome import export_tests, standalone
 from contract_tests.outcome.findings import Violation
 from contract_tests.outcome.fingerprint import violation_id
 from contract_tests.outcome.reproduce import words
@@ -237,3 +237,43 @@ def _quoted(text: str) -> str:
 @pytest.mark.parametrize("text", ["plain", 'it\'s "quoted"', "$HOME `x` \\", "ü\r\n\x01 ' \\x41", ""])
 def test_a_curl_word_reads_back_as_sent(text: str) -> None:
     assert words(f"curl -d {_quoted(text)} http://h/")[2] == text
+
+
+def test_a_fresh_identifier_is_followed_by_every_later_request() -> None:
+    boundary = "b0"
+    multipart = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="productline"\r\n\r\nCars\r\n'
+        f'--{boundary}\r\nContent-Disposition: form-data; name="note"\r\n\r\nCars\r\n--{boundary}--\r\n'
+    )
+    request = {
+        "method": "PUT",
+        "url": "http://h/api/productlines/Cars/?x=Cars",
+        "headers": [["Content-Type", f"multipart/form-data; boundary={boundary}"]],
+        "body": multipart,
+    }
+    moved = standalone.substituted(request, "productline", "Cars", "Cars~new")
+    assert moved["url"] == "http://h/api/productlines/Cars~new/?x=Cars"
+    assert standalone.fields(moved) == {"productline": "Cars~new", "note": "Cars"}
+    form = {**request, "headers": [["Content-Type", "application/x-www-form-urlencoded"]], "body": "productline=Cars"}
+    assert standalone.fields(standalone.substituted(form, "productline", "Cars", "a b")) == {"productline": "a b"}
+    as_json = {**request, "headers": [["Content-Type", "application/json"]], "body": '{"productline": "Cars"}'}
+    assert standalone.fields(standalone.substituted(as_json, "productline", "Cars", 7)) == {"productline": 7}
+
+
+@pytest.mark.parametrize("prop", [{"type": "string", "maxLength": 10}, {"type": "integer", "maximum": 2**31 - 1}])
+def test_a_fresh_identifier_keeps_within_the_fields_bounds(prop: dict[str, object]) -> None:
+    fresh = {standalone.fresh_identifier(prop, "Classic Cars") for _ in range(20)}
+    assert len(fresh) == 20
+    for value in fresh:
+        assert len(value) <= 10 if isinstance(value, str) else 1_000_000_000 <= value <= 2**31 - 1
+
+
+def test_the_standalone_module_imports_nothing_but_the_standard_library_and_httpx() -> None:
+    tree = ast.parse(Path(standalone.__file__).read_text())
+    imported = {
+        (node.module if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    assert imported - set(sys.stdlib_module_names) == {"httpx"}
