@@ -1,5 +1,8 @@
 """`shop-contract` / `python -m contract_tests`: options -> a run -> an exit code.
 
+`shop-contract replay` sends a report's violations again: exit 0 when all are fixed, 1 when any still
+fails, 2 when one could not be judged or the replay could not be made.
+
 Exit 0: no violation; 1: violations found; 2: could not run or could not finish (bad arguments,
 unreadable spec, unreachable target or not this API, credentials refused or lost during the run, an
 internal error, a part of the run that could not complete: even with violations found, the verdict is
@@ -18,13 +21,17 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from contract_tests.options import UsageError
 from contract_tests.outcome import baseline
 from contract_tests.outcome.findings import Ledger
 from contract_tests.redact import Redactor, escape
-from contract_tests.run.arguments import VersionAsked, merge_parser, options_from
+from contract_tests.run.arguments import VersionAsked, merge_parser, options_from, replay_arguments
 from shop_contract.document import SpecError
+
+if TYPE_CHECKING:
+    from contract_tests.run.replay import Verdict
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_CANNOT_RUN, EXIT_PARTIAL = 0, 1, 2, 3
 INSECURE_WARNING = "shop-contract: warning: --insecure: TLS certificates are not verified; anyone between may answer"
@@ -90,8 +97,11 @@ def merge(argv: Sequence[str]) -> int:
     refused = judged(ledger, gate)
     try:
         written = report.write_files(ledger, args.junit_xml, args.report_dir)
+        written += _exported(ledger, args.export_tests, None)
     except OSError as exc:
         return _fail(f"cannot write the merged report: {exc}")
+    except (SpecError, UsageError) as exc:
+        return _fail(str(exc))
     _reported(ledger, written, args.verbose)
     return _fail(refused) if refused else verdict(ledger)
 
@@ -124,6 +134,62 @@ def judged(ledger: Ledger, gate: baseline.Gate | None) -> str | None:
     return None
 
 
+def _exported(ledger: Ledger, directory: Path | None, spec: Path | None) -> list[Path]:
+    """`--export-tests DIR`: the violations as a pytest file (outcome/export_tests.py); its path."""
+    if directory is None:
+        return []
+    from contract_tests.outcome import export_tests
+
+    return [export_tests.write_run(ledger, directory, spec)]
+
+
+def replay(argv: Sequence[str]) -> int:
+    """`shop-contract replay ID... --report-dir DIR` (or `--all`): FIXED or STILL FAILING per violation."""
+    from contract_tests.client.keyring import CredentialsLost
+    from contract_tests.client.target import TargetError
+    from contract_tests.run import replay as replaying
+
+    try:
+        args = replay_arguments(argv)
+    except UsageError as exc:
+        return _fail(str(exc))
+    secrets = Redactor(tuple(s for s in (args.api_key, args.token, args.client_secret) if s))
+    counted: dict[str, int] = {}
+    unjudged: list[replaying.Verdict] = []
+    try:
+        for found in replaying.replay(args, lambda path: print(f"wrote {escape(str(path))}")):
+            counted[found.outcome] = counted.get(found.outcome, 0) + 1
+            unjudged += [found] if found.outcome == replaying.NOT_JUDGED else []
+            print(secrets(_verdict_lines(found)), flush=True)
+    except (replaying.ReplayError, UsageError, SpecError, TargetError, CredentialsLost) as exc:
+        return _fail(secrets(str(exc)))
+    except OSError as exc:
+        return _fail(f"cannot write the exported tests: {exc}")
+    except KeyboardInterrupt:
+        return _fail("interrupted")
+    print(", ".join(f"{count} {outcome}" for outcome, count in counted.items()) or "nothing replayed")
+    if unjudged:
+        first = unjudged[0]
+        return _fail(
+            secrets(f"{len(unjudged)} violation(s) could not be judged again; first: {first.id}: {first.rule}")
+        )
+    return EXIT_VIOLATIONS if counted.get(replaying.STILL_FAILING) else EXIT_OK
+
+
+def _verdict_lines(found: Verdict) -> str:
+    """`ID  OUTCOME  [surface] operation check`, then, when still failing, the rule broken and the answer."""
+    from contract_tests.run.replay import NOT_JUDGED, STILL_FAILING
+
+    v = found.violation
+    head = f"{found.id}  {found.outcome:<13}  [{v.surface}] {v.operation} {v.check}"
+    if found.outcome == NOT_JUDGED:
+        return f"{head}: {found.rule}"
+    if found.outcome != STILL_FAILING:
+        return head
+    evidence = "\n".join(f"    {line}" for line in f"rule: {found.rule}\n{found.response}".splitlines())
+    return f"{head}\n{evidence}"
+
+
 def _reported(ledger: Ledger, written: list[Path], verbose: bool) -> None:
     """Say which files were written, then the summary, which ends with the HTML report's path."""
     from contract_tests.outcome import report, step_summary
@@ -139,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "merge":
         return merge(argv[1:])
+    if argv and argv[0] == "replay":
+        return replay(argv[1:])
     from contract_tests import SUITE_VERSION
     from contract_tests.client.keyring import CredentialsLost
     from contract_tests.client.target import TargetError
@@ -168,5 +236,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # the suite's own defect before testing started: still one line
         return _fail(secrets(f"internal error of the suite: {type(exc).__name__}: {exc}"))
     refused = judged(ledger, gate)
-    _reported(ledger, report.write(ledger, options), options.verbose)
+    try:
+        exported = _exported(ledger, options.export_tests, options.spec)
+    except OSError as exc:
+        return _fail(f"cannot write the exported tests: {exc}")
+    _reported(ledger, [*report.write(ledger, options), *exported], options.verbose)
     return _fail(refused) if refused else verdict(ledger)

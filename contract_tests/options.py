@@ -91,6 +91,8 @@ class Options:
     """Drop from the baseline what a complete whole run did not reproduce."""
     baseline_strict: bool = False
     """An entry not reproduced, or expired, fails the run."""
+    export_tests: Path | None = None
+    """Where to write the violations as a pytest file (`--export-tests DIR`); None: nowhere."""
     seed_value: int = field(init=False)
 
     def __post_init__(self) -> None:

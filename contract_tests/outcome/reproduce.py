@@ -9,7 +9,9 @@ guessed at.
 
 from __future__ import annotations
 
+import re
 import shlex
+from typing import Any
 
 from contract_tests.options import Options
 
@@ -69,19 +71,98 @@ class NotACurl(ValueError):
     """The text is not a curl command of the shape Schemathesis writes."""
 
 
-def parse_curl(curl: str) -> tuple[str, str, list[tuple[str, str]], str | None]:
-    """(method, url, headers, body) of a curl command as Schemathesis writes it."""
-    if "$'" in curl:
+TRUNCATED = " <...truncated"
+"""How Schemathesis marks a body cut for display in a curl: such a request cannot be sent again."""
+_ANSI_C = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "e": "\x1b"}
+
+
+def _ansi_c(text: str, start: int) -> tuple[str, int]:
+    """The word `$'...'` quotes from `start` (just after `$'`), and the index after its closing quote;
+    `\\xHH` runs are UTF-8 bytes, as Schemathesis writes them."""
+    out, pending, index = [], bytearray(), start
+    while index < len(text) and text[index] != "'":
+        char = text[index]
+        if (
+            char == "\\"
+            and text[index + 1 : index + 2] == "x"
+            and re.fullmatch(r"[0-9a-fA-F]{2}", text[index + 2 : index + 4])
+        ):
+            pending.append(int(text[index + 2 : index + 4], 16))
+            index += 4
+            continue
+        if pending:
+            out.append(pending.decode("utf-8", "surrogateescape"))
+            pending.clear()
+        if char == "\\" and index + 1 < len(text):
+            escaped = text[index + 1]
+            if escaped not in _ANSI_C:
+                raise NotACurl(f"an escape it does not know: \\{escaped}")
+            out.append(_ANSI_C[escaped])
+            index += 2
+        else:
+            out.append(char)
+            index += 1
+    if index >= len(text):
+        raise NotACurl("a $'...' quote is not closed")
+    if pending:
+        out.append(pending.decode("utf-8", "surrogateescape"))
+    return "".join(out), index + 1
+
+
+def words(curl: str) -> list[str]:
+    """The shell words of `curl`, also with bash's `$'...'` quoting (how Schemathesis shows control characters)."""
+    result: list[str] = []
+    index, current, started = 0, [], False
+    while index < len(curl):
+        char = curl[index]
+        if curl.startswith("$'", index):
+            text, index = _ansi_c(curl, index + 2)
+            current.append(text)
+            started = True
+        elif char in " \t\n":
+            if started:
+                result.append("".join(current))
+            current, started = [], False
+            index += 1
+        elif char == "'":
+            end = curl.find("'", index + 1)
+            if end < 0:
+                raise NotACurl("a quote is not closed")
+            current.append(curl[index + 1 : end])
+            started, index = True, end + 1
+        elif char == '"':
+            found = re.compile(r'"((?:[^"\\]|\\.)*)"', re.DOTALL).match(curl, index)
+            if found is None:
+                raise NotACurl("a quote is not closed")
+            current.append(re.sub(r'\\([$`"\\\n])', r"\1", found.group(1)))
+            started, index = True, found.end()
+        else:
+            end = index
+            while end < len(curl) and curl[end] not in " \t\n'\"" and not curl.startswith("$'", end):
+                end += 1
+            try:
+                current.append("".join(shlex.split(curl[index:end])) if curl[index:end].strip() else "")
+            except ValueError as exc:
+                raise NotACurl(str(exc)) from None
+            started, index = True, end
+    if started:
+        result.append("".join(current))
+    return result
+
+
+def parse_curl(curl: str, *, ansi_c: bool = False) -> tuple[str, str, list[tuple[str, str]], str | None]:
+    """(method, url, headers, body) of a curl command as Schemathesis writes it; `ansi_c`: also with
+    bash's `$'...'` quoting (refused by default: a script shown to a person should not guess at it)."""
+    if "$'" in curl and not ansi_c:
         raise NotACurl("it quotes control characters for the shell ($'...')")
-    try:
-        words = shlex.split(curl)
-    except ValueError as exc:
-        raise NotACurl(str(exc)) from None
-    if not words or words[0] != "curl":
+    if TRUNCATED in curl:
+        raise NotACurl("its body was cut for display")
+    split = words(curl)
+    if not split or split[0] != "curl":
         raise NotACurl("it does not start with curl")
     method, url, body = "GET", "", None
     headers: list[tuple[str, str]] = []
-    rest = iter(words[1:])
+    rest = iter(split[1:])
     for word in rest:
         if word in ("-X", "-H", "-d"):
             value = next(rest, None)
@@ -103,6 +184,12 @@ def parse_curl(curl: str) -> tuple[str, str, list[tuple[str, str]], str | None]:
     if not url:
         raise NotACurl("it names no URL")
     return method, url, headers, body
+
+
+def recorded_request(curl: str) -> dict[str, Any]:
+    """The request a report's curl records, as data (contract_tests/outcome/standalone.py: `Request`)."""
+    method, url, headers, body = parse_curl(curl, ansi_c=True)
+    return {"method": method.upper(), "url": url, "headers": [[name, value] for name, value in headers], "body": body}
 
 
 def httpx_script(curl: str) -> str:

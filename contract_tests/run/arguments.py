@@ -41,22 +41,12 @@ class _VersionAction(argparse.Action):
         raise VersionAsked
 
 
-def parser() -> argparse.ArgumentParser:
-    p = _Parser(
-        prog="shop-contract", description="Check a shop service against its OpenAPI contract.", allow_abbrev=False
-    )
-    p.add_argument("--version", action=_VersionAction, nargs=0, help="print the suite's version and exit")
+def add_target(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """The target's options, shared by a run and `replay`: where it is, which contract, how to trust it."""
     target = p.add_argument_group("target")
     target.add_argument("--base-url", help="the backend's mount point, e.g. http://127.0.0.1:8000/shop/api/v1")
     target.add_argument("--gateway-url", help="the gateway's mount point, e.g. http://127.0.0.1:8000/customers/v1")
     target.add_argument("--spec", type=Path, help="the contract (default: the one installed with the suite)")
-    target.add_argument(
-        "--consumer",
-        type=Path,
-        metavar="FILE",
-        help="verify this consumer contract (shop-mock contract --out FILE): replayed on the target, "
-        "or without a target, read against --spec alone",
-    )
     target.add_argument(
         "--ca-bundle",
         type=Path,
@@ -66,12 +56,41 @@ def parser() -> argparse.ArgumentParser:
     target.add_argument(
         "--insecure", action="store_true", help="do not verify TLS certificates (a self-signed development one)"
     )
+    return target
+
+
+def add_credentials(p: argparse.ArgumentParser) -> None:
+    """The credentials' options, shared by a run and `replay` (each secret may come from SECRET_VARIABLES)."""
     creds = p.add_argument_group("credentials")
     creds.add_argument("--api-key", help="sent as X-API-Key (backend only; or SHOP_CONTRACT_API_KEY)")
     creds.add_argument("--token", help="a JWT, sent as Authorization: Bearer (or SHOP_CONTRACT_TOKEN)")
     creds.add_argument("--token-url", help="an OpenID Connect token endpoint (client_credentials grant)")
     creds.add_argument("--client-id", help="the client of --token-url")
     creds.add_argument("--client-secret", help="the secret of --client-id")
+
+
+def secrets_from_environment(args: argparse.Namespace, environ: Mapping[str, str]) -> None:
+    """Fill each secret not given as a flag from its variable (a realm's token replaces a static one)."""
+    for name, variable in SECRET_VARIABLES.items():
+        realm_given = name == "token" and args.token_url is not None
+        if getattr(args, name) is None and variable in environ and not realm_given:
+            setattr(args, name, environ[variable])
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="shop-contract", description="Check a shop service against its OpenAPI contract.", allow_abbrev=False
+    )
+    p.add_argument("--version", action=_VersionAction, nargs=0, help="print the suite's version and exit")
+    target = add_target(p)
+    target.add_argument(
+        "--consumer",
+        type=Path,
+        metavar="FILE",
+        help="verify this consumer contract (shop-mock contract --out FILE): replayed on the target, "
+        "or without a target, read against --spec alone",
+    )
+    add_credentials(p)
     run = p.add_argument_group("run")
     run.add_argument("--profile", choices=sorted(PROFILES), default="default", help="effort (fast: a quick gate)")
     run.add_argument("--max-examples", type=int, help="examples per operation and phase (overrides the profile)")
@@ -125,6 +144,7 @@ def parser() -> argparse.ArgumentParser:
         "--report-dir", type=Path, metavar="DIR", help="report.html, summary.txt, junit.xml and findings.json"
     )
     _baseline_options(p)
+    add_export(out)
     return p
 
 
@@ -164,6 +184,16 @@ def _baseline_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_export(group: argparse._ArgumentGroup | argparse.ArgumentParser) -> None:
+    group.add_argument(
+        "--export-tests",
+        type=Path,
+        metavar="DIR",
+        help="write each violation as a pytest test (DIR/test_contract_violations.py: httpx only, credentials "
+        "from SHOP_CONTRACT_API_KEY / SHOP_CONTRACT_TOKEN)",
+    )
+
+
 def merge_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="shop-contract merge",
@@ -177,16 +207,46 @@ def merge_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--verbose", action="store_true", help="the summary in full, each violation with its evidence")
     _baseline_options(p)
+    add_export(p)
     return p
+
+
+def replay_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="shop-contract replay",
+        description="Send a run's violations again (their setup requests, then the failing one) and judge the "
+        "answer with the same check: FIXED or STILL FAILING.",
+        allow_abbrev=False,
+    )
+    p.add_argument("ids", nargs="*", metavar="ID", help="a violation's id, as the reports show it")
+    p.add_argument("--all", action="store_true", help="every violation of the report")
+    p.add_argument("--report-dir", type=Path, metavar="DIR", required=True, help="the run's --report-dir")
+    target = add_target(p)
+    target.description = "default: the targets the run recorded"
+    add_credentials(p)
+    p.add_argument(
+        "--request-timeout",
+        type=float,
+        default=DEFAULT_DEADLINE,
+        metavar="SECONDS",
+        help=f"total deadline of one request (default {DEFAULT_DEADLINE:g})",
+    )
+    add_export(p)
+    return p
+
+
+def replay_arguments(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> argparse.Namespace:
+    """`shop-contract replay` arguments, secrets filled from the environment as a run's are."""
+    args = replay_parser().parse_args(argv)
+    if bool(args.ids) == args.all:
+        raise UsageError("give violation ids or --all (not both)")
+    secrets_from_environment(args, os.environ if environ is None else environ)
+    return args
 
 
 def options_from(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> Options:
     args = parser().parse_args(argv)
-    environ = os.environ if environ is None else environ
-    for name, variable in SECRET_VARIABLES.items():
-        realm_given = name == "token" and args.token_url is not None  # a realm's token replaces a static one
-        if getattr(args, name) is None and variable in environ and not realm_given:
-            setattr(args, name, environ[variable])
+    secrets_from_environment(args, os.environ if environ is None else environ)
     return Options(
         base_url=args.base_url,
         gateway_url=args.gateway_url,
@@ -223,4 +283,5 @@ def options_from(argv: Sequence[str], environ: Mapping[str, str] | None = None) 
         baseline_update=args.baseline_update,
         baseline_prune=args.baseline_prune,
         baseline_strict=args.baseline_strict,
+        export_tests=args.export_tests,
     )

@@ -22,7 +22,7 @@ from contract_tests.client.target import TargetError
 from contract_tests.judge.conformance import ConformanceError
 from contract_tests.judge.consumer.document import ConsumerError
 from contract_tests.options import Options, UsageError
-from contract_tests.outcome import baseline, report, step_summary
+from contract_tests.outcome import baseline, export_tests, report, step_summary
 from contract_tests.outcome.findings import Ledger
 from contract_tests.redact import Redactor
 from contract_tests.run import runner
@@ -71,6 +71,8 @@ class ContractSuite:
                     except UsageError as exc:
                         self.outcome.baseline_refused = str(exc)
                 report.write(ledger, self.options)
+                if self.options.export_tests is not None:
+                    export_tests.write_run(ledger, self.options.export_tests, self.options.spec)
                 step_summary.append(ledger, os.environ)  # a GitHub job's summary, as the CLI writes it
         return self.outcome
 

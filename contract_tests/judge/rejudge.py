@@ -1,0 +1,102 @@
+"""One answer judged again by the Schemathesis check that found a violation (`shop-contract replay`).
+
+The check is the one a run registered (Schemathesis' own, or this suite's in `checks.py`), run on a Case
+rebuilt from the request as sent: its operation, path parameters, query, headers and body. Checks that
+judge more than the request and its answer (what the generator meant to send, a stateful chain's
+history, a request of their own) cannot be re-judged on one answer: they are `NEEDS_CONTEXT`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import timedelta
+from functools import cache
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import httpx
+import schemathesis
+from schemathesis.checks import CHECKS, load_all_checks
+from schemathesis.core import NOT_SET
+from schemathesis.core.failures import FailureGroup
+
+from contract_tests.judge import checks as _registered_checks  # noqa: F401  (registers our checks)
+from contract_tests.judge import hooks
+from contract_tests.outcome import standalone
+from contract_tests.spec import Operation, Spec
+
+NEEDS_CONTEXT = frozenset(
+    {
+        "positive_data_acceptance",
+        "negative_data_rejection",
+        "missing_required_header",
+        "unsupported_method",
+        "use_after_free",
+        "ensure_resource_availability",
+        "ignored_auth",
+        "external_reference_accepted",
+    }
+)
+"""Schemathesis checks that read the generation's context (the case's metadata, the scenario's
+history) or send requests of their own: one answer does not decide them."""
+
+
+def judges_one_answer(check: str) -> bool:
+    """Whether `check` is a registered Schemathesis check that one request and its answer decide."""
+    load_all_checks()  # Schemathesis registers its own checks when first needed
+    return check in CHECKS.get_all_names() and check not in NEEDS_CONTEXT
+
+
+@cache
+def _schema(spec: Spec) -> Any:
+    hooks.register_formats()
+    return schemathesis.openapi.from_dict(spec.raw)
+
+
+def path_parameters(op: Operation, base_url: str, url: str) -> dict[str, str] | None:
+    """The values `url` gives `op`'s path parameters, or None when `url` is not `op`'s path under `base_url`."""
+    pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(op.path))
+    path = urlsplit(url).path
+    base = urlsplit(base_url).path.rstrip("/")
+    found = re.fullmatch(pattern, path[len(base) :]) if path.startswith(base) else None
+    return None if found is None else {name: unquote(value) for name, value in found.groupdict().items()}
+
+
+def _body(request: standalone.Request) -> Any:
+    """The body as the Case had it: a JSON document, form fields, or the text sent."""
+    body = request.get("body")
+    if body is None:
+        return NOT_SET
+    if standalone.media_type(request["headers"]) in standalone.FORMS:
+        return standalone.fields(request)
+    try:
+        return json.loads(body)
+    except ValueError:
+        return body
+
+
+def broken(
+    spec: Spec, op: Operation, check: str, base_url: str, request: standalone.Request, response: httpx.Response
+) -> str | None:
+    """The rule `check` finds broken in `response` to `request` (sent to `op` under `base_url`), or None."""
+    operation = _schema(spec).find_operation_by_id(op.id)
+    query = {
+        name: values[0] if len(values) == 1 else values
+        for name, values in parse_qs(urlsplit(request["url"]).query).items()
+    }
+    case = operation.Case(
+        method=request["method"],
+        path_parameters=path_parameters(op, base_url, request["url"]) or {},
+        query=query,
+        headers={name: value for name, value in request["headers"] if name.lower() != "content-type"},
+        body=_body(request),
+        media_type=standalone.media_type(request["headers"]) or None,
+    )
+    if not hasattr(response, "_elapsed"):  # a bounded client's answer is rebuilt from its body: no timing
+        response.elapsed = timedelta(0)
+    try:
+        case.validate_response(response, checks=CHECKS.get_by_names([check]))
+    except FailureGroup as group:
+        return "; ".join(f"{failure.title}: {failure.message}".strip() for failure in group.exceptions)
+    return None

@@ -1,0 +1,348 @@
+"""Re-enacting a recorded violation with httpx alone: what `shop-contract replay` and exported tests share.
+
+This module imports only the standard library and httpx: `--export-tests` copies its source, as it is,
+into the pytest file it writes, so that file needs no install of the suite. A request is plain data
+(`{"method", "url", "headers": [[name, value]], "body"}`), as a report records it. Re-enacting sends a
+violation's setup requests and its failing request to today's target: the recorded base URL swapped
+for the current one, masked credentials for the current ones, and an item a setup request creates
+given a fresh identifier when one with its recorded identifier exists already (substituted in every
+later request). `broken` states, for the exported tests, what each check's rule asks of the answer.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import string
+from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal, InvalidOperation
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+
+import httpx
+
+MASKED = "[Filtered]"
+"""How a report shows a credential the suite sent."""
+FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
+WRITES = {"POST": 201, "PUT": 200, "PATCH": 200}
+"""The status a successful create, replace or change answers."""
+_PLAIN_DECIMAL = re.compile(r"^-?\d*\.?\d*$")
+_FRESH_ALPHABET = string.ascii_lowercase + string.digits
+
+Request = dict[str, Any]
+Send = Callable[[str, str, list[tuple[str, str]], bytes | None], httpx.Response]
+
+
+def media_type(headers: Sequence[Sequence[str]]) -> str:
+    """The request's media type, without its parameters ("" when it names none)."""
+    value = next((value for name, value in headers if name.lower() == "content-type"), "")
+    return value.split(";")[0].strip().lower()
+
+
+def _boundary(headers: Sequence[Sequence[str]]) -> str:
+    value = next((value for name, value in headers if name.lower() == "content-type"), "")
+    found = re.search(r'boundary="?([^";]+)"?', value)
+    return found.group(1) if found else ""
+
+
+def _parts(body: str, boundary: str) -> list[tuple[str, str]]:
+    """The (head, value) of each part of a multipart body."""
+    parts = []
+    for chunk in body.split(f"--{boundary}")[1:]:
+        if chunk.startswith("--"):
+            break
+        head, _, value = chunk.removeprefix("\r\n").partition("\r\n\r\n")
+        parts.append((head, value.removesuffix("\r\n")))
+    return parts
+
+
+def _part_name(head: str) -> str:
+    found = re.search(r'name="([^"]*)"', head)
+    return found.group(1) if found else ""
+
+
+def fields(request: Request) -> dict[str, Any] | None:
+    """The body's fields: a JSON object's members, or a form's values as text; None for any other body."""
+    body, kind = request.get("body"), media_type(request["headers"])
+    if body is None:
+        return None
+    if kind == "application/x-www-form-urlencoded":
+        return dict(parse_qsl(body, keep_blank_values=True))
+    if kind == "multipart/form-data":
+        return {_part_name(head): value for head, value in _parts(body, _boundary(request["headers"]))}
+    try:
+        decoded = json.loads(body)
+    except ValueError:
+        return None
+    return decoded if isinstance(decoded, dict) else None
+
+
+def _with_field(request: Request, name: str, old: Any, new: Any) -> Request:
+    """`request` with its body's field `name` set to `new` where it holds `old` (the same encoding)."""
+    body, kind = request.get("body"), media_type(request["headers"])
+    found = fields(request)
+    if body is None or found is None or name not in found or str(found[name]) != str(old):
+        return request
+    if kind == "application/x-www-form-urlencoded":
+        pairs = [(key, str(new) if key == name else value) for key, value in parse_qsl(body, keep_blank_values=True)]
+        return {**request, "body": urlencode(pairs)}
+    if kind == "multipart/form-data":
+        boundary = _boundary(request["headers"])
+        parts = [(head, str(new) if _part_name(head) == name else value) for head, value in _parts(body, boundary)]
+        rebuilt = "".join(f"--{boundary}\r\n{head}\r\n\r\n{value}\r\n" for head, value in parts)
+        return {**request, "body": f"{rebuilt}--{boundary}--\r\n"}
+    return {**request, "body": json.dumps({**found, name: new})}
+
+
+def substituted(request: Request, name: str, old: Any, new: Any) -> Request:
+    """`request` naming the item `new` wherever it named `old`: a path segment, or the body's field `name`."""
+    url = urlsplit(request["url"])
+    before, after = quote(str(old), safe=""), quote(str(new), safe="")
+    path = "/".join(after if segment == before else segment for segment in url.path.split("/"))
+    return _with_field({**request, "url": url._replace(path=path).geturl()}, name, old, new)
+
+
+def fresh_identifier(prop: Mapping[str, Any], old: Any) -> Any:
+    """An identifier unlikely to exist: a random number within the field's bounds, or the old text with a
+    random suffix, cut to the field's maxLength."""
+    rng = random.SystemRandom()
+    if prop.get("type") == "integer":
+        low = max(int(prop.get("minimum", 1_000_000_000)), 1_000_000_000)
+        return rng.randint(low, int(prop.get("maximum", 2**31 - 1)))
+    suffix = "~" + "".join(rng.choice(_FRESH_ALPHABET) for _ in range(7))
+    limit = int(prop.get("maxLength", 50))
+    return str(old)[: max(0, limit - len(suffix))] + suffix[-limit:]
+
+
+def rebased(url: str, recorded: str, current: str) -> str:
+    """`url` under the `current` base URL when it is under the `recorded` one."""
+    recorded, current = recorded.rstrip("/"), current.rstrip("/")
+    return current + url[len(recorded) :] if url == recorded or url.startswith(recorded + "/") else url
+
+
+def with_credentials(headers: Sequence[Sequence[str]], api_key: str | None, token: str | None) -> list[tuple[str, str]]:
+    """The headers with each masked credential replaced by the current one (dropped when there is none)."""
+    current = {"x-api-key": api_key, "authorization": f"Bearer {token}" if token else None}
+    sent = []
+    for name, value in headers:
+        if MASKED in value and name.lower() in current:
+            replacement = current[name.lower()]
+            if replacement is not None:
+                sent.append((name, replacement))
+        else:
+            sent.append((name, value))
+    return sent
+
+
+def _created(request: Request, collections: Sequence[Mapping[str, Any]], base: str) -> Mapping[str, Any] | None:
+    """The collection whose create operation `request` is, if it is one."""
+    path = request["url"][len(base.rstrip("/")) :].split("?")[0]
+    return next((c for c in collections if request["method"] == "POST" and c["create"] == path), None)
+
+
+def reenact(
+    steps: Sequence[Request],
+    collections: Sequence[Mapping[str, Any]],
+    recorded_base: str,
+    base: str,
+    credentials: tuple[str | None, str | None],
+    send: Send,
+) -> list[tuple[Request, httpx.Response]]:
+    """Send `steps` in order to `base`, each request as sent with its answer.
+
+    `collections`: `{"create": path, "item": path template, "identifier": field, "schema": the field's
+    schema}` per collection. A create whose identifier names an item that exists (its item path answers
+    200) gets a fresh one, and every later request names the new item instead.
+    """
+    pending = [{**step, "url": rebased(step["url"], recorded_base, base)} for step in steps]
+    exchanges = []
+    for index, request in enumerate(pending):
+        collection = _created(request, collections, base)
+        body = fields(request) if collection is not None else None
+        if collection is not None and body is not None and collection["identifier"] in body:
+            name, old = collection["identifier"], body[collection["identifier"]]
+            item = base.rstrip("/") + collection["item"].replace("{" + name + "}", quote(str(old), safe=""))
+            headers = with_credentials(request["headers"], *credentials)
+            if send("GET", item, [h for h in headers if h[0].lower() != "content-type"], None).status_code == 200:
+                new = fresh_identifier(collection["schema"], old)
+                pending[index:] = [substituted(later, name, old, new) for later in pending[index:]]
+                request = pending[index]
+        body_bytes = request["body"].encode("utf-8") if request.get("body") is not None else None
+        response = send(
+            request["method"], request["url"], with_credentials(request["headers"], *credentials), body_bytes
+        )
+        exchanges.append((request, response))
+    return exchanges
+
+
+def same_value(sent: Any, stored: Any, *, form: bool = False) -> bool:
+    """Equal as the contract compares: decimals by value; form values as text, the empty value as null."""
+    if form:
+        sent = "" if sent is None else str(sent)
+        stored = "" if stored is None else str(stored)
+    if sent == stored:
+        return True
+    if isinstance(sent, str | int) and isinstance(stored, str) and _PLAIN_DECIMAL.match(str(sent)):
+        try:
+            return Decimal(str(sent)) == Decimal(stored)
+        except InvalidOperation:
+            return False
+    return False
+
+
+def _json(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except (ValueError, RecursionError):
+        return None
+
+
+def _differences(expected: Mapping[str, Any], actual: Any, form: bool) -> list[str]:
+    if not isinstance(actual, dict):
+        return [f"expected a JSON object, got {actual!r}"[:200]]
+    return [
+        f"`{name}`: expected {value!r}, got {actual.get(name, '<missing>')!r}"
+        for name, value in expected.items()
+        if name not in actual or not same_value(value, actual[name], form=form)
+    ]
+
+
+def _documented(status: int, documented: Sequence[str]) -> bool:
+    return str(status) in documented or f"{str(status)[0]}XX" in documented or "default" in documented
+
+
+def conforms(value: Any, schema: Mapping[str, Any], where: str = "") -> str | None:
+    """Where `value` breaks `schema` (the subset of JSON Schema an OpenAPI 3.0 response uses), or None."""
+    at = where or "the body"
+    if value is None:
+        return None if schema.get("nullable") or not schema.get("type") else f"{at} is null"
+    for sub in schema.get("allOf", []):
+        broken = conforms(value, sub, where)
+        if broken:
+            return broken
+    for keyword in ("anyOf", "oneOf"):
+        if keyword in schema and all(conforms(value, sub, where) for sub in schema[keyword]):
+            return f"{at} matches none of its {keyword}"
+    kinds: dict[str, type | tuple[type, ...]] = {
+        "object": dict,
+        "array": list,
+        "string": str,
+        "boolean": bool,
+        "integer": int,
+        "number": (int, float),
+    }
+    kind = schema.get("type")
+    if kind in kinds and (
+        not isinstance(value, kinds[kind]) or (kind in ("integer", "number") and isinstance(value, bool))
+    ):
+        return f"{at} is not of type {kind}: {value!r}"[:300]
+    if "enum" in schema and value not in schema["enum"]:
+        return f"{at} is not one of {schema['enum']!r}: {value!r}"[:300]
+    if isinstance(value, str):
+        if len(value) > schema.get("maxLength", len(value)) or len(value) < schema.get("minLength", 0):
+            return f"{at} has {len(value)} characters, out of its bounds"
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            return f"{at} does not match {schema['pattern']}: {value!r}"[:300]
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and not schema.get("minimum", value) <= value <= schema.get("maximum", value):
+        return f"{at} is out of its bounds: {value!r}"
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            broken = conforms(item, schema.get("items", {}), f"{at}[{index}]")
+            if broken:
+                return broken
+    if isinstance(value, dict):
+        missing = [name for name in schema.get("required", []) if name not in value]
+        if missing:
+            return f"{at} lacks the required {', '.join(missing)}"
+        properties, extra = schema.get("properties", {}), schema.get("additionalProperties", True)
+        for name, item in value.items():
+            if name in properties:
+                broken = conforms(item, properties[name], f"{at}.{name}")
+            elif extra is False:
+                broken = f"{at} has {name!r}, which its schema does not allow"
+            else:
+                broken = conforms(item, extra, f"{at}.{name}") if isinstance(extra, dict) else None
+            if broken:
+                return broken
+    return None
+
+
+def _creates(path: str, sent: Mapping[str, Any], item: str) -> bool:
+    """Whether a POST to `path` sending `sent` creates the item at `item`."""
+    segment = item.rstrip("/").rsplit("/", 1)[-1]
+    return item.startswith(path) and any(quote(str(value), safe="") == segment for value in sent.values())
+
+
+def _state(exchanges: Sequence[tuple[Request, httpx.Response]], item: str) -> tuple[dict[str, Any], bool]:
+    """What the writes to the item at `item` (its path) should have stored, and whether any went as a form."""
+    state: dict[str, Any] = {}
+    form = False
+    for request, _ in exchanges:
+        sent, path = fields(request), urlsplit(request["url"]).path
+        if sent is None or request["method"] not in WRITES:
+            continue
+        form = form or media_type(request["headers"]) in FORMS
+        if request["method"] == "PATCH" and path == item:
+            state.update(sent)
+        elif (request["method"] == "PUT" and path == item) or (
+            request["method"] == "POST" and _creates(path, sent, item)
+        ):
+            state = dict(sent)
+    return state, form
+
+
+def broken(check: str, expect: Mapping[str, Any], exchanges: Sequence[tuple[Request, httpx.Response]]) -> str | None:
+    """What the last answer breaks of `check`'s rule, or None when it holds.
+
+    `expect` holds what the contract documents for the operation (statuses, media types, schemas) and, for
+    a check with no rule of its own here, the answer recorded when the violation was found.
+    """
+    request, response = exchanges[-1]
+    status, body = response.status_code, _json(response)
+    kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    if check == "not_a_server_error":
+        return None if status < 500 else f"a server error: HTTP {status}"
+    if check == "status_code_conformance":
+        return None if _documented(status, expect["statuses"]) else f"undocumented status {status}"
+    if check == "content_type_conformance":
+        media = expect["media_types"].get(str(status), expect["media_types"].get("default"))
+        return None if media is None or kind in media else f"content type {kind!r} not documented for {status}"
+    if check == "response_schema_conformance":
+        schemas = expect["schemas"].get(str(status), expect["schemas"].get("default", {}))
+        schema = schemas.get(kind)
+        return None if schema is None else conforms(body, schema)
+    if check == "write_echo":
+        sent = fields(request)
+        if WRITES.get(request["method"]) != status or sent is None:
+            return None
+        form = media_type(request["headers"]) in FORMS
+        diffs = _differences(
+            {name: value for name, value in sent.items() if isinstance(body, dict) and name in body}, body, form
+        )
+        return "the write answered other values: " + "; ".join(diffs) if diffs else None
+    if check in ("round_trip", "patch_locality"):
+        state, form = _state(exchanges, urlsplit(request["url"]).path)
+        wanted = WRITES.get(request["method"], 200)
+        if status != wanted:
+            return f"expected HTTP {wanted}, got {status}"
+        diffs = _differences(state, body, form)
+        return "what was written is not what is read: " + "; ".join(diffs) if diffs else None
+    if check == "item_identity":
+        name, segment = expect.get("identifier"), urlsplit(request["url"]).path.rstrip("/").rsplit("/", 1)[-1]
+        if not (200 <= status < 300 and isinstance(body, dict) and name in body):
+            return None
+        return None if quote(str(body[name]), safe="") == segment else f"the item at {segment!r} answers {body[name]!r}"
+    if check == "list_scoping" and status == 200 and isinstance(body, dict):
+        owner = urlsplit(request["url"]).path.rstrip("/").rsplit("/", 2)[-2]
+        name = expect.get("owner")
+        other = [item for item in body.get("results", []) if isinstance(item, dict) and name in item]
+        wrong = [item[name] for item in other if quote(str(item[name]), safe="") != owner]
+        return f"items of another {name} are listed under {owner!r}: {wrong[:3]!r}" if wrong else None
+    if "expected_statuses" in expect:
+        wanted = expect["expected_statuses"]
+        return None if status in wanted else f"expected HTTP {' or '.join(map(str, wanted))}, got {status}"
+    if "not_status" in expect and status == expect["not_status"]:
+        return f"HTTP {status} again, as when the violation was found: {expect.get('rule', '')}"[:500]
+    return None

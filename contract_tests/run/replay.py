@@ -1,0 +1,207 @@
+"""`shop-contract replay ID... --report-dir DIR`: a run's violations sent again and judged by the same check.
+
+The report's findings.json is read as any input is (outcome/findings_file.py: bounded, against its
+schema). Each violation is found by its id and judged on today's target (the recorded one, or
+`--base-url` / `--gateway-url`) with the run's credentials options:
+- a check one answer decides (Schemathesis' response checks, this suite's registered ones) and the
+  transport checks: its setup requests and its failing request are sent again (outcome/standalone.py:
+  fresh identifiers where a recorded one exists already), and the answer judged (judge/rejudge.py);
+- a dedicated domain test: the test itself runs again, narrowed to the violation's operation and
+  check (`--include`, `--checks`), so that the same rule judges the same operation;
+- a check that needs the generation's context, or a consumer contract's: NOT JUDGED, with the way to
+  check it again.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import httpx
+
+from contract_tests.check_names import CONSUMER_CHECKS, STRICT_CHECKS, TRANSPORT_CHECKS
+from contract_tests.client.bounded import ResponseTooLarge
+from contract_tests.client.bounded_httpx import httpx_client, send_httpx
+from contract_tests.client.target import Surface, Target, build_target
+from contract_tests.judge import rejudge
+from contract_tests.options import Options
+from contract_tests.outcome import export_tests, findings_file, merge, standalone
+from contract_tests.outcome.findings import Key, Ledger, Violation, describe_response
+from contract_tests.outcome.findings_file import FindingsError
+from contract_tests.outcome.reproduce import NotACurl, recorded_request
+from contract_tests.redact import Redactor, escape
+from contract_tests.run import runner
+from contract_tests.spec import Spec
+
+FIXED, STILL_FAILING, NOT_JUDGED = "FIXED", "STILL FAILING", "NOT JUDGED"
+SHOWN_ID = 20
+"""Characters of an unknown id quoted in an error."""
+
+
+class ReplayError(Exception):
+    """The replay cannot be made: no such report or id, the target unreachable, credentials refused."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    id: str
+    violation: Violation
+    outcome: str
+    """FIXED, STILL FAILING or NOT JUDGED."""
+    rule: str = ""
+    """The rule broken (STILL FAILING), or why it could not be judged (NOT JUDGED)."""
+    response: str = ""
+    """The answer judged, as evidence shows it."""
+
+
+def read(report_dir: Path) -> tuple[Ledger, dict[str, Violation]]:
+    """The run a report directory holds, and its violations by id."""
+    path = report_dir / merge.FILE
+    if not report_dir.is_dir():
+        raise ReplayError(f"{report_dir}: no such report directory")
+    try:
+        document = findings_file.load(path)
+    except OSError as exc:
+        raise ReplayError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except FindingsError as exc:
+        raise ReplayError(str(exc)) from None
+    ledger = merge.ledger_of(document)
+    return ledger, {entry["id"]: v for entry, v in zip(document["violations"], ledger.violations, strict=True)}
+
+
+def chosen(by_id: Mapping[str, Violation], ids: list[str], everything: bool, report_dir: Path) -> dict[str, Violation]:
+    """The violations asked for, by id; ReplayError naming the ids the report does not hold."""
+    if everything:
+        return dict(by_id)
+    unknown = [name for name in ids if name not in by_id]
+    if unknown:
+        shown = ", ".join(escape(name[:SHOWN_ID]) for name in unknown)
+        raise ReplayError(f"no violation with id {shown} in {report_dir / merge.FILE}")
+    return {name: by_id[name] for name in dict.fromkeys(ids)}
+
+
+def options_of(args: argparse.Namespace, recorded: Mapping[str, str]) -> Options:
+    """A run's options for the target to replay on: the URLs given (`--base-url`, `--gateway-url`), else the
+    ones the run recorded."""
+    given = args.base_url is not None or args.gateway_url is not None
+    return Options(
+        base_url=args.base_url if given else recorded.get("backend"),
+        gateway_url=args.gateway_url if given else recorded.get("gateway"),
+        api_key=args.api_key,
+        token=args.token,
+        token_url=args.token_url,
+        client_id=args.client_id,
+        client_secret=args.client_secret,
+        spec=args.spec,
+        request_timeout=args.request_timeout,
+        ca_bundle=args.ca_bundle,
+        insecure=args.insecure,
+        quiet=True,
+    )
+
+
+def replay(args: argparse.Namespace, exported: Callable[[Path], None] = lambda path: None) -> Iterator[Verdict]:
+    """Each asked-for violation's verdict on the target, in the report's order (`--export-tests`: the file
+    is written first, `exported` told its path)."""
+    ledger, by_id = read(args.report_dir)
+    violations = chosen(by_id, args.ids, args.all, args.report_dir)
+    options = options_of(args, ledger.run.targets)
+    spec = Spec.load(options.spec)
+    if args.export_tests is not None:
+        exported(export_tests.write(list(violations.values()), ledger.run.targets, spec, args.export_tests))
+    target = build_target(options, spec)
+    for name, violation in violations.items():
+        found = judged(spec, options, target, ledger.run.targets, name, violation)
+        shown = Redactor(target.keyring.secrets())  # what the target answered, masked and escaped
+        yield replace(found, rule=shown(found.rule), response=shown(found.response))
+
+
+def judged(
+    spec: Spec, options: Options, target: Target, recorded: Mapping[str, str], name: str, violation: Violation
+) -> Verdict:
+    surface = target.surface(violation.surface)
+    check = violation.check
+    if surface is None:
+        flag = "--base-url" if violation.surface == "backend" else "--gateway-url"
+        return Verdict(name, violation, NOT_JUDGED, f"its surface, the {violation.surface}, is not given ({flag})")
+    if check in CONSUMER_CHECKS:
+        return Verdict(name, violation, NOT_JUDGED, "a consumer contract's verdict: verify it again with --consumer")
+    if check in rejudge.NEEDS_CONTEXT:
+        again = f"shop-contract --include {violation.operation} --checks {check}"
+        why = f"{check} judges more than one answer (what was generated, what came before): run `{again}`"
+        return Verdict(name, violation, NOT_JUDGED, why)
+    if check in TRANSPORT_CHECKS or rejudge.judges_one_answer(check):
+        return resent(spec, target, surface, recorded.get(surface.name, surface.base_url), name, violation)
+    return rerun(options, name, violation)
+
+
+def resent(
+    spec: Spec, target: Target, surface: Surface, recorded_base: str, name: str, violation: Violation
+) -> Verdict:
+    """The violation's requests sent again to `surface`, the last answer judged by its check."""
+    try:
+        steps = [recorded_request(curl) for curl in (*violation.setup, violation.curl)]
+    except NotACurl as exc:
+        return Verdict(name, violation, NOT_JUDGED, f"its request cannot be sent again: {exc}")
+    op = spec.operations.get(violation.operation)
+    if op is None:
+        return Verdict(name, violation, NOT_JUDGED, f"the spec has no operation {violation.operation}")
+    credentials = (target.credentials.api_key, target.keyring.token)
+    with httpx_client(target.limits) as client:
+
+        def send(method: str, url: str, headers: list[tuple[str, str]], body: bytes | None) -> httpx.Response:
+            return send_httpx(client, client.build_request(method, url, headers=headers, content=body), target.limits)
+
+        try:
+            exchanges = standalone.reenact(
+                steps, export_tests.collections(spec), recorded_base, surface.base_url, credentials, send
+            )
+        except (httpx.TimeoutException, ResponseTooLarge) as exc:
+            caught = "response_time" if isinstance(exc, httpx.TimeoutException) else "response_size"
+            if violation.check == caught:
+                return Verdict(name, violation, STILL_FAILING, violation.rule, "(no whole answer within the limits)")
+            return Verdict(name, violation, NOT_JUDGED, f"no answer to judge: {exc or type(exc).__name__}")
+        except httpx.HTTPError as exc:
+            raise ReplayError(
+                f"cannot reach the {surface.name} at {surface.base_url}: {exc or type(exc).__name__}"
+            ) from exc
+    request, response = exchanges[-1]
+    if response.status_code == 401 and any(standalone.MASKED in value for _, value in request["headers"]):
+        raise ReplayError(
+            f"the {surface.name} refused the credentials (HTTP 401 on {request['method']} {request['url']})"
+        )
+    shown = describe_response(
+        response.status_code, {key: response.headers.get_list(key) for key in response.headers}, response.content
+    )
+    if violation.check in TRANSPORT_CHECKS:
+        return Verdict(name, violation, FIXED, response=shown)
+    rule = rejudge.broken(spec, op, violation.check, surface.base_url, request, response)
+    return Verdict(name, violation, FIXED if rule is None else STILL_FAILING, rule or "", shown)
+
+
+def rerun(options: Options, name: str, violation: Violation) -> Verdict:
+    """The domain test that found the violation, run again on its operation and check alone."""
+    check = violation.check
+    narrowed = replace(
+        options,
+        include=(violation.operation,),
+        checks=(check,),
+        conformance=False,
+        strict_checks=(check,) if check in STRICT_CHECKS else (),
+    )
+    ledger = runner.run(narrowed, lambda line: None)
+    if ledger.aborted:
+        raise ReplayError(ledger.aborted)
+    key = Key(violation.surface, violation.operation, check)
+    again = [v for v in ledger.violations if Key(v.surface, v.operation, v.check) == key]
+    if again:
+        return Verdict(name, violation, STILL_FAILING, again[0].rule, again[0].response)
+    if key in ledger.passes:
+        return Verdict(name, violation, FIXED)
+    if ledger.errors:
+        return Verdict(name, violation, NOT_JUDGED, f"the check could not complete: {ledger.errors[0]}")
+    skipped = [s.reason for s in ledger.not_exercised if s.check == check and s.operation in (violation.operation, "-")]
+    why = f": {skipped[0]}" if skipped else ""
+    return Verdict(name, violation, NOT_JUDGED, f"{check} did not judge {violation.operation} again{why}")
