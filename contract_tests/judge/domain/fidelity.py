@@ -1,9 +1,10 @@
 """`read_back_identical`: what is written reads back identical, from the item and every list showing it.
 
 For each collection and each body encoding its create accepts, one item lives through three writes:
-a create with every writable field at the high end of its range (`ranges`: the longest strings in
-text beyond Latin-1, the maxima), a PUT at the low end (the shortest strings, the minima, null where
-nullable), and a PATCH sending half the fields back to the high end. After each, the write's answer,
+a create with every writable field at the low end of its range (`ranges`: the shortest strings, an
+emoji outside the BMP, the minima, null where nullable), a PUT at the high end (the longest strings in
+text beyond Latin-1, the maxima), and a PATCH sending half the fields back to the low end, so that
+the fields it leaves out hold values it could lose. After each, the write's answer,
 a read of the item and every list that must show it (its collection's list, and the sub-list of each
 item it names, such as the products of its product line), on the page its documented order puts it,
 hold exactly what was sent, by the spec's types: text code point for code point after the JSON
@@ -84,12 +85,12 @@ def follow(ctx: Context, session: Session, collection: Collection, media: str) -
     name = collection.identifier
     identifier = ctx.fresh_identifier(collection)
     params = {name: identifier}
-    high = ranged(ctx, collection, ctx.valid_body(collection, identifier), HIGH)
-    low = ranged(ctx, collection, high, LOW)
-    changed = [field for field in high if field not in ctx.fixed_fields(collection)]
-    half = {field: high[field] for field in changed[::2]}
+    low = ranged(ctx, collection, ctx.valid_body(collection, identifier), LOW)
+    high = ranged(ctx, collection, low, HIGH)
+    changed = [field for field in low if field not in ctx.fixed_fields(collection)]
+    half = {field: low[field] for field in changed[::2]}
     put, patch = collection.item_ops["put"], collection.item_ops["patch"]
-    steps = [(collection.create, {}, high, 201), (put, params, low, 200), (patch, params, half, 200)]
+    steps = [(collection.create, {}, low, 201), (put, params, high, 200), (patch, params, half, 200)]
     setup: list[Exchange] = []
     state: JSON = {}
     shown: list[Placement] = []
