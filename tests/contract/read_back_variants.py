@@ -19,7 +19,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from mock_server.state.store import NotFound, duplicate
-from tests.contract.faults import Answer, Fault, Message, Scope, edit_json, send_answer, header
+from tests.contract.faults import Answer, Message, Scope, edit_json, header, send_answer
 from tests.contract.variants import API, Variant, fault, with_store
 
 LINES = f"{API}/productlines/"
