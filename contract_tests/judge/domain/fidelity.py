@@ -55,9 +55,10 @@ def run(ctx: Context, session: Session) -> None:
 
 
 def ranged(ctx: Context, collection: Collection, body: JSON, side: str) -> JSON:
-    """`body` with every field but the fixed ones (identifier, references) at the `side` end of its range."""
+    """`body` with every field but the fixed ones (identifier, references) at the `side` end of its range;
+    an external reference keeps a value the target serves (`external-references`)."""
     props = collection.request_schema["properties"]
-    fixed = ctx.fixed_fields(collection)
+    fixed = ctx.fixed_fields(collection) | set(ctx.spec.external_references(collection.request_schema))
     return {name: value if name in fixed else end_value(props[name], side, value) for name, value in body.items()}
 
 
