@@ -20,7 +20,7 @@ from typing import Any
 from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.http import Exchange, Session
 from contract_tests.judge.domain.pagination import FULL_WALK_PAGES, Made, owner
-from contract_tests.judge.domain.placement import DEFAULT_PAGE_SIZE, results
+from contract_tests.judge.domain.placement import results
 from contract_tests.judge.domain.referential import dependant_collection
 from contract_tests.spec import Collection, Operation
 
@@ -34,14 +34,17 @@ def run(ctx: Context, session: Session) -> None:
     for op in ctx.spec.lists:
         if op.id not in session.surface.operations or not ctx.selected(op) or not ctx.operation_is_mine(op):
             continue
-        key = ctx.spec.order_by(op)
-        params, made_owner = owner(ctx, session, op)
-        if key is None or params is None:
-            reason = "the spec names no order for this list" if key is None else "no owner to list the items of"
+        key, maximum = ctx.spec.order_by(op), ctx.spec.page_size_maximum(op)
+        if key is None or maximum is None:
+            reason = "the spec names no order (`x-order-by`) or no largest page (`x-clamped-maximum`) for this list"
             session.ledger.skipped(session.surface.name, op.id, CHECK, reason)
             continue
+        params, made_owner = owner(ctx, session, op)
+        if params is None:
+            session.ledger.skipped(session.surface.name, op.id, CHECK, "no owner to list the items of")
+            continue
         made = out_of_order(ctx, session, op, params)
-        judge_order(ctx, session, op, params, key, [step for _, step in made])
+        judge_order(session, op, params, key, maximum, [step for _, step in made])
         for item in reversed(made):
             item[0].delete(session)
         if made_owner is not None:
@@ -85,9 +88,8 @@ def sizes(count: int, maximum: int) -> list[int]:
 
 
 def judge_order(
-    ctx: Context, session: Session, op: Operation, params: dict[str, Any], key: str, setup: list[Exchange]
+    session: Session, op: Operation, params: dict[str, Any], key: str, maximum: int, setup: list[Exchange]
 ) -> None:
-    maximum = ctx.spec.page_size_maximum(op) or DEFAULT_PAGE_SIZE
     first = session.call(op, params, query={"page": 1, "page_size": maximum})
     body = first.json()
     count = body.get("count") if isinstance(body, dict) else None

@@ -14,7 +14,6 @@ from typing import Any
 from contract_tests.judge.domain.http import Exchange, Session
 from contract_tests.spec import JSON, Operation
 
-DEFAULT_PAGE_SIZE = 20  # a list with no `x-clamped-maximum`: asked for no more than the spec's default
 WALK_LIMIT = 10
 
 
@@ -42,9 +41,10 @@ def locate(
     session: Session, op: Operation, params: dict[str, Any], name: str, value: Any, maximum: int | None, ordered: bool
 ) -> Placement:
     """The page of the list `op` (at `params`) showing the item whose `name` is `value`: found through the
-    list's order when it is `ordered` by `name` ascending (pages of `maximum` items), else by walking."""
-    size = maximum or DEFAULT_PAGE_SIZE
-    first = session.call(op, params, query={"page": 1, "page_size": size})
+    list's order when it is `ordered` by `name` ascending (pages of `maximum` items, else of the list's
+    default size), else by walking."""
+    size = {"page_size": maximum} if maximum is not None else {}
+    first = session.call(op, params, query={"page": 1, **size})
     items = results(first)
     if items is None:
         return Placement(op, first, None)
@@ -57,7 +57,7 @@ def locate(
     low, high = (2, pages) if ordered else (1, 0)
     while low <= high:
         middle = (low + high) // 2
-        fetched[middle] = session.call(op, params, query={"page": middle, "page_size": size})
+        fetched[middle] = session.call(op, params, query={"page": middle, **size})
         items = results(fetched[middle])
         found = find(items or [], name, value)
         if found is not None:
@@ -65,7 +65,7 @@ def locate(
         low, high = narrowed(items, name, value, middle, low, high)
     last = first
     for number in range(2, min(pages, WALK_LIMIT) + 1):
-        last = fetched.get(number) or session.call(op, params, query={"page": number, "page_size": size})
+        last = fetched.get(number) or session.call(op, params, query={"page": number, **size})
         found = find(results(last) or [], name, value)
         if found is not None:
             return Placement(op, last, found)
