@@ -22,6 +22,11 @@ DOMAIN_CHECKS = (
     "identifier_addressable",
     "identifier_immutable",
     "patch_locality",
+    "read_back_identical",
+    "deleted_everywhere",
+    "unknown_not_found",
+    "list_order",
+    "identifier_variants",
 )
 STRICT_CHECKS = (
     "negative_data_rejection",

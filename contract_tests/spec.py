@@ -19,6 +19,7 @@ from shop_contract.document import SpecError
 ENVELOPE_PREFIX = "Paginated"
 CLAMPED_MAXIMUM = "x-clamped-maximum"
 EXTERNAL_REFERENCE = "x-external-reference"
+ORDER_BY = "x-order-by"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 JSON = dict[str, Any]
@@ -186,6 +187,12 @@ class Spec:
                 maximum = param.get("schema", {}).get(CLAMPED_MAXIMUM)
                 return int(maximum) if maximum is not None else None
         return None
+
+    @staticmethod
+    def order_by(op: Operation) -> str | None:
+        """The field a list is ordered by, ascending (its `x-order-by`), if the spec names one."""
+        key = op.definition.get(ORDER_BY)
+        return str(key) if key is not None else None
 
     @staticmethod
     def external_references(schema: JSON | None) -> dict[str, str]:

@@ -33,7 +33,7 @@ class Fault:
             await self.app(scope, receive, send)
             return
         if self.respond is not None:
-            await _send(send, self.respond(scope))
+            await send_answer(send, self.respond(scope))
             return
         if self.request is not None:
             receive = await _rewritten(scope, receive, self.request)
@@ -50,7 +50,7 @@ class Fault:
                 captured["body"] += message.get("body", b"")
 
         await self.app(scope, receive, capture)
-        await _send(send, self.response(scope, (captured["status"], captured["headers"], captured["body"])))
+        await send_answer(send, self.response(scope, (captured["status"], captured["headers"], captured["body"])))
 
 
 async def _rewritten(scope: Scope, receive: Any, rewrite: Callable[[Scope, bytes], bytes]) -> Any:
@@ -75,7 +75,7 @@ async def _rewritten(scope: Scope, receive: Any, rewrite: Callable[[Scope, bytes
     return replay
 
 
-async def _send(send: Any, answer: Answer) -> None:
+async def send_answer(send: Any, answer: Answer) -> None:
     status, headers, body = answer
     headers = {k: v for k, v in headers.items() if k.lower() != "content-length"}
     raw = [(k.encode(), v.encode()) for k, v in headers.items()] + [(b"content-length", str(len(body)).encode())]

@@ -13,11 +13,15 @@ from contract_tests.judge.domain import (
     auth_matrix,
     bounds,
     encodings,
+    fidelity,
+    identifier_variants,
     immutability,
     lifecycle,
     locality,
+    ordering,
     pagination,
     referential,
+    unknown,
 )
 from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.http import Session
@@ -34,6 +38,10 @@ PER_SURFACE: dict[str, DomainTest] = {
     "identifier_addressable": addressing.run,
     "identifier_immutable": immutability.run,
     "patch_locality": locality.run,
+    "read_back": fidelity.run,
+    "unknown_not_found": unknown.run,
+    "list_order": ordering.run,
+    "identifier_variants": identifier_variants.run,
 }
 ALONE = frozenset({"pagination_walk", "referential_rules"})
 """Tests that read whole lists or a list's count: nothing else may write while they run, so they run one

@@ -2,7 +2,8 @@
 
 This replaces Schemathesis' `negative_data_rejection` by default: that check also flags the coercions
 a correct DRF backend makes (12 stored as "12", "12" read as 12), while every value here is invalid
-under any reading: a string one over maxLength, an empty string where minLength is 1, an integer past
+under any reading: a string one over maxLength
+(in ASCII, and in text beyond Latin-1), an empty string where minLength is 1, an integer past
 its minimum or maximum, a missing required field, null in a non-nullable field, a decimal with a
 letter or three fraction digits. Writes go to items the test creates and removes.
 """
@@ -14,6 +15,7 @@ from typing import Any
 
 from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.http import Session
+from contract_tests.judge.domain.ranges import one_past
 from contract_tests.spec import JSON, Collection, Operation
 
 CHECK = "invalid_values_rejected"
@@ -24,6 +26,7 @@ def invalid_values(prop: JSON) -> Iterator[tuple[str, Any]]:
     """(what is wrong, the value) for each rule of one property."""
     if "maxLength" in prop:
         yield f"longer than maxLength {prop['maxLength']}", "a" * (prop["maxLength"] + 1)
+        yield f"longer than maxLength {prop['maxLength']} in text beyond Latin-1", one_past(prop)
     if prop.get("minLength", 0) >= 1:
         yield "empty, minLength is 1", ""
     if "maximum" in prop:

@@ -14,6 +14,8 @@ from contract_tests.judge.checks import same_value
 from contract_tests.sharding import collection_name
 from contract_tests.spec import JSON, Collection, Operation, Spec
 
+LONG_TEXT = 60  # a difference in longer text is shown as where it starts, not whole
+
 if TYPE_CHECKING:  # known.py calls the domain tests' HTTP session
     from contract_tests.judge.known import Known
 
@@ -104,10 +106,22 @@ def differences(expected: JSON, actual: Any, *, form: bool = False) -> list[str]
     if not isinstance(actual, dict):
         return [f"expected a JSON object, got {actual!r}"[:200]]
     return [
-        f"`{name}`: expected {value!r}, got {actual.get(name, '<missing>')!r}"
+        difference(name, value, actual.get(name, "<missing>"))
         for name, value in expected.items()
         if name not in actual or not same_value(value, actual[name], form=form)
     ]
+
+
+def difference(name: str, expected: Any, actual: Any) -> str:
+    """One field's difference; for long text, the lengths and where the two part (a cut, a re-encoding)."""
+    if isinstance(expected, str) and isinstance(actual, str) and max(len(expected), len(actual)) > LONG_TEXT:
+        at = next((i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b), None)
+        at = min(len(expected), len(actual)) if at is None else at
+        return (
+            f"`{name}`: expected {len(expected)} characters, got {len(actual)}; from character {at}, "
+            f"expected {expected[at : at + 12]!r}, got {actual[at : at + 12]!r}"
+        )
+    return f"`{name}`: expected {expected!r}, got {actual!r}"
 
 
 def as_form(body: JSON) -> dict[str, str]:

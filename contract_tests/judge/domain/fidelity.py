@@ -1,0 +1,149 @@
+"""`read_back_identical`: what is written reads back identical, from the item and every list showing it.
+
+For each collection and each body encoding its create accepts, one item lives through three writes:
+a create with every writable field at the low end of its range (`ranges`: the shortest strings, an
+emoji outside the BMP, the minima, null where nullable), a PUT at the high end (the longest strings in
+text beyond Latin-1, the maxima), and a PATCH sending half the fields back to the low end, so that
+the fields it leaves out hold values it could lose. After each, the write's answer,
+a read of the item and every list that must show it (its collection's list, and the sub-list of each
+item it names, such as the products of its product line), on the page its documented order puts it,
+hold exactly what was sent, by the spec's types: text code point for code point after the JSON
+decode, decimals by value, null where sent (in a form, the empty value: what the spec's decision
+`empty-form-value` admits), and a field the PATCH did not send keeps its value. A valid value refused
+is a violation too. The item is then deleted and judged by `removal` (`deleted_everywhere`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from contract_tests.judge.domain import removal
+from contract_tests.judge.domain.data import Context, differences
+from contract_tests.judge.domain.encodings import encoded
+from contract_tests.judge.domain.http import Exchange, Session
+from contract_tests.judge.domain.immutability import media_types
+from contract_tests.judge.domain.locality import admitted
+from contract_tests.judge.domain.placement import Placement, locate
+from contract_tests.judge.domain.ranges import HIGH, LOW, end_value
+from contract_tests.judge.domain.referential import dependant_collection
+from contract_tests.spec import JSON, Collection, Operation
+
+CHECK = "read_back_identical"
+JSON_MEDIA = "application/json"
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A list that must show the item: the operation and its path parameters."""
+
+    op: Operation
+    params: dict[str, Any]
+
+
+def run(ctx: Context, session: Session) -> None:
+    for collection in ctx.spec.collections:
+        ops = [collection.create, collection.list_op, *collection.item_ops.values()]
+        writes = [collection.create, collection.item_ops["put"], collection.item_ops["patch"]]
+        if (
+            all(op.id in session.surface.operations for op in ops)
+            and ctx.selected(*writes)
+            and ctx.collection_is_mine(collection)
+        ):
+            for media in media_types(collection.create):
+                follow(ctx, session, collection, media)
+
+
+def ranged(ctx: Context, collection: Collection, body: JSON, side: str) -> JSON:
+    """`body` with every field but the fixed ones (identifier, references) at the `side` end of its range;
+    an external reference keeps a value the target serves (`external-references`)."""
+    props = collection.request_schema["properties"]
+    fixed = ctx.fixed_fields(collection) | set(ctx.spec.external_references(collection.request_schema))
+    return {name: value if name in fixed else end_value(props[name], side, value) for name, value in body.items()}
+
+
+def listings(ctx: Context, session: Session, collection: Collection, body: JSON) -> list[Listing]:
+    """The lists that must show an item with `body`: its collection's, and each owner's sub-list of it."""
+    found = [Listing(collection.list_op, {})]
+    for name, owner in ctx.spec.references(collection.create).items():
+        for sub_list in owner.sub_lists:
+            if dependant_collection(ctx, owner, sub_list) is collection and sub_list.id in session.surface.operations:
+                found.append(Listing(sub_list, {owner.identifier: body[name]}))
+    return found
+
+
+def expected(ctx: Context, collection: Collection, sent: JSON, media: str, answer: Exchange) -> JSON:
+    """What `sent` must read back as: itself, a null sent in a form as the admitted value it answered."""
+    body = answer.json() if isinstance(answer.json(), dict) else {}
+    result = {}
+    for name, value in sent.items():
+        choices = admitted(ctx, collection, name, value, media)
+        result[name] = body.get(name) if body.get(name) in choices else choices[0]
+    return result
+
+
+def follow(ctx: Context, session: Session, collection: Collection, media: str) -> None:
+    name = collection.identifier
+    identifier = ctx.fresh_identifier(collection)
+    params = {name: identifier}
+    low = ranged(ctx, collection, ctx.valid_body(collection, identifier), LOW)
+    high = ranged(ctx, collection, low, HIGH)
+    changed = [field for field in low if field not in ctx.fixed_fields(collection)]
+    half = {field: low[field] for field in changed[::2]}
+    put, patch = collection.item_ops["put"], collection.item_ops["patch"]
+    steps = [(collection.create, {}, low, 201), (put, params, high, 200), (patch, params, half, 200)]
+    setup: list[Exchange] = []
+    state: JSON = {}
+    shown: list[Placement] = []
+    for op, path_params, sent, status in steps:
+        via = media if media in media_types(op) else JSON_MEDIA
+        written = session.call(op, path_params, **encoded(sent, via))
+        what = f"{op.method.upper()} of {'the fields ' + ', '.join(sent) if op is patch else 'every field'} ({via})"
+        if written.status != status:
+            session.judge(CHECK, op, written, f"a valid {what} answered {written.status}, not {status}", setup)
+            return  # the item stays, named in the violation
+        state = {**state, **expected(ctx, collection, sent, via, written)}
+        setup.append(written)
+        found = read_back(ctx, session, collection, op, written, state, what, setup)
+        if found is None:
+            return
+        shown = found
+    removal.delete(session, collection, identifier, shown, setup)
+
+
+def read_back(
+    ctx: Context,
+    session: Session,
+    collection: Collection,
+    op: Operation,
+    written: Exchange,
+    state: JSON,
+    what: str,
+    setup: list[Exchange],
+) -> list[Placement] | None:
+    """The write's answer, the item and every list showing it hold `state`; the pages showing it, or None
+    (reported) when one does not."""
+    name, get = collection.identifier, collection.item_ops["get"]
+    wrong = differences(state, written.json())
+    if not session.judge(CHECK, op, written, f"the answer to a {what}: " + "; ".join(wrong) if wrong else None, setup):
+        return None
+    read = session.call(get, {name: state[name]})
+    wrong = [f"answered {read.status}"] if read.status != 200 else differences(state, read.json())
+    if not session.judge(CHECK, get, read, f"a read after a {what}: " + "; ".join(wrong) if wrong else None, setup):
+        return None
+    shown = []
+    for listing in listings(ctx, session, collection, state):
+        ordered = ctx.spec.order_by(listing.op) == name
+        maximum = ctx.spec.page_size_maximum(listing.op)
+        placed = locate(session, listing.op, listing.params, name, state[name], maximum, ordered)
+        where = f"{listing.op.id} after a {what}"
+        if placed.item is None:
+            missing = f"{where}: {name}={state[name]!r} is not on the page its order puts it on"
+            session.judge(CHECK, listing.op, placed.exchange, missing, setup)
+            return None
+        wrong = differences(state, placed.item)
+        broken: str | None = f"{where}: " + "; ".join(wrong) if wrong else None
+        if not session.judge(CHECK, listing.op, placed.exchange, broken, setup):
+            return None
+        shown.append(placed)
+    return shown

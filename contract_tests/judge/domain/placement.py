@@ -1,0 +1,85 @@
+"""Where an item falls in a list: the page its documented order (`x-order-by`) puts it on.
+
+A binary search over pages of the largest size the list serves, so that finding one item in a list of
+any length costs a few requests. Where the order is not the documented one (`list_order` judges
+that), the search cannot trust it and walks the pages instead, up to `WALK_LIMIT` of them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from contract_tests.judge.domain.http import Exchange, Session
+from contract_tests.spec import JSON, Operation
+
+WALK_LIMIT = 10
+
+
+@dataclass(frozen=True)
+class Placement:
+    """The page that shows the item (`item` set), or the last page looked at (`item` None)."""
+
+    op: Operation
+    exchange: Exchange
+    item: JSON | None
+
+
+def results(exchange: Exchange) -> list[Any] | None:
+    body = exchange.json()
+    if exchange.status != 200 or not isinstance(body, dict) or not isinstance(body.get("results"), list):
+        return None
+    return list(body["results"])
+
+
+def find(items: list[Any], name: str, value: Any) -> JSON | None:
+    return next((item for item in items if isinstance(item, dict) and item.get(name) == value), None)
+
+
+def locate(
+    session: Session, op: Operation, params: dict[str, Any], name: str, value: Any, maximum: int | None, ordered: bool
+) -> Placement:
+    """The page of the list `op` (at `params`) showing the item whose `name` is `value`: found through the
+    list's order when it is `ordered` by `name` ascending (pages of `maximum` items, else of the list's
+    default size), else by walking."""
+    size = {"page_size": maximum} if maximum is not None else {}
+    first = session.call(op, params, query={"page": 1, **size})
+    items = results(first)
+    if items is None:
+        return Placement(op, first, None)
+    found = find(items, name, value)
+    count = first.json().get("count")
+    if found is not None or not items or not isinstance(count, int):
+        return Placement(op, first, found)
+    pages = math.ceil(count / len(items))
+    fetched = {1: first}
+    low, high = (2, pages) if ordered else (1, 0)
+    while low <= high:
+        middle = (low + high) // 2
+        fetched[middle] = session.call(op, params, query={"page": middle, **size})
+        items = results(fetched[middle])
+        found = find(items or [], name, value)
+        if found is not None:
+            return Placement(op, fetched[middle], found)
+        low, high = narrowed(items, name, value, middle, low, high)
+    last = first
+    for number in range(2, min(pages, WALK_LIMIT) + 1):
+        last = fetched.get(number) or session.call(op, params, query={"page": number, **size})
+        found = find(results(last) or [], name, value)
+        if found is not None:
+            return Placement(op, last, found)
+    return Placement(op, last, None)
+
+
+def narrowed(items: list[Any] | None, name: str, value: Any, middle: int, low: int, high: int) -> tuple[int, int]:
+    """The pages left to search once page `middle` lacks the item: (1, 0) when its keys cannot guide."""
+    keys = [item.get(name) if isinstance(item, dict) else None for item in items or []]
+    try:
+        if keys and value < keys[0]:
+            return low, middle - 1
+        if keys and value > keys[-1]:
+            return middle + 1, high
+    except TypeError:  # keys of another type than the value
+        pass
+    return 1, 0

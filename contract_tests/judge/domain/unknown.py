@@ -1,0 +1,65 @@
+"""`unknown_not_found`: every URL naming something that does not exist is 404, before and after a delete.
+
+For each collection, an identifier never created: a read, a PUT with a valid body (PUT never creates,
+`put-never-creates`), a PATCH, a DELETE and each sub-list it would own (`unknown-resource`) all answer
+404. Then an item is created and deleted, and the same requests at its identifier answer 404 again: a
+service that caches the item, or lists a sub-list without looking its owner up, answers otherwise.
+A PUT that creates the missing item is undone by the DELETE that ends each series.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contract_tests.judge.domain.data import Context
+from contract_tests.judge.domain.http import Exchange, Session
+from contract_tests.spec import Collection
+
+CHECK = "unknown_not_found"
+
+
+def run(ctx: Context, session: Session) -> None:
+    for collection in ctx.spec.collections:
+        ops = [collection.create, *collection.item_ops.values()]
+        if (
+            all(op.id in session.surface.operations for op in ops)
+            and ctx.selected(*collection.item_ops.values(), *collection.sub_lists)
+            and ctx.collection_is_mine(collection)
+        ):
+            missing = ctx.missing_identifier(collection)
+            all_not_found(ctx, session, collection, missing, "never created", [])
+            deleted = ctx.fresh_identifier(collection)
+            created = session.call(collection.create, json=ctx.valid_body(collection, deleted))
+            if created.status != 201:
+                reason = f"the item to delete could not be created (HTTP {created.status})"
+                session.ledger.skipped(session.surface.name, collection.item_ops["delete"].id, CHECK, reason)
+                continue
+            gone = session.call(collection.item_ops["delete"], {collection.identifier: deleted})
+            if gone.status in (200, 202, 204):
+                all_not_found(ctx, session, collection, deleted, "deleted", [created, gone])
+
+
+def all_not_found(
+    ctx: Context, session: Session, collection: Collection, identifier: Any, what: str, setup: list[Exchange]
+) -> None:
+    """Every operation at `identifier` answers 404; one that answers otherwise is a violation."""
+    name = collection.identifier
+    params = {name: identifier}
+    body = ctx.valid_body(collection, identifier)
+    patched = {field: value for field, value in body.items() if field not in ctx.fixed_fields(collection)}
+    ops = collection.item_ops
+    requests: list[tuple[Any, dict[str, Any]]] = [
+        (ops["get"], {}),
+        (ops["put"], {"json": body}),
+        (ops["patch"], {"json": dict(list(patched.items())[:1])}),
+        *((sub_list, {}) for sub_list in collection.sub_lists if sub_list.id in session.surface.operations),
+        (ops["delete"], {}),
+    ]
+    for op, content in requests:
+        if op.id not in session.surface.operations or not ctx.selected(op):
+            continue
+        exchange = session.call(op, params, **content)
+        broken = None
+        if exchange.status != 404:
+            broken = f"{op.id} of the {what} {name}={identifier!r} answered {exchange.status}, not 404"
+        session.judge(CHECK, op, exchange, broken, setup)
