@@ -43,6 +43,6 @@ PER_SURFACE: dict[str, DomainTest] = {
     "list_order": ordering.run,
     "identifier_variants": identifier_variants.run,
 }
-ALONE = frozenset({"pagination_walk", "referential_rules"})
+ALONE = frozenset({"pagination_walk", "referential_rules", "read_back", "list_order"})
 """Tests that read whole lists or a list's count: nothing else may write while they run, so they run one
 at a time before the others, which may run side by side (each writes only items it made)."""
