@@ -116,10 +116,9 @@ def encoded(text: str, charset: str) -> bytes:
 
 charsets = st.sampled_from(CHARSETS) | st.text(max_size=12)
 content_types = st.builds(
-    lambda media, charset, tail: (f"{media}; charset={charset}" if charset is not None else media).encode(
-        "utf-8", "surrogatepass"
-    )
-    + tail,
+    lambda media, charset, tail: (
+        (f"{media}; charset={charset}" if charset is not None else media).encode("utf-8", "surrogatepass") + tail
+    ),
     st.sampled_from(MEDIA_TYPES) | st.text(max_size=20),
     st.none() | charsets,
     st.just(b"") | field_text(FIELD_BYTES, 20),
@@ -131,7 +130,7 @@ header_values = st.one_of(
             RLO.encode(),
             b"\xff\xfe\x00",
             b"\x1b[2J\x1b[32mok",
-            "dev-api-key".encode(),
+            b"dev-api-key",
             b"a" * 8000,
             b'<http://127.0.0.1:1/\xe2\x80\xae>; rel="next"',
             b"session=\xe2\x80\xae\xff; Path=/; HttpOnly",
@@ -141,13 +140,17 @@ header_values = st.one_of(
     ),
     field_text(ANY_BUT_LINE_ENDS, 30),
 )
-header_names = st.sampled_from(KNOWN_NAMES) | field_text(TOKEN, 20).filter(bool) | field_text(
-    bytes(b for b in range(33, 256) if b != ord(":")), 10
-).filter(bool)
+header_names = (
+    st.sampled_from(KNOWN_NAMES)
+    | field_text(TOKEN, 20).filter(bool)
+    | field_text(bytes(b for b in range(33, 256) if b != ord(":")), 10).filter(bool)
+)
 bodies = st.one_of(
     st.binary(max_size=200),
     st.builds(encoded, st.just(json.dumps(PRODUCT, ensure_ascii=False)), charsets),
-    st.builds(lambda text: json.dumps({"detail": text}, ensure_ascii=False).encode("utf-8", "surrogatepass"), st.text()),
+    st.builds(
+        lambda text: json.dumps({"detail": text}, ensure_ascii=False).encode("utf-8", "surrogatepass"), st.text()
+    ),
     st.just(b"[" * 5000 + b"]" * 5000),
 )
 answers = st.builds(
@@ -252,7 +255,9 @@ def judged(server: HostileServer, origin: str, answer: RawAnswer, part: str) -> 
         page.feed((reports / "report.html").read_text(encoding="utf-8"))
         assert page.blob is not None and json.loads(page.blob) == findings
         shown = [stdout, stderr, summary.read_text(encoding="utf-8")]
-        shown += [(reports / name).read_text(encoding="utf-8") for name in ("summary.txt", "junit.xml", "findings.json")]
+        shown += [
+            (reports / name).read_text(encoding="utf-8") for name in ("summary.txt", "junit.xml", "findings.json")
+        ]
         for text in shown:
             assert escape(text) == text, _first_unsafe(text)
 
