@@ -47,9 +47,14 @@ def text_codec(charset: str | None) -> str | None:
         return None
     try:
         name = codecs.lookup(charset).name
-        b"a".decode(name)  # a codec of bytes to bytes (rot13, base64) raises here
-    except (LookupError, ValueError):  # ValueError: a NUL in the name, or a codec that always refuses
+    except (LookupError, ValueError):  # ValueError: a NUL in the name
         return None
+    try:
+        b"a".decode(name)
+    except LookupError:  # a codec of bytes to bytes (rot13, base64)
+        return None
+    except UnicodeError:  # one byte is no whole character in it (UTF-16): still a text encoding
+        pass
     return None if name.replace("_", "-") in NOT_HTTP_CHARSETS else name
 
 
