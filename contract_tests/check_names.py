@@ -39,8 +39,9 @@ CONSUMER_CHECKS = ("consumer_status", "consumer_response", "consumer_fields", "c
 """A consumer contract's interactions (`--consumer FILE`, contract_tests/judge/consumer/): replayed on a backend
 (the same status class as the mock, a conforming answer, every field the consumer received) or read
 against a spec revision."""
-TRANSPORT_CHECKS = ("response_time", "response_size")
-"""Verdicts on any request of the run: no whole answer within the deadline, or one past the size limit."""
+TRANSPORT_CHECKS = ("response_time", "response_size", "response_decodable")
+"""Verdicts on any request of the run: no whole answer within the deadline, one past the size limit, or a
+body that cannot be read as its Content-Type says (an unknown charset, bytes invalid in it, one that lies)."""
 SCHEMATHESIS_CHECKS = (
     "not_a_server_error",
     "status_code_conformance",

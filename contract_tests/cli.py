@@ -16,6 +16,7 @@ The command line itself (its parsers, secrets from the environment, the `Options
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 import threading
@@ -201,8 +202,17 @@ def _reported(ledger: Ledger, written: list[Path], verbose: bool) -> None:
     step_summary.append(ledger, os.environ)
 
 
+def _escaping_output() -> None:
+    """A character the terminal's encoding lacks (an accent a target sent, the summary's "…" on an ASCII
+    terminal) is written as an escape, never raised as an error of the suite."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    _escaping_output()
     if argv and argv[0] == "merge":
         return merge(argv[1:])
     if argv and argv[0] == "replay":

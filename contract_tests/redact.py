@@ -5,6 +5,9 @@ sequences in an error body (clearing the screen, faking a green result), charact
 (making the JUnit file unparsable), or echo the request's headers (the API key, the token). So every
 text the suite writes passes through a `Redactor`: each secret the suite sent becomes MASK, and every
 control character but newline and tab is shown as a Python-style escape (`\\x1b`).
+
+What a target sends is read as bytes (status line, header names and values, body): `shown_bytes` is the
+one rule turning them into text to show, bounded, before any report sees them.
 """
 
 from __future__ import annotations
@@ -28,6 +31,19 @@ def _escaped(match: re.Match[str]) -> str:
 def escape(text: str) -> str:
     """`text` with every character that could act on a terminal or break XML shown as an escape."""
     return _UNSAFE.sub(_escaped, text)
+
+
+def bounded(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, the cut marked."""
+    return text if len(text) <= limit else text[:limit] + " …"
+
+
+def shown_bytes(data: bytes, limit: int | None = None) -> str:
+    """Bytes a target sent, as the suite shows them: UTF-8 where they are, every other byte as `\\xNN`,
+    then escaped like any text (and cut to `limit` characters). Whatever a target sends (a header of
+    latin-1 or of bidi overrides, a body in a charset that lies) shows the same way in every report."""
+    text = escape(data.decode("utf-8", "backslashreplace"))
+    return text if limit is None else bounded(text, limit)
 
 
 @dataclass(frozen=True)

@@ -105,7 +105,9 @@ def realm_public_key(token: str | None, token_url: str | None, limits: Limits) -
         discovery = _get_or_post(limits, "GET", f"{realm}{DISCOVERY_SUFFIX}").json()
         keys = _get_or_post(limits, "GET", str(discovery["jwks_uri"])).json()["keys"]
         key = jwt.algorithms.RSAAlgorithm.from_jwk(json.dumps(keys[0]))
-    except (httpx.HTTPError, ResponseTooLarge, ValueError, KeyError, IndexError, TypeError, RecursionError):
+    except (httpx.HTTPError, httpx.InvalidURL, ResponseTooLarge, ValueError, KeyError, IndexError, TypeError):
+        return None
+    except RecursionError:
         return None
     except jwt.PyJWTError:
         return None

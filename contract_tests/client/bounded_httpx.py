@@ -131,5 +131,6 @@ def _send_httpx(client: httpx.Client, request: httpx.Request, limits: Limits) ->
         finally:
             response.close()
     # The body is decoded already: the copy keeps every header but the encoding, so it is not decoded twice.
-    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"]
+    # Headers are copied as the bytes they came as: their text is httpx's guess, which may not encode back.
+    headers = [(k, v) for k, v in response.headers.raw if k.lower() != b"content-encoding"]
     return httpx.Response(response.status_code, headers=headers, content=body, request=request)

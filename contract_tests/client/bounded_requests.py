@@ -24,6 +24,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import DecodeError, InsecureRequestWarning, ProtocolError, ReadTimeoutError
 
+from contract_tests.client.bodies import declared_charset, text_codec
 from contract_tests.client.bounded import (
     ACCEPT_ENCODING,
     READ_PIECE,
@@ -207,6 +208,9 @@ class BoundedAdapter(HTTPAdapter):
                 response.close()
         response._content = body  # requests' own cache of the body, as Schemathesis sets it too
         response._content_consumed = True
+        charset = declared_charset(response.headers.get("content-type"))
+        if charset is not None:  # Schemathesis decodes with it: a charset no codec reads is none (UTF-8 then)
+            response.encoding = text_codec(charset)
         return response
 
 

@@ -18,6 +18,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import schemathesis
 from schemathesis.core.parameters import ParameterLocation
 
+from contract_tests.client.bodies import lenient_json, undecodable
+
 ENVELOPE_KEYS = frozenset({"count", "next", "previous", "results"})
 FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 PLAIN_DECIMAL = re.compile(r"^-?\d*\.?\d*$")
@@ -26,9 +28,24 @@ WRITE_STATUSES = {"post": 201, "put": 200, "patch": 200}
 
 def _json(response: Any) -> Any:
     try:
-        return response.json()
+        return lenient_json(response.content, _content_type(response))
     except (ValueError, RecursionError):  # not JSON, or nested too deep to parse: not the JSON asked for
         return None
+
+
+def _content_type(response: Any) -> str | None:
+    return next(iter(response.headers.get("content-type", [])), None)
+
+
+@schemathesis.check
+def response_decodable(ctx: Any, response: Any, case: Any) -> bool | None:
+    """A body is text a client can read as its Content-Type says (client/bodies.py: `undecodable`)."""
+    if not response.content:
+        return True
+    problem = undecodable(response.content, _content_type(response))
+    if problem is not None:
+        raise AssertionError(problem)
+    return None
 
 
 def _single_int(query: dict[str, list[str]], name: str) -> int | bool | None:

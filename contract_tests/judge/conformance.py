@@ -6,7 +6,7 @@ not depend on the directory it starts from. The engine's events become entries o
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -226,13 +226,23 @@ def record(
                     check = refusals.STRICT
                 response = interaction.response if interaction is not None else None
                 shown = (
-                    describe_response(response.status_code, response.headers, response.content)
+                    describe_response(response.status_code, latin1_headers(response.headers), response.content)
                     if response is not None
                     else "(no response)"
                 )
                 rule = f"{failure.title}: {failure.message}".strip()
                 sample, setup = _reproduction(node.failure_info, failed_id)
                 ledger.violated(Violation(check, surface.name, operation, rule, sample, shown, setup))
+
+
+def latin1_headers(headers: Mapping[str, list[str]]) -> list[tuple[bytes, bytes]]:
+    """A Schemathesis response's headers back to the bytes they came as: http.client (under requests)
+    decodes every header line as latin-1, which encodes back byte for byte."""
+    return [
+        (name.encode("latin-1", "backslashreplace"), value.encode("latin-1", "backslashreplace"))
+        for name, values in headers.items()
+        for value in values
+    ]
 
 
 def covered(spec: Spec, surface: Surface, recorder: ScenarioRecorder, ledger: Ledger) -> None:

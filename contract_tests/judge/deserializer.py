@@ -15,10 +15,15 @@ import schemathesis
 from schemathesis.core.deserialization import DeserializationContext
 from schemathesis.core.transport import Response
 
+from contract_tests.client.bodies import lenient_json, lenient_text
+
 
 @schemathesis.deserializer("application/json")
 def json_body(context: DeserializationContext, response: Response) -> Any:
+    content_type = next(iter(response.headers.get("content-type", [])), None)
     try:
-        return response.json()
+        return lenient_json(response.content, content_type)
     except RecursionError:
-        raise json.JSONDecodeError("nested too deeply to parse", response.text, 0) from None
+        raise json.JSONDecodeError(
+            "nested too deeply to parse", lenient_text(response.content, content_type), 0
+        ) from None

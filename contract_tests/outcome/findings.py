@@ -7,11 +7,15 @@ the exit code treat them alike.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from contract_tests.outcome.coverage import Coverage
+from contract_tests.redact import shown_bytes
 
 BODY_EXCERPT = 2000  # characters of a response body quoted in a violation's evidence
+HEADER_EXCERPT = 500  # characters of a header name or value quoted there
+HEADERS_SHOWN = 50
 
 RULE_EXCERPT = 2000
 """Characters of a broken rule kept: a rule may quote what the target answered, which can be megabytes
@@ -256,9 +260,14 @@ class Ledger:
         return not self.unreached and not self.errors and self.aborted is None
 
 
-def describe_response(status: int, headers: dict[str, list[str]], content: bytes) -> str:
-    """A response as quoted in evidence: status, headers, the body's first `BODY_EXCERPT` characters."""
-    lines = [f"HTTP {status}", *(f"{name}: {', '.join(values)}" for name, values in headers.items())]
-    text = content.decode("utf-8", "replace")
-    excerpt = text if len(text) <= BODY_EXCERPT else text[:BODY_EXCERPT] + " …"
-    return "\n".join([*lines, "", excerpt]) if text else "\n".join(lines)
+def describe_response(status: int, headers: Iterable[tuple[bytes, bytes]], content: bytes) -> str:
+    """A response as quoted in evidence: status, headers (each value cut at `HEADER_EXCERPT` characters,
+    at most `HEADERS_SHOWN` of them), the body's first `BODY_EXCERPT` characters; every part read as the
+    bytes the target sent and shown by the one rule (redact.shown_bytes)."""
+    pairs = list(headers)
+    lines = [f"HTTP {status}"]
+    lines += [f"{shown_bytes(name, HEADER_EXCERPT)}: {shown_bytes(value, HEADER_EXCERPT)}" for name, value in pairs]
+    if len(pairs) > HEADERS_SHOWN:
+        lines[HEADERS_SHOWN + 1 :] = [f"… and {len(pairs) - HEADERS_SHOWN} more header(s)"]
+    excerpt = shown_bytes(content[: BODY_EXCERPT * 4], BODY_EXCERPT) if content else ""
+    return "\n".join([*lines, "", excerpt]) if excerpt else "\n".join(lines)

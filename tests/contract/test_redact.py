@@ -10,8 +10,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from contract_tests.outcome import report
-from contract_tests.outcome.findings import Ledger, RunError, Skip, Violation
-from contract_tests.redact import MASK, Redactor
+from contract_tests.outcome.findings import (
+    HEADER_EXCERPT,
+    HEADERS_SHOWN,
+    Ledger,
+    RunError,
+    Skip,
+    Violation,
+    describe_response,
+)
+from contract_tests.redact import MASK, Redactor, escape, shown_bytes
 
 SECRET = "s3cret-api-key"
 any_text = st.text(st.characters(codec=None, exclude_categories=()), max_size=200)
@@ -43,3 +51,27 @@ def test_every_output_is_safe_whatever_the_target_sent(text: str) -> None:
 def test_secrets_are_masked_and_escapes_shown() -> None:
     shown = Redactor((SECRET, "k"))("\x1b[2JBearer s3cret-api-key\x00ok")
     assert shown == f"\\x1b[2JBearer {MASK}\\x00ok"
+
+
+@given(st.binary(max_size=300))
+def test_bytes_a_target_sent_show_as_text_that_names_each_byte(data: bytes) -> None:
+    """UTF-8 where the bytes are; every other byte as \\xNN, controls and bidi overrides escaped: the
+    shown text encodes as ASCII-safe escapes, and bytes that are not UTF-8 stay distinguishable."""
+    shown = shown_bytes(data)
+    assert escape(shown) == shown
+    assert shown_bytes(data, 10) == shown or shown_bytes(data, 10) == shown[:10] + " …"
+
+
+def test_bytes_are_shown_by_one_rule() -> None:
+    assert shown_bytes("\u202eok é".encode()) == "\\u202eok é"
+    assert shown_bytes(b"caf\xe9 \x1b[2J") == "caf\\xe9 \\x1b[2J"
+    assert shown_bytes(b"x" * 30, 20) == "x" * 20 + " …"
+
+
+def test_evidence_shows_every_part_of_an_answer_as_its_bytes() -> None:
+    headers = [(b"X-\xe2\x80\xae", b"\x1b[31m\xff"), *((b"X-Many", b"v" * 600) for _ in range(60))]
+    shown = describe_response(200, headers, b'{"name": "caf\xe9"}').splitlines()
+    assert shown[1] == "X-\\u202e: \\x1b[31m\\xff"
+    assert shown[2] == "X-Many: " + "v" * HEADER_EXCERPT + " …"
+    assert shown[HEADERS_SHOWN + 1] == "… and 11 more header(s)"
+    assert shown[-1] == '{"name": "caf\\xe9"}'

@@ -216,6 +216,18 @@ def text_plain(scope: Scope, answer: Answer) -> Answer:
     return answer[0], {**answer[1], "content-type": "text/plain"}, answer[2]
 
 
+def latin1_encoder(scope: Scope, answer: Answer) -> Answer:
+    """A serializer writing latin-1 while its header says UTF-8 (a database or template default)."""
+    status, headers, body = answer
+    text = json.dumps(json.loads(body), ensure_ascii=False) if body else ""
+    return status, {**headers, "content-type": "application/json; charset=utf-8"}, text.encode("latin-1", "replace")
+
+
+def declares_utf16(scope: Scope, answer: Answer) -> Answer:
+    """A proxy or framework setting a charset the body is not in: UTF-8 bytes declared UTF-16."""
+    return answer[0], {**answer[1], "content-type": "application/json; charset=utf-16"}, answer[2]
+
+
 def set_status(status: int) -> Callable[[Scope, Answer], Answer]:
     return lambda scope, answer: (status, answer[1], answer[2]) if answer[0] == 201 else answer
 
@@ -400,6 +412,20 @@ VARIANTS = [
         ("patch_customer",),
         "domain",
         with_store(reset_on_phone_patch),
+    ),
+    Variant(
+        "latin1_under_a_utf8_header",
+        "response_decodable",
+        ("list_customers",),
+        "domain",
+        fault("GET", f"{API}/customers/", response=latin1_encoder),
+    ),
+    Variant(
+        "utf16_declared_over_utf8",
+        "response_decodable",
+        ("get_product_line",),
+        "conformance",
+        fault("GET", LINE, response=declares_utf16),
     ),
     Variant(
         "valid_replacement_rejected",

@@ -28,6 +28,7 @@ import requests
 import schemathesis
 from schemathesis.core.transport import Response
 
+from contract_tests.client.bodies import declared_charset, text_codec
 from contract_tests.client.target import Target
 from contract_tests.judge.consumer.document import Contract, Interaction, empty_lists, field_paths
 from contract_tests.judge.domain.http import Abandoned, Exchange, Session
@@ -265,7 +266,7 @@ def _nonconforming(schema: Any, operation_id: str, exchange: Exchange) -> str | 
         request=sent.prepare(),
         elapsed=0.0,
         message=answer.reason_phrase,
-        encoding=answer.encoding,
+        encoding=text_codec(declared_charset(answer.headers.get("content-type"))),
         http_version=answer.http_version,
         verify=True,
     )

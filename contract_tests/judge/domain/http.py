@@ -17,6 +17,7 @@ from urllib.parse import quote
 import httpx
 from schemathesis.core import curl
 
+from contract_tests.client.bodies import lenient_json, undecodable
 from contract_tests.client.bounded import Limits, ResponseTooLarge
 from contract_tests.client.bounded_httpx import httpx_client, send_httpx
 from contract_tests.client.keyring import Keyring
@@ -26,6 +27,7 @@ from contract_tests.outcome.findings import Ledger, Violation, describe_response
 from contract_tests.spec import JSON, Collection, Operation
 
 MASKED = ("authorization", "x-api-key")
+DECODABLE = "response_decodable"
 QUIET_HEADERS = ("accept", "accept-encoding", "connection", "user-agent", "content-length", "host")
 
 
@@ -47,8 +49,9 @@ class Exchange:
         return self.response.status_code
 
     def json(self) -> Any:
+        """The body's JSON, read leniently (client/bodies.py); None when it is none."""
         try:
-            return self.response.json()
+            return lenient_json(self.response.content, self.response.headers.get("content-type"))
         except (ValueError, RecursionError):  # RecursionError: a body nested too deep to parse
             return None
 
@@ -58,7 +61,7 @@ class Exchange:
             for name, value in self.request.headers.items()
             if name.lower() not in QUIET_HEADERS
         }
-        body = _sent_body(self.request).decode("utf-8", "replace") or None
+        body = _sent_body(self.request).decode("utf-8", "backslashreplace") or None
         generated = curl.generate(
             method=self.request.method,
             url=str(self.request.url),
@@ -70,8 +73,7 @@ class Exchange:
         return generated.command
 
     def shown(self) -> str:
-        headers = {name: [value] for name, value in self.response.headers.items()}
-        return describe_response(self.status, headers, self.response.content)
+        return describe_response(self.status, self.response.headers.raw, self.response.content)
 
 
 def _sent_body(request: httpx.Request) -> bytes:
@@ -123,6 +125,8 @@ class Session:
         other = copy.copy(self)
         other.ledger, other._judged, other._owns_client = ledger, weakref.WeakSet(), False
         return other
+        self._undecodable: set[str] = set()
+        """Operations with a `response_decodable` violation already: one is shown for each."""
 
     def close(self) -> None:
         if self._owns_client:
@@ -168,7 +172,21 @@ class Session:
             request.headers.update(self.keyring.current(own))
             response = self._send(op, request)
             self.keyring.answered(request.headers, response.status_code, own)
-        return Exchange(request, response)
+        exchange = Exchange(request, response)
+        self._decodable(op, exchange)
+        return exchange
+
+    def _decodable(self, op: Operation, exchange: Exchange) -> None:
+        """Every answer's body is judged `response_decodable`, whichever domain test asked for it."""
+        if not exchange.response.content:
+            return
+        problem = undecodable(exchange.response.content, exchange.response.headers.get("content-type"))
+        if problem is None:
+            self.ledger.passed(self.surface.name, op.id, DECODABLE)
+        elif op.id not in self._undecodable:
+            self._undecodable.add(op.id)
+            violation = Violation(DECODABLE, self.surface.name, op.id, problem, exchange.curl(), exchange.shown())
+            self.ledger.violated(violation)
 
     def _send(self, op: Operation, request: httpx.Request) -> httpx.Response:
         started = time.monotonic()
