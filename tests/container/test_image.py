@@ -146,7 +146,7 @@ def test_the_image_holds_no_compiler_no_pip_cache_no_wheels_and_not_the_build_ca
     require_image()
     probe = (
         "import glob, shutil; "
-        "print([c for c in ('gcc', 'cc', 'pip', 'pip3') if shutil.which(c)] + "
+        "print([c for c in ('gcc', 'cc', 'make') if shutil.which(c)] + "
         "glob.glob('/root/.cache/pip') + glob.glob('/home/*/.cache/pip') + glob.glob('/wheels') + "
         "glob.glob('/run/secrets/ca') + glob.glob('/opt/venv/lib/python3*/site-packages/pip'))"
     )
