@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # The shop mock (the default command) and the contract suite (`shop-contract`) in one image.
 #
 #   docker build -t shop-contract-suite .

@@ -95,3 +95,27 @@ def test_the_front_end_records_its_consumer_contract_and_the_backend_verifies_it
         s for s in steps(EXAMPLES / "consumer-contract.yml") if s.get("uses", "").startswith("mikepenz/action-junit")
     ]
     assert junit and junit[0]["with"]["report_paths"] == "consumer-report/junit.xml"
+
+
+COMPOSE = EXAMPLES.parent / "compose"
+
+
+def test_the_dev_mock_compose_serves_a_fixtures_folder_and_the_dashboard_on_this_machine() -> None:
+    document = yaml.safe_load((COMPOSE / "dev-mock.yml").read_text(encoding="utf-8"))
+    (mock,) = document["services"].values()
+    assert any(volume.endswith(":/fixtures:ro") for volume in mock["volumes"])
+    assert mock["environment"]["SHOP_MOCK_FIXTURES"] == "/fixtures"
+    assert mock["ports"] == ["127.0.0.1:8000:8000"]  # the admin guard wants the mock's own port in Host
+
+
+def test_the_shared_mock_compose_puts_two_replicas_on_one_redis_behind_nginx() -> None:
+    document = yaml.safe_load((COMPOSE / "shared-mock.yml").read_text(encoding="utf-8"))
+    services = document["services"]
+    replicas = [name for name, service in services.items() if service.get("image", "").startswith("${SHOP_MOCK_IMAGE")]
+    assert len(replicas) == 2
+    for name in replicas:
+        assert services[name]["environment"]["SHOP_MOCK_STATE"] == "redis://redis:6379/0"
+        assert services[name]["environment"]["SHOP_MOCK_ADMIN_TOKEN_FILE"] == "/run/secrets/admin_token"
+    assert "./nginx.conf:/etc/nginx/nginx.conf:ro" in services["nginx"]["volumes"]
+    upstream = re.search(r"upstream shop_mock \{(.*?)\}", (COMPOSE / "nginx.conf").read_text(encoding="utf-8"), re.S)
+    assert upstream and sorted(re.findall(r"server ([\w-]+):8000", upstream.group(1))) == sorted(replicas)

@@ -140,3 +140,15 @@ def test_podman_stop_ends_the_mock_within_3_s_without_a_kill() -> None:
         code = podman("inspect", "--format", "{{.State.ExitCode}}", name).stdout.strip()
     assert took < 3, f"podman stop took {took:.1f} s"
     assert code != "137", "SIGTERM was not handled: podman killed the mock"
+
+
+def test_the_image_holds_no_compiler_no_pip_cache_no_wheels_and_not_the_build_ca() -> None:
+    require_image()
+    probe = (
+        "import glob, shutil; "
+        "print([c for c in ('gcc', 'cc', 'make') if shutil.which(c)] + "
+        "glob.glob('/root/.cache/pip') + glob.glob('/home/*/.cache/pip') + glob.glob('/wheels') + "
+        "glob.glob('/run/secrets/ca') + glob.glob('/opt/venv/lib/python3*/site-packages/pip'))"
+    )
+    done = podman("run", "--rm", "--no-healthcheck", "--user", "0", IMAGE, "python", "-c", probe)
+    assert done.stdout.strip() == "[]", done.stdout
