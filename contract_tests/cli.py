@@ -74,7 +74,7 @@ def merge(argv: Sequence[str]) -> int:
     if gate is None and ledger.baseline is not None:  # the shards' baseline, as they recorded it
         shards = ledger.baseline
         gate = baseline.Gate(Path(shards.file), tuple(shards.entries), strict=shards.strict)
-    refused = judged(ledger, gate)
+    refused = settled(ledger, gate)
     try:
         written = report.write_files(ledger, args.junit_xml, args.report_dir)
     except OSError as exc:
@@ -97,13 +97,13 @@ def _merge_gate(args: argparse.Namespace) -> baseline.Gate | None:
     )
 
 
-def judged(ledger: Ledger, gate: baseline.Gate | None) -> str | None:
+def settled(ledger: Ledger, gate: baseline.Gate | None) -> str | None:
     """Apply the baseline (updated and pruned as asked) to the ledger, its notes said on stdout; why it
     could not be done as asked (a prune of a run that cannot tell, a file that cannot be written), if so."""
     if gate is None:
         return None
     try:
-        notes = baseline.judge(ledger, gate)
+        notes = baseline.settle(ledger, gate)
     except UsageError as exc:
         return str(exc)
     for note in notes:
@@ -154,6 +154,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("interrupted")
     except Exception as exc:  # the suite's own defect before testing started: still one line
         return _fail(secrets(f"internal error of the suite: {type(exc).__name__}: {exc}"))
-    refused = judged(ledger, gate)
+    refused = settled(ledger, gate)
     _reported(ledger, report.write(ledger, options), options.verbose)
     return _fail(refused) if refused else verdict(ledger)

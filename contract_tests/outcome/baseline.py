@@ -202,7 +202,7 @@ def apply(ledger: Ledger, path: Path, entries: Iterable[Acceptance], *, strict: 
     ledger.baseline = run
 
 
-def judge(ledger: Ledger, gate: Gate, on: date | None = None) -> list[str]:
+def settle(ledger: Ledger, gate: Gate, on: date | None = None) -> list[str]:
     """Apply `gate`'s baseline to the ledger, after adding to it (`update`) and pruning it (`prune`) as
     asked, the file rewritten when either changed it; the lines saying what changed. BaselineError when
     pruning is asked of a run that cannot tell (narrowed or incomplete: the file is left as it was), or
