@@ -1,6 +1,7 @@
 """`shop-contract` / `python -m contract_tests`: options -> a run -> an exit code.
 
-Exit 0: no violation; 1: violations found; 2: could not run or could not finish (bad arguments,
+Exit 0: no violation; 1: violations found (with `--baseline`: new ones, or under `--baseline-strict` an
+entry not reproduced or expired); 2: could not run or could not finish (bad arguments,
 unreadable spec, unreachable target or not this API, credentials refused or lost during the run, an
 internal error, a part of the run that could not complete: even with violations found, the verdict is
 incomplete), said in one line on stderr; the reports are written whenever testing started.
@@ -62,7 +63,8 @@ def incomplete(ledger: Ledger) -> str:
 
 
 def merge(argv: Sequence[str]) -> int:
-    """`shop-contract merge DIR... [--report-dir OUT] [--junit-xml FILE]`: the shards' reports as one."""
+    """`shop-contract merge DIR... [--report-dir OUT] [--junit-xml FILE] [--baseline FILE]`: the shards' reports
+    as one."""
     from contract_tests.outcome import merge, report
 
     try:
