@@ -3,7 +3,8 @@
 `shop-contract replay` sends a report's violations again: exit 0 when all are fixed, 1 when any still
 fails, 2 when one could not be judged or the replay could not be made.
 
-Exit 0: no violation; 1: violations found; 2: could not run or could not finish (bad arguments,
+Exit 0: no violation; 1: violations found (with `--baseline`: new ones, or under `--baseline-strict` an
+entry not reproduced or expired); 2: could not run or could not finish (bad arguments,
 unreadable spec, unreachable target or not this API, credentials refused or lost during the run, an
 internal error, a part of the run that could not complete: even with violations found, the verdict is
 incomplete; a time budget that ended the run before anything was judged), said in one line on stderr;
@@ -83,7 +84,8 @@ def incomplete(ledger: Ledger) -> str:
 
 
 def merge(argv: Sequence[str]) -> int:
-    """`shop-contract merge DIR... [--report-dir OUT] [--junit-xml FILE]`: the shards' reports as one."""
+    """`shop-contract merge DIR... [--report-dir OUT] [--junit-xml FILE] [--baseline FILE]`: the shards' reports
+    as one."""
     from contract_tests.outcome import merge, report
 
     try:
@@ -95,7 +97,7 @@ def merge(argv: Sequence[str]) -> int:
     if gate is None and ledger.baseline is not None:  # the shards' baseline, as they recorded it
         shards = ledger.baseline
         gate = baseline.Gate(Path(shards.file), tuple(shards.entries), strict=shards.strict)
-    refused = judged(ledger, gate)
+    refused = settled(ledger, gate)
     try:
         written = report.write_files(ledger, args.junit_xml, args.report_dir)
         written += _exported(ledger, args.export_tests, None)
@@ -121,13 +123,13 @@ def _merge_gate(args: argparse.Namespace) -> baseline.Gate | None:
     )
 
 
-def judged(ledger: Ledger, gate: baseline.Gate | None) -> str | None:
+def settled(ledger: Ledger, gate: baseline.Gate | None) -> str | None:
     """Apply the baseline (updated and pruned as asked) to the ledger, its notes said on stdout; why it
     could not be done as asked (a prune of a run that cannot tell, a file that cannot be written), if so."""
     if gate is None:
         return None
     try:
-        notes = baseline.judge(ledger, gate)
+        notes = baseline.settle(ledger, gate)
     except UsageError as exc:
         return str(exc)
     for note in notes:
@@ -245,7 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("interrupted")
     except Exception as exc:  # the suite's own defect before testing started: still one line
         return _fail(secrets(f"internal error of the suite: {type(exc).__name__}: {exc}"))
-    refused = judged(ledger, gate)
+    refused = settled(ledger, gate)
     try:
         exported = _exported(ledger, options.export_tests, options.spec)
     except OSError as exc:

@@ -151,14 +151,16 @@ def dumps(entries: Iterable[Acceptance]) -> str:
 
 def write(path: Path, entries: Iterable[Acceptance]) -> None:
     """Replace `path` with `entries` at once (a temporary file beside it, renamed): a reader or a crash never
-    sees half a file."""
-    text = dumps(entries).encode("utf-8")
+    sees half a file. What could not be read back is not written (BaselineError)."""
+    text = dumps(entries)
+    parse(text, path)
+    data = text.encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
     descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(descriptor, "wb") as file:
-            file.write(text)
+            file.write(data)
             file.flush()
             os.fsync(file.fileno())
         os.chmod(temporary, mode)
@@ -200,7 +202,7 @@ def apply(ledger: Ledger, path: Path, entries: Iterable[Acceptance], *, strict: 
     ledger.baseline = run
 
 
-def judge(ledger: Ledger, gate: Gate, on: date | None = None) -> list[str]:
+def settle(ledger: Ledger, gate: Gate, on: date | None = None) -> list[str]:
     """Apply `gate`'s baseline to the ledger, after adding to it (`update`) and pruning it (`prune`) as
     asked, the file rewritten when either changed it; the lines saying what changed. BaselineError when
     pruning is asked of a run that cannot tell (narrowed or incomplete: the file is left as it was), or

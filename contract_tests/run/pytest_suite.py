@@ -67,7 +67,7 @@ class ContractSuite:
                 self.outcome = Outcome(ledger=ledger)
                 if gate is not None:
                     try:
-                        self.outcome.baseline_notes = baseline.judge(ledger, gate)
+                        self.outcome.baseline_notes = baseline.settle(ledger, gate)
                     except UsageError as exc:
                         self.outcome.baseline_refused = str(exc)
                 report.write(ledger, self.options)

@@ -98,7 +98,7 @@ def test_update_adds_what_is_new_with_a_placeholder_and_keeps_every_reason(tmp_p
     path = tmp_path / "baseline.yaml"
     baseline.write(path, [Acceptance(MSRP, "legacy clients", "2027-03-01")])
     ledger = ledger_of(violation("get_product"), violation("list_products", rule="boom"))
-    notes = baseline.judge(ledger, baseline.open_gate(path, update=True), on=TODAY)
+    notes = baseline.settle(ledger, baseline.open_gate(path, update=True), on=TODAY)
     assert notes == [f"baseline {path}: added 1 entry(ies); write their reasons ({PLACEHOLDER!r})"]
     entries = {entry.fingerprint: entry for entry in baseline.read(path)}
     assert entries[MSRP] == Acceptance(MSRP, "legacy clients", "2027-03-01")
@@ -109,7 +109,7 @@ def test_update_adds_what_is_new_with_a_placeholder_and_keeps_every_reason(tmp_p
 def test_prune_drops_what_did_not_reproduce_and_keeps_the_rest(tmp_path: Path) -> None:
     path = tmp_path / "baseline.yaml"
     baseline.write(path, [Acceptance(MSRP, "legacy clients"), Acceptance(STOCK, "fixed since")])
-    notes = baseline.judge(ledger_of(violation("get_product")), baseline.open_gate(path, prune=True), on=TODAY)
+    notes = baseline.settle(ledger_of(violation("get_product")), baseline.open_gate(path, prune=True), on=TODAY)
     assert notes == [f"baseline {path}: pruned 1 entry(ies) no longer reproduced"]
     assert baseline.read(path) == (Acceptance(MSRP, "legacy clients"),)
 
@@ -121,7 +121,7 @@ def test_prune_after_a_run_that_cannot_tell_leaves_the_file_as_it_was(tmp_path: 
     incomplete = ledger_of(violation("get_product"))
     incomplete.unreached.append("backend list_products")
     with pytest.raises(BaselineError, match="not pruned: the run was not complete"):
-        baseline.judge(incomplete, Gate(path, baseline.read(path), prune=True), on=TODAY)
+        baseline.settle(incomplete, Gate(path, baseline.read(path), prune=True), on=TODAY)
     assert path.read_bytes() == before
     assert incomplete.violations == []  # still split by the file as it was
 
