@@ -1,7 +1,8 @@
 """A reverse proxy that answers every request after a delay: a target "in another region", on loopback.
 
 Each answer of the upstream is held for a delay drawn uniformly from [--min, --max] seconds (seeded), then
-sent on unchanged: status, headers and body, the path forwarded as sent (an escaped "/" stays escaped).
+sent on unchanged: status, headers and body, the path and the Host header forwarded as sent (an escaped
+"/" stays escaped; links the upstream builds name the proxy).
 The benchmark of the suite's time to verdict runs the suite against the mock behind it.
 
     python -m benchmarks.latency_proxy --upstream http://127.0.0.1:8000 --port 9000 --min 0.1 --max 0.3
@@ -46,7 +47,8 @@ class LatencyProxy:
         target = raw_path.decode("latin-1") + (
             "?" + scope["query_string"].decode("latin-1") if scope["query_string"] else ""
         )
-        headers = [(k, v) for k, v in scope["headers"] if k.decode("latin-1").lower() not in HOP_BY_HOP | {"host"}]
+        # the Host header goes on as sent: the upstream builds its links (`next`) from it
+        headers = [(k, v) for k, v in scope["headers"] if k.decode("latin-1").lower() not in HOP_BY_HOP]
         delay = asyncio.sleep(self.random.uniform(self.low, self.high))
         request = self.client.build_request(scope["method"], httpx.URL(target), headers=headers, content=bytes(body))
         response, _ = await asyncio.gather(self.client.send(request), delay)
