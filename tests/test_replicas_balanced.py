@@ -126,10 +126,11 @@ def test_a_counted_fault_set_through_one_replica_fails_its_count_over_both(two: 
 
 
 class Stream:
-    """A dashboard stream read in a thread: each exchange, with when it arrived."""
+    """A dashboard stream read in a thread, up to `wanted` exchanges, each with when it arrived."""
 
-    def __init__(self, http: httpx.Client) -> None:
+    def __init__(self, http: httpx.Client, wanted: int) -> None:
         self.http = http
+        self.wanted = wanted
         self.exchanges: list[tuple[float, dict[str, Any]]] = []
         self.opened = threading.Event()
         self.thread = threading.Thread(target=self._read, daemon=True)
@@ -137,13 +138,15 @@ class Stream:
         assert self.opened.wait(10), "the stream did not open"
 
     def _read(self) -> None:
-        """Until the client is closed under it (the end of the test)."""
+        """Until `wanted` exchanges came, or the client is closed under it (the end of the test)."""
         with contextlib.suppress(httpx.HTTPError, httpx.StreamError), self.http.stream("GET", STREAM) as response:
             for line in response.iter_lines():
                 if line.startswith(": open") and response.status_code == 200:
                     self.opened.set()
                 elif line.startswith("data: "):
                     self.exchanges.append((time.monotonic(), json.loads(line[len("data: ") :])))
+                    if len(self.exchanges) == self.wanted:
+                        return
 
     def seen(self, query: str, replica: str, deadline: float) -> float | None:
         """When an exchange of `PRODUCTS?query` served by `replica` arrived, waiting until `deadline` (monotonic)."""
@@ -160,7 +163,7 @@ def test_a_dashboard_stream_through_one_replica_shows_a_request_served_by_the_ot
     two: Cluster,
 ) -> None:
     with two.client() as watcher, two.client(headers=API_KEY_HEADERS) as http:
-        stream = Stream(watcher)  # on one replica, through nginx
+        stream = Stream(watcher, wanted=2)  # on one replica, through nginx
         with contextlib.closing(watcher):
             answered = {}
             for page in ("page=1", "page=2"):  # round-robin: one request on each replica
