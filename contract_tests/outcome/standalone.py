@@ -153,19 +153,24 @@ def reenact(
 
     `collections`: `{"create": path, "item": path template, "identifier": field, "schema": the field's
     schema}` per collection. A create whose identifier names an item that exists (its item path answers
-    200) gets a fresh one, and every later request names the new item instead.
+    200) gets a fresh one, and every later request names the new item instead; a later create of an
+    identifier this re-enactment chose is sent as recorded (a duplicate, when the violation is about one).
     """
     pending = [{**step, "url": rebased(step["url"], recorded_base, base)} for step in steps]
     exchanges = []
+    ours: set[str] = set()  # identifiers this re-enactment chose: a second create of one is the recorded duplicate
     for index, request in enumerate(pending):
         collection = _created(request, collections, base)
         body = fields(request) if collection is not None else None
-        if collection is not None and body is not None and collection["identifier"] in body:
-            name, old = collection["identifier"], body[collection["identifier"]]
+        name = collection["identifier"] if collection is not None else ""
+        if collection is not None and body is not None and name in body and str(body[name]) not in ours:
+            old = body[name]
+            ours.add(str(old))
             item = base.rstrip("/") + collection["item"].replace("{" + name + "}", quote(str(old), safe=""))
             headers = with_credentials(request["headers"], *credentials)
             if send("GET", item, [h for h in headers if h[0].lower() != "content-type"], None).status_code == 200:
                 new = fresh_identifier(collection["schema"], old)
+                ours.add(str(new))
                 pending[index:] = [substituted(later, name, old, new) for later in pending[index:]]
                 request = pending[index]
         body_bytes = request["body"].encode("utf-8") if request.get("body") is not None else None
