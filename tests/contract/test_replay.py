@@ -20,8 +20,8 @@ import pytest
 from schemathesis.core.shell import ShellType, escape_for_shell
 
 from contract_tests import cli
-from contract_tests.outcome import export_tests, standalone
-from contract_tests.outcome.findings import Violation
+from contract_tests.outcome import export_tests, report, standalone
+from contract_tests.outcome.findings import Ledger, RunInfo, Violation
 from contract_tests.outcome.fingerprint import violation_id
 from contract_tests.outcome.reproduce import words
 from contract_tests.spec import Spec
@@ -277,3 +277,20 @@ def test_the_standalone_module_imports_nothing_but_the_standard_library_and_http
         for alias in node.names
     }
     assert imported - set(sys.stdlib_module_names) == {"httpx"}
+
+
+def test_merge_exports_the_merged_violations(tmp_path: Path) -> None:
+    violation = Violation("round_trip", "backend", "get_product", "rule", "curl -X GET http://h/p/", "HTTP 200")
+    for index in (1, 2):
+        ledger = Ledger(run=RunInfo(seed=7, profile="fast", suite_version="0", spec_version="1", shard=f"{index}/2"))
+        ledger.run.targets["backend"] = "http://127.0.0.1:1/shop/api/v1"
+        ledger.violated(violation)
+        report.write_files(ledger, None, tmp_path / str(index))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = cli.main(["merge", str(tmp_path / "1"), str(tmp_path / "2"), "--export-tests", str(tmp_path / "x")])
+    assert code == 1
+    exported = tmp_path / "x" / export_tests.FILE
+    assert f"wrote {exported}" in out.getvalue()
+    names = [node.name for node in ast.parse(exported.read_text()).body if isinstance(node, ast.FunctionDef)]
+    assert f"test_violation_{violation_id(violation)}" in names
