@@ -16,6 +16,7 @@ import random
 import re
 import string
 from collections.abc import Callable, Mapping, Sequence
+from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
@@ -217,6 +218,18 @@ def _documented(status: int, documented: Sequence[str]) -> bool:
     return str(status) in documented or f"{str(status)[0]}XX" in documented or "default" in documented
 
 
+def _has_format(value: str, name: Any) -> bool:
+    """Whether `value` is of the format `name`, for the formats a validator checks (uri, date); others pass."""
+    if name == "uri":
+        return bool(re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", value))
+    if name == "date":
+        try:
+            return len(value) == 10 and date.fromisoformat(value) is not None
+        except ValueError:
+            return False
+    return True
+
+
 def conforms(value: Any, schema: Mapping[str, Any], where: str = "") -> str | None:
     """Where `value` breaks `schema` (the subset of JSON Schema an OpenAPI 3.0 response uses), or None."""
     at = where or "the body"
@@ -249,6 +262,8 @@ def conforms(value: Any, schema: Mapping[str, Any], where: str = "") -> str | No
             return f"{at} has {len(value)} characters, out of its bounds"
         if "pattern" in schema and not re.search(schema["pattern"], value):
             return f"{at} does not match {schema['pattern']}: {value!r}"[:300]
+        if not _has_format(value, schema.get("format")):
+            return f"{at} is not a {schema['format']}: {value!r}"[:300]
     number = isinstance(value, int | float) and not isinstance(value, bool)
     if number and not schema.get("minimum", value) <= value <= schema.get("maximum", value):
         return f"{at} is out of its bounds: {value!r}"
