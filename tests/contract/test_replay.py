@@ -27,6 +27,7 @@ from contract_tests.outcome.reproduce import words
 from contract_tests.spec import Spec
 from mock_server.app import create_app
 from mock_server.settings import Settings
+from tests.contract.faults import Answer, Fault, Scope
 from tests.contract.support import shop_contract
 from tests.contract.variants import VARIANTS
 from tests.live import free_port, running
@@ -294,3 +295,19 @@ def test_merge_exports_the_merged_violations(tmp_path: Path) -> None:
     assert f"wrote {exported}" in out.getvalue()
     names = [node.name for node in ast.parse(exported.read_text()).body if isinstance(node, ast.FunctionDef)]
     assert f"test_violation_{violation_id(violation)}" in names
+
+
+def test_a_still_failing_answer_is_shown_escaped_and_masked(status_code: Recorded) -> None:
+    """A target echoing the API key and terminal escapes in the answer a replay shows."""
+
+    def hostile(scope: Scope) -> Answer:
+        return 299, {"content-type": "application/json"}, b'{"note": "\x1b[2J dev-api-key \xe2\x80\xae"}'
+
+    with running(Fault(create_app(Settings()), "POST", "/shop/api/v1/productlines/", respond=hostile)) as origin:
+        first = status_code.ids[0]
+        outcome = replay(
+            first, "--report-dir", str(status_code.report_dir), "--base-url", f"{origin}/shop/api/v1", *API_KEY
+        )
+    assert outcome.code == 1, outcome.stdout + outcome.stderr
+    assert "\\x1b[2J [masked] \\u202e" in outcome.stdout
+    assert "\x1b" not in outcome.stdout and "dev-api-key" not in outcome.stdout and "\u202e" not in outcome.stdout
