@@ -106,14 +106,21 @@ def substituted(request: Request, name: str, old: Any, new: Any) -> Request:
 
 def fresh_identifier(prop: Mapping[str, Any], old: Any) -> Any:
     """An identifier unlikely to exist: a random number within the field's bounds, or the old text with a
-    random suffix, cut to the field's maxLength."""
+    random suffix before its trailing punctuation and white space (what an identifier test is about), cut
+    to the field's maxLength."""
     rng = random.SystemRandom()
     if prop.get("type") == "integer":
         low = max(int(prop.get("minimum", 1_000_000_000)), 1_000_000_000)
         return rng.randint(low, int(prop.get("maximum", 2**31 - 1)))
     suffix = "~" + "".join(rng.choice(_FRESH_ALPHABET) for _ in range(7))
     limit = int(prop.get("maxLength", 50))
-    return str(old)[: max(0, limit - len(suffix))] + suffix[-limit:]
+    text = str(old)
+    cut = len(text)
+    while cut and not (text[cut - 1].isalnum() or text[cut - 1] == "~"):
+        cut -= 1
+    tail = text[cut:][: max(0, limit - len(suffix))]
+    head = text[:cut][: max(0, limit - len(suffix) - len(tail))]
+    return (head + suffix)[: limit - len(tail)] + tail
 
 
 def rebased(url: str, recorded: str, current: str) -> str:

@@ -269,6 +269,11 @@ def test_a_fresh_identifier_keeps_within_the_fields_bounds(prop: dict[str, objec
         assert len(value) <= 10 if isinstance(value, str) else 1_000_000_000 <= value <= 2**31 - 1
 
 
+def test_a_fresh_identifier_keeps_the_trailing_characters_an_identifier_test_is_about() -> None:
+    fresh = standalone.fresh_identifier({"type": "string", "maxLength": 50}, "ct~ab.. ")
+    assert fresh.startswith("ct~ab~") and fresh.endswith(".. ") and len(fresh) == len("ct~ab.. ") + 8
+
+
 def test_the_standalone_module_imports_nothing_but_the_standard_library_and_httpx() -> None:
     tree = ast.parse(Path(standalone.__file__).read_text())
     imported = {
