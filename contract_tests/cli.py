@@ -103,7 +103,7 @@ def merge(argv: Sequence[str]) -> int:
         written += _exported(ledger, args.export_tests, None)
     except OSError as exc:
         return _fail(f"cannot write the merged report: {exc}")
-    except (SpecError, UsageError) as exc:
+    except (SpecError, UsageError, ValueError) as exc:  # ValueError: export_tests.ExportError
         return _fail(str(exc))
     _reported(ledger, written, args.verbose)
     return _fail(refused) if refused else verdict(ledger)
@@ -166,10 +166,12 @@ def replay(argv: Sequence[str]) -> int:
             print(secrets(_verdict_lines(found)), flush=True)
     except (replaying.ReplayError, UsageError, SpecError, TargetError, CredentialsLost) as exc:
         return _fail(secrets(str(exc)))
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: export_tests.ExportError
         return _fail(f"cannot write the exported tests: {exc}")
     except KeyboardInterrupt:
         return _fail("interrupted")
+    except Exception as exc:  # the suite's own defect: still one line
+        return _fail(secrets(f"internal error of the suite: {type(exc).__name__}: {exc}"))
     print(", ".join(f"{count} {outcome}" for outcome, count in counted.items()) or "nothing replayed")
     if unjudged:
         first = unjudged[0]
@@ -248,9 +250,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # the suite's own defect before testing started: still one line
         return _fail(secrets(f"internal error of the suite: {type(exc).__name__}: {exc}"))
     refused = settled(ledger, gate)
+    written = report.write(ledger, options)
     try:
-        exported = _exported(ledger, options.export_tests, options.spec)
-    except OSError as exc:
-        return _fail(f"cannot write the exported tests: {exc}")
-    _reported(ledger, [*report.write(ledger, options), *exported], options.verbose)
+        written += _exported(ledger, options.export_tests, options.spec)
+    except (OSError, ValueError) as exc:  # ValueError: export_tests.ExportError
+        _reported(ledger, written, options.verbose)
+        return _fail(secrets(f"cannot write the exported tests: {exc}"))
+    _reported(ledger, written, options.verbose)
     return _fail(refused) if refused else verdict(ledger)

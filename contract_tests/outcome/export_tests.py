@@ -67,7 +67,7 @@ def _judged(violation_id):
 """
 
 
-class ExportError(Exception):
+class ExportError(ValueError):
     """A value cannot be written as a plain Python literal (never expected of a valid report)."""
 
 

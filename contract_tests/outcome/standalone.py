@@ -16,6 +16,7 @@ import random
 import re
 import string
 from collections.abc import Callable, Mapping, Sequence
+from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
@@ -105,14 +106,21 @@ def substituted(request: Request, name: str, old: Any, new: Any) -> Request:
 
 def fresh_identifier(prop: Mapping[str, Any], old: Any) -> Any:
     """An identifier unlikely to exist: a random number within the field's bounds, or the old text with a
-    random suffix, cut to the field's maxLength."""
+    random suffix before its trailing punctuation and white space (what an identifier test is about), cut
+    to the field's maxLength."""
     rng = random.SystemRandom()
     if prop.get("type") == "integer":
         low = max(int(prop.get("minimum", 1_000_000_000)), 1_000_000_000)
         return rng.randint(low, int(prop.get("maximum", 2**31 - 1)))
     suffix = "~" + "".join(rng.choice(_FRESH_ALPHABET) for _ in range(7))
     limit = int(prop.get("maxLength", 50))
-    return str(old)[: max(0, limit - len(suffix))] + suffix[-limit:]
+    text = str(old)
+    cut = len(text)
+    while cut and not (text[cut - 1].isalnum() or text[cut - 1] == "~"):
+        cut -= 1
+    tail = text[cut:][: max(0, limit - len(suffix))]
+    head = text[:cut][: max(0, limit - len(suffix) - len(tail))]
+    return (head + suffix)[: limit - len(tail)] + tail
 
 
 def rebased(url: str, recorded: str, current: str) -> str:
@@ -153,19 +161,24 @@ def reenact(
 
     `collections`: `{"create": path, "item": path template, "identifier": field, "schema": the field's
     schema}` per collection. A create whose identifier names an item that exists (its item path answers
-    200) gets a fresh one, and every later request names the new item instead.
+    200) gets a fresh one, and every later request names the new item instead; a later create of an
+    identifier this re-enactment chose is sent as recorded (a duplicate, when the violation is about one).
     """
     pending = [{**step, "url": rebased(step["url"], recorded_base, base)} for step in steps]
     exchanges = []
+    ours: set[str] = set()  # identifiers this re-enactment chose: a second create of one is the recorded duplicate
     for index, request in enumerate(pending):
         collection = _created(request, collections, base)
         body = fields(request) if collection is not None else None
-        if collection is not None and body is not None and collection["identifier"] in body:
-            name, old = collection["identifier"], body[collection["identifier"]]
+        name = collection["identifier"] if collection is not None else ""
+        if collection is not None and body is not None and name in body and str(body[name]) not in ours:
+            old = body[name]
+            ours.add(str(old))
             item = base.rstrip("/") + collection["item"].replace("{" + name + "}", quote(str(old), safe=""))
             headers = with_credentials(request["headers"], *credentials)
             if send("GET", item, [h for h in headers if h[0].lower() != "content-type"], None).status_code == 200:
                 new = fresh_identifier(collection["schema"], old)
+                ours.add(str(new))
                 pending[index:] = [substituted(later, name, old, new) for later in pending[index:]]
                 request = pending[index]
         body_bytes = request["body"].encode("utf-8") if request.get("body") is not None else None
@@ -212,6 +225,18 @@ def _documented(status: int, documented: Sequence[str]) -> bool:
     return str(status) in documented or f"{str(status)[0]}XX" in documented or "default" in documented
 
 
+def _has_format(value: str, name: Any) -> bool:
+    """Whether `value` is of the format `name`, for the formats a validator checks (uri, date); others pass."""
+    if name == "uri":
+        return bool(re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", value))
+    if name == "date":
+        try:
+            return len(value) == 10 and date.fromisoformat(value) is not None
+        except ValueError:
+            return False
+    return True
+
+
 def conforms(value: Any, schema: Mapping[str, Any], where: str = "") -> str | None:
     """Where `value` breaks `schema` (the subset of JSON Schema an OpenAPI 3.0 response uses), or None."""
     at = where or "the body"
@@ -244,6 +269,8 @@ def conforms(value: Any, schema: Mapping[str, Any], where: str = "") -> str | No
             return f"{at} has {len(value)} characters, out of its bounds"
         if "pattern" in schema and not re.search(schema["pattern"], value):
             return f"{at} does not match {schema['pattern']}: {value!r}"[:300]
+        if not _has_format(value, schema.get("format")):
+            return f"{at} is not a {schema['format']}: {value!r}"[:300]
     number = isinstance(value, int | float) and not isinstance(value, bool)
     if number and not schema.get("minimum", value) <= value <= schema.get("maximum", value):
         return f"{at} is out of its bounds: {value!r}"

@@ -20,13 +20,14 @@ import pytest
 from schemathesis.core.shell import ShellType, escape_for_shell
 
 from contract_tests import cli
-from contract_tests.outcome import export_tests, standalone
-from contract_tests.outcome.findings import Violation
+from contract_tests.outcome import export_tests, report, standalone
+from contract_tests.outcome.findings import Ledger, RunInfo, Violation
 from contract_tests.outcome.fingerprint import violation_id
 from contract_tests.outcome.reproduce import words
 from contract_tests.spec import Spec
 from mock_server.app import create_app
 from mock_server.settings import Settings
+from tests.contract.faults import Answer, Fault, Scope
 from tests.contract.support import shop_contract
 from tests.contract.variants import VARIANTS
 from tests.live import free_port, running
@@ -268,6 +269,11 @@ def test_a_fresh_identifier_keeps_within_the_fields_bounds(prop: dict[str, objec
         assert len(value) <= 10 if isinstance(value, str) else 1_000_000_000 <= value <= 2**31 - 1
 
 
+def test_a_fresh_identifier_keeps_the_trailing_characters_an_identifier_test_is_about() -> None:
+    fresh = standalone.fresh_identifier({"type": "string", "maxLength": 50}, "ct~ab.. ")
+    assert fresh.startswith("ct~ab~") and fresh.endswith(".. ") and len(fresh) == len("ct~ab.. ") + 8
+
+
 def test_the_standalone_module_imports_nothing_but_the_standard_library_and_httpx() -> None:
     tree = ast.parse(Path(standalone.__file__).read_text())
     imported = {
@@ -277,3 +283,36 @@ def test_the_standalone_module_imports_nothing_but_the_standard_library_and_http
         for alias in node.names
     }
     assert imported - set(sys.stdlib_module_names) == {"httpx"}
+
+
+def test_merge_exports_the_merged_violations(tmp_path: Path) -> None:
+    violation = Violation("round_trip", "backend", "get_product", "rule", "curl -X GET http://h/p/", "HTTP 200")
+    for index in (1, 2):
+        ledger = Ledger(run=RunInfo(seed=7, profile="fast", suite_version="0", spec_version="1", shard=f"{index}/2"))
+        ledger.run.targets["backend"] = "http://127.0.0.1:1/shop/api/v1"
+        ledger.violated(violation)
+        report.write_files(ledger, None, tmp_path / str(index))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = cli.main(["merge", str(tmp_path / "1"), str(tmp_path / "2"), "--export-tests", str(tmp_path / "x")])
+    assert code == 1
+    exported = tmp_path / "x" / export_tests.FILE
+    assert f"wrote {exported}" in out.getvalue()
+    names = [node.name for node in ast.parse(exported.read_text()).body if isinstance(node, ast.FunctionDef)]
+    assert f"test_violation_{violation_id(violation)}" in names
+
+
+def test_a_still_failing_answer_is_shown_escaped_and_masked(status_code: Recorded) -> None:
+    """A target echoing the API key and terminal escapes in the answer a replay shows."""
+
+    def hostile(scope: Scope) -> Answer:
+        return 299, {"content-type": "application/json"}, b'{"note": "\x1b[2J dev-api-key \xe2\x80\xae"}'
+
+    with running(Fault(create_app(Settings()), "POST", "/shop/api/v1/productlines/", respond=hostile)) as origin:
+        first = status_code.ids[0]
+        outcome = replay(
+            first, "--report-dir", str(status_code.report_dir), "--base-url", f"{origin}/shop/api/v1", *API_KEY
+        )
+    assert outcome.code == 1, outcome.stdout + outcome.stderr
+    assert "\\x1b[2J [masked] \\u202e" in outcome.stdout
+    assert "\x1b" not in outcome.stdout and "dev-api-key" not in outcome.stdout and "\u202e" not in outcome.stdout

@@ -128,6 +128,7 @@ def addressable(
         (ops["patch"], {"json": {field: body[field]}}, (200,)),
         (ops["delete"], {}, (200, 202, 204)),
     ]
+    done = [created]  # a violation's setup: the requests before it, so that its reproduction is whole
     for op, content, statuses in steps:
         exchange = session.call(op, url=item_url(session, op, name, identifier), **content)
         item = exchange.json()
@@ -136,12 +137,13 @@ def addressable(
             broken = f"created but unreachable: {what}; {op.method.upper()} at its path answered {exchange.status}"
             if exchange.status in statuses:
                 broken = f"{what}: {op.method.upper()} at its path answered another item"
-            session.judge(CHECK, op, exchange, broken, [created])
+            session.judge(CHECK, op, exchange, broken, done)
             return False
         session.judge(CHECK, op, exchange, None)
+        done.append(exchange)
     gone = session.call(ops["get"], url=item_url(session, ops["get"], name, identifier))
     still = None if gone.status == 404 else f"{what}: a read after DELETE answered {gone.status}, not 404"
-    return session.judge(CHECK, ops["get"], gone, still, [created])
+    return session.judge(CHECK, ops["get"], gone, still, done)
 
 
 def bound(ctx: Context, session: Session, collection: Collection, value: int, prop: dict[str, Any]) -> None:
