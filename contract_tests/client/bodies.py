@@ -15,12 +15,13 @@ import codecs
 import json
 from typing import Any
 
-from contract_tests.redact import escape, shown_bytes
+from contract_tests.redact import bounded, escape, shown_bytes
 
 NOT_HTTP_CHARSETS = frozenset({"unicode-escape", "raw-unicode-escape", "idna", "punycode", "undefined", "mbcs"})
 """Python codecs that decode text but are no charset a client of HTTP knows."""
 EXCERPT = 40
 """Bytes shown on either side of the first byte that does not decode."""
+CHARSET_SHOWN = 100
 
 
 def media_type(content_type: str | None) -> str:
@@ -72,6 +73,11 @@ def lenient_json(content: bytes, content_type: str | None) -> Any:
         return json.loads(lenient_text(content, content_type))
 
 
+def _named(charset: str | None) -> str:
+    """A charset as the target named it, shown by the rule for what a target sends (it may be anything)."""
+    return bounded(escape(charset or ""), CHARSET_SHOWN)
+
+
 def _at(content: bytes, error: UnicodeDecodeError) -> str:
     start = max(0, error.start - EXCERPT)
     before = "…" if start else ""
@@ -90,7 +96,7 @@ def undecodable(content: bytes, content_type: str | None) -> str | None:
     charset = declared_charset(content_type)
     codec = text_codec(charset)
     if charset is not None and codec is None:
-        return f"the body declares charset={escape(charset)}, no text encoding a client knows"
+        return f"the body declares charset={_named(charset)}, no text encoding a client knows"
     if is_json(content_type):
         try:
             text = content.decode("utf-8")
@@ -102,11 +108,11 @@ def undecodable(content: bytes, content_type: str | None) -> str | None:
             except UnicodeDecodeError:
                 differs = True
             if differs:
-                return f"the body declares charset={charset}, but its bytes are UTF-8 JSON that it reads otherwise"
+                return f"the body declares charset={_named(charset)}, but its bytes are UTF-8 JSON it reads otherwise"
         return None
     if codec is not None:
         try:
             content.decode(codec)
         except UnicodeDecodeError as exc:
-            return f"the body is not valid {charset}: {_at(content, exc)}"
+            return f"the body is not valid {_named(charset)}: {_at(content, exc)}"
     return None

@@ -21,6 +21,7 @@ from contract_tests.client.bounded import Limits, ResponseTooLarge
 from contract_tests.client.bounded_httpx import httpx_client, send_httpx
 from contract_tests.client.keyring import CredentialsLost, Keyring, Realm
 from contract_tests.options import Options, UsageError
+from contract_tests.redact import bounded, escape
 from contract_tests.spec import Operation, Spec
 
 T = TypeVar("T")
@@ -166,7 +167,7 @@ def _probe(surface: Surface, spec: Spec, limits: Limits, keyring: Keyring) -> No
     if response.status_code in (502, 503, 504):
         raise Unreached(f"the {surface.name} at {surface.base_url} is not ready (HTTP {response.status_code})")
     if 200 <= response.status_code < 300 and not _is_this_api(spec, op, response):
-        kind = response.headers.get("content-type", "no content type").split(";")[0]
+        kind = bounded(escape(response.headers.get("content-type", "no content type").split(";")[0]), 100)
         raise TargetError(
             f"the {surface.name} at {surface.base_url} does not serve this API: GET {op.path} answered "
             f"HTTP {response.status_code} {kind} that is not the contract's list (wrong URL?)"
