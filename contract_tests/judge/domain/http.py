@@ -118,15 +118,15 @@ class Session:
         self._judged: weakref.WeakSet[httpx.Response] = weakref.WeakSet()
         """Responses a check judged already: each counts once in the coverage."""
         self._owns_client = True
+        self._undecodable: set[str] = set()
+        """Operations with a `response_decodable` violation already: one is shown for each."""
 
     def reporting_to(self, ledger: Ledger) -> Session:
         """A session on the same surface and connections (httpx's pool is thread-safe) whose verdicts go to
         `ledger`: a part of the run done alongside others (run/scheduling.py). Closing it keeps the client."""
         other = copy.copy(self)
         other.ledger, other._judged, other._owns_client = ledger, weakref.WeakSet(), False
-        return other
-        self._undecodable: set[str] = set()
-        """Operations with a `response_decodable` violation already: one is shown for each."""
+        return other  # `_undecodable` stays shared: one violation shown per operation, whichever part saw it
 
     def close(self) -> None:
         if self._owns_client:
