@@ -31,6 +31,7 @@ from tests.contract.support import TOKEN_PATH, Outcome, shop_contract  # noqa: E
 from tests.live import free_port, running  # noqa: E402
 
 SEEDS = (101, 202, 303)
+RUN_TIMEOUT = 900  # seconds for one run: the default profile's domain tests read back every write from a real Django
 OVER_THREE_PAGES = 350  # more than 3 x the clamped page size (100) in one list
 CAUGHT_BY = {
     "unprotected_fk": "referential_rules",
@@ -55,7 +56,8 @@ def realm() -> Iterator[str]:
 def contract(origin: str, realm: str, tmp_path: Path, *args: str) -> Outcome:
     surfaces = ["--base-url", f"{origin}/shop/api/v1", "--gateway-url", f"{origin}/customers/v1"]
     realm_args = ["--token-url", realm + TOKEN_PATH, "--client-id", "shop-dev", "--client-secret", "shop-dev-secret"]
-    return shop_contract([*surfaces, "--api-key", "dev-api-key", *realm_args, "--quiet", *args], tmp_path)
+    args_all = [*surfaces, "--api-key", "dev-api-key", *realm_args, "--quiet", *args]
+    return shop_contract(args_all, tmp_path, timeout=RUN_TIMEOUT)
 
 
 def test_correct_drf_backend_passes_the_fast_profile(realm: str, tmp_path: Path) -> None:
