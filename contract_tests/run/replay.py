@@ -190,9 +190,7 @@ def resent(
         raise ReplayError(
             f"the {surface.name} refused the credentials (HTTP 401 on {request['method']} {request['url']})"
         )
-    shown = describe_response(
-        response.status_code, {key: response.headers.get_list(key) for key in response.headers}, response.content
-    )
+    shown = describe_response(response.status_code, response.headers.raw, response.content)
     if violation.check in TRANSPORT_CHECKS:
         return Verdict(name, violation, FIXED, response=shown)
     if expect is not None:

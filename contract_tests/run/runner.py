@@ -8,6 +8,7 @@ the target's state) and the Schemathesis phases; last, remove what was made.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -86,33 +87,24 @@ def run_error(surface: str, where: str, error: BaseException, detail: str) -> Ru
 
 
 def run_domain(ctx: Context, target: Target, options: Options, ledger: Ledger, progress: Progress) -> None:
-    """The domain tests on each surface: those that read whole lists alone, then the others side by side
-    (run/scheduling.py, `options.workers` at once), then surface parity."""
+    """The domain tests on each surface in the table's order: a test that reads whole lists alone, the
+    tests between two such side by side (run/scheduling.py, `options.workers` at once); then surface parity."""
     workers = options.workers or 1
     for surface in target.surfaces:
         tests = [name for name in PER_SURFACE if name not in ALL_CHECKS or options.selects(name)]
-        alone = [name for name in tests if name in ALONE]
         gone = threading.Event()
-        for done, name in enumerate(alone, 1):
-            progress(f"[{surface.name}] {name}")
-            if not _domain_test(ctx, target, surface, ledger, name):
-                gone.set()
-                _not_run(ledger, surface.name, alone[done:])
-                break
-        together = [name for name in tests if name not in ALONE]
-        if workers == 1:
-            pieces = [(name, ctx) for name in together]
-        else:
-            pieces = [(name, part) for name in together for part in scheduling.parts(ctx, ctx.spec)]
-        for name in together:
-            progress(f"[{surface.name}] {name}")
-        shared = Session(surface, ledger, target.limits, target.keyring)
-        try:
-            work = [partial(_piece, part, shared.reporting_to(ledger.part()), name, gone) for name, part in pieces]
-            for found in scheduling.in_order(work, workers):
-                ledger.absorb(found.ledger)
-        finally:
-            shared.close()
+        for alone, group in itertools.groupby(tests, key=lambda name: name in ALONE):
+            names = list(group)
+            for name in names:
+                progress(f"[{surface.name}] {name}")
+            if alone:
+                for name in names:
+                    if gone.is_set():
+                        _not_run(ledger, surface.name, [name])
+                    elif not _domain_test(ctx, target, surface, ledger, name):
+                        gone.set()
+                continue
+            _side_by_side(ctx, target, surface, ledger, names, workers, gone)
     backend, gateway = target.surface("backend"), target.surface("gateway")
     if backend is not None and gateway is not None and options.selects("surface_parity"):
         progress("[gateway] surface_parity")
@@ -122,6 +114,29 @@ def run_domain(ctx: Context, target: Target, options: Options, ledger: Ledger, p
         finally:
             for session in sessions:
                 session.close()
+
+
+def _side_by_side(
+    ctx: Context,
+    target: Target,
+    surface: Surface,
+    ledger: Ledger,
+    names: list[str],
+    workers: int,
+    gone: threading.Event,
+) -> None:
+    """Domain tests that write only items they made, split per operation and collection when `workers` > 1."""
+    if workers == 1:
+        pieces = [(name, ctx) for name in names]
+    else:
+        pieces = [(name, part) for name in names for part in scheduling.parts(ctx, ctx.spec)]
+    shared = Session(surface, ledger, target.limits, target.keyring)
+    try:
+        work = [partial(_piece, part, shared.reporting_to(ledger.part()), name, gone) for name, part in pieces]
+        for found in scheduling.in_order(work, workers):
+            ledger.absorb(found.ledger)
+    finally:
+        shared.close()
 
 
 def _piece(ctx: Context, session: Session, name: str, gone: threading.Event) -> Session:
