@@ -49,9 +49,9 @@ class Options:
     spec: Path | None = None  # None: the bundled spec
     profile: str = "default"
     max_examples: int | None = None
-    workers: int | None = None
-    """Requests in flight at most (`--workers N`); None: `auto`, sized from the target's latency
-    (client/pacing.py), one on loopback."""
+    workers: int | None = 1
+    """Requests in flight at most (`--workers N`); None: `--workers auto`, sized from the target's
+    latency (client/pacing.py), one on loopback."""
     max_time: float | None = None
     """A budget in seconds (`--max-time`): the run ends with what it found by then, and says what it did
     not reach; the verdict is then partial."""

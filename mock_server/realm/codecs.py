@@ -7,12 +7,17 @@ Secrets stay digests: a browser's binding and SSO secret are stored as the diges
 
 from __future__ import annotations
 
+import json
 from typing import Any
-
-import orjson
 
 from mock_server.realm.realm_file import RealmConfig
 from mock_server.realm.sessions import AuthorizationCode, AuthorizationRequest, PendingLogin, PendingLogout, Session
+
+
+def _dumps(value: dict[str, Any]) -> bytes:
+    """Compact JSON bytes, by the standard library: the realm (and so `shop-mock`'s start) must import
+    without the mock extra's orjson, to say in one line what to install."""
+    return json.dumps(value, separators=(",", ":")).encode()
 
 
 class Text:
@@ -40,10 +45,10 @@ class Records:
 class Sessions(Records):
     def encode(self, value: Session) -> bytes:
         browser = value.browser.hex() if value.browser is not None else None
-        return orjson.dumps({**vars(value), "user": value.user.username, "browser": browser})
+        return _dumps({**vars(value), "user": value.user.username, "browser": browser})
 
     def decode(self, data: bytes) -> Session | None:
-        fields = orjson.loads(data)
+        fields = json.loads(data)
         user = self.config.users.get(fields["user"])
         if user is None:
             return None
@@ -53,28 +58,28 @@ class Sessions(Records):
 
 class Codes(Records):
     def encode(self, value: AuthorizationCode) -> bytes:
-        return orjson.dumps({**vars(value), "request": self.request(value.request)})
+        return _dumps({**vars(value), "request": self.request(value.request)})
 
     def decode(self, data: bytes) -> AuthorizationCode | None:
-        fields = orjson.loads(data)
+        fields = json.loads(data)
         request = self.checked_request(fields["request"])
         return None if request is None else AuthorizationCode(**{**fields, "request": request})
 
 
 class Logins(Records):
     def encode(self, value: PendingLogin) -> bytes:
-        return orjson.dumps({"request": self.request(value.request), "binding": value.binding.hex()})
+        return _dumps({"request": self.request(value.request), "binding": value.binding.hex()})
 
     def decode(self, data: bytes) -> PendingLogin | None:
-        fields = orjson.loads(data)
+        fields = json.loads(data)
         request = self.checked_request(fields["request"])
         return None if request is None else PendingLogin(request, bytes.fromhex(fields["binding"]))
 
 
 class Logouts:
     def encode(self, value: PendingLogout) -> bytes:
-        return orjson.dumps({**vars(value), "binding": value.binding.hex()})
+        return _dumps({**vars(value), "binding": value.binding.hex()})
 
     def decode(self, data: bytes) -> PendingLogout | None:
-        fields = orjson.loads(data)
+        fields = json.loads(data)
         return PendingLogout(**{**fields, "binding": bytes.fromhex(fields["binding"])})
