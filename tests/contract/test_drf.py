@@ -29,6 +29,7 @@ from tests.backends.test_drf_backend import PROBES  # noqa: E402
 from tests.contract.support import TOKEN_PATH, Outcome, shop_contract  # noqa: E402
 from tests.live import free_port, running  # noqa: E402
 
+pytestmark = pytest.mark.timeout(1800)  # three runs of a real Django in one test: past the default 600 s on a busy CI
 SEEDS = (101, 202, 303)
 RUN_TIMEOUT = 900  # seconds for one run of a real Django on a loaded machine
 EXCLUDED = ["--exclude-checks", "read_back_identical", "deleted_everywhere", "list_order", "identifier_variants"]
