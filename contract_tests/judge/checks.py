@@ -10,8 +10,6 @@ strictly, only to the maximum the spec documents.
 
 from __future__ import annotations
 
-import re
-from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -19,10 +17,10 @@ import schemathesis
 from schemathesis.core.parameters import ParameterLocation
 
 from contract_tests.client.bodies import lenient_json, undecodable
+from contract_tests.outcome.standalone import same_value
 
 ENVELOPE_KEYS = frozenset({"count", "next", "previous", "results"})
 FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
-PLAIN_DECIMAL = re.compile(r"^-?\d*\.?\d*$")
 WRITE_STATUSES = {"post": 201, "put": 200, "patch": 200}
 
 
@@ -181,21 +179,6 @@ def item_identity(ctx: Any, response: Any, case: Any) -> bool | None:
         if name in body and str(body[name]) != unquote(str(value)):
             raise AssertionError(f"the item at {name}={value!r} answers {name}={body[name]!r}")
     return None
-
-
-def same_value(sent: Any, stored: Any, *, form: bool = False) -> bool:
-    """Equal as the contract compares: decimals by value; form values as text, the empty value as null."""
-    if form:
-        sent = "" if sent is None else str(sent)
-        stored = "" if stored is None else str(stored)
-    if sent == stored:
-        return True
-    if isinstance(sent, str | int) and isinstance(stored, str) and PLAIN_DECIMAL.match(str(sent)):
-        try:
-            return Decimal(str(sent)) == Decimal(stored)
-        except InvalidOperation:
-            return False
-    return False
 
 
 @schemathesis.check

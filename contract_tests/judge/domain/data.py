@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from contract_tests.judge.checks import same_value
+from contract_tests.outcome.standalone import same_value
 from contract_tests.sharding import collection_name
 from contract_tests.spec import JSON, Collection, Operation, Spec
 
