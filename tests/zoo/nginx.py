@@ -26,13 +26,13 @@ from tests.zoo.tls import Certificates
 REQUIRE = "SHOP_REQUIRE_NGINX"
 SEARCHED = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])  # Debian puts nginx in sbin
 
-CONFIG = """\
+PREAMBLE = """\
 daemon off;
 {user}
 worker_processes 1;
 pid {prefix}/nginx.pid;
 error_log {prefix}/error.log warn;
-events {{ worker_connections 128; }}
+events {{ worker_connections 256; }}
 http {{
     access_log off;
     client_body_temp_path {prefix}/client_body;
@@ -40,6 +40,12 @@ http {{
     fastcgi_temp_path {prefix}/fastcgi;
     uwsgi_temp_path {prefix}/uwsgi;
     scgi_temp_path {prefix}/scgi;
+"""
+"""The start of every nginx configuration of the tests: a private prefix for each temporary path; each
+configuration goes on inside `http {`."""
+CONFIG = (
+    PREAMBLE
+    + """\
     client_max_body_size 2m;
     server {{
         listen 127.0.0.1:{port} ssl;
@@ -56,6 +62,7 @@ http {{
     }}
 }}
 """
+)
 
 
 def binary() -> str | None:

@@ -18,23 +18,12 @@ import pwd
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.zoo.nginx import require_nginx
+from tests.zoo.nginx import PREAMBLE, require_nginx
 from tests.zoo.process import serving
 
-CONFIG = """\
-daemon off;
-{user}
-worker_processes 1;
-pid {prefix}/nginx.pid;
-error_log {prefix}/error.log warn;
-events {{ worker_connections 256; }}
-http {{
-    access_log off;
-    client_body_temp_path {prefix}/client_body;
-    proxy_temp_path {prefix}/proxy;
-    fastcgi_temp_path {prefix}/fastcgi;
-    uwsgi_temp_path {prefix}/uwsgi;
-    scgi_temp_path {prefix}/scgi;
+CONFIG = (
+    PREAMBLE
+    + """\
     upstream replicas {{
 {servers}
     }}
@@ -55,6 +44,7 @@ http {{
     }}
 }}
 """
+)
 
 
 @contextlib.contextmanager
