@@ -76,6 +76,16 @@ class Cluster:
     def client(self, **options: Any) -> httpx.Client:
         return httpx.Client(base_url=self.origin, timeout=30, **options)
 
+    def journaled(self, queries: dict[str, float], deadline: float) -> dict[str, str]:
+        """The replica that served each of `queries` on `PRODUCTS`, by the shared journal (read through
+        `one`): a replica records an exchange just after its last byte is sent, so the reader waits for it."""
+        while True:
+            entries = self.replicas["one"].http.get("/__mock__/requests", params={"path": PRODUCTS}).json()
+            served = {entry["query"]: entry["replica"] for entry in entries if entry["query"] in queries}
+            if len(served) == len(queries) or time.monotonic() > deadline:
+                return served
+            time.sleep(0.05)
+
     def served_by(self, **filters: str) -> list[str]:
         """The replica of each journal entry matching `filters`, by arrival (read through `one`)."""
         entries = self.replicas["one"].http.get("/__mock__/requests", params=filters).json()
@@ -169,8 +179,7 @@ def test_a_dashboard_stream_through_one_replica_shows_a_request_served_by_the_ot
             for page in ("page=1", "page=2"):  # round-robin: one request on each replica
                 assert http.get(f"{PRODUCTS}?{page}").status_code == 200
                 answered[page] = time.monotonic()
-            entries = two.replicas["one"].http.get("/__mock__/requests", params={"path": PRODUCTS}).json()
-            served = {entry["query"]: entry["replica"] for entry in entries if entry["query"] in answered}
+            served = two.journaled(answered, deadline=time.monotonic() + 10)
             assert sorted(served.values()) == sorted(NAMES)
             for page, name in served.items():
                 arrived = stream.seen(page, name, answered[page] + 1.0)

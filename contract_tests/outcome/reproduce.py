@@ -5,12 +5,19 @@ The command never holds a credential: each is read from the variable `shop-contr
 URL`, credentials already masked) becomes a short Python script with httpx; a curl that is not of
 that shape (or uses the shell's `$'...'` quoting for control characters) is said to be so, never
 guessed at.
+
+Schemathesis quotes a curl for the shell `$SHELL` names: fish's escapes for fish, bash's with warnings
+appended for a shell it does not know (CI runners often set none). A run writes every curl for bash
+(`for_bash`), so that a violation's curl, and so its id, is the same on every machine and reads back here.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import shlex
+from collections.abc import Iterator
 from typing import Any
 
 from contract_tests.options import Options
@@ -54,6 +61,24 @@ def command(options: Options) -> str:
     return " ".join(words)
 
 
+REPRODUCTION_SHELL = "/bin/bash"
+"""The shell every reproduction is written for: bash's `$'...'` quoting also reads in zsh."""
+
+
+@contextlib.contextmanager
+def for_bash() -> Iterator[None]:
+    """Within: Schemathesis writes each curl for bash, whatever `$SHELL` the run was started from."""
+    started_from = os.environ.get("SHELL")
+    os.environ["SHELL"] = REPRODUCTION_SHELL
+    try:
+        yield
+    finally:
+        if started_from is None:
+            os.environ.pop("SHELL", None)
+        else:
+            os.environ["SHELL"] = started_from
+
+
 def unsharded(sharded: str) -> str:
     """A shard's command without its `--shard K/N`: the whole run the shards split."""
     words = sharded.split(" ")
@@ -73,6 +98,8 @@ class NotACurl(ValueError):
 
 TRUNCATED = " <...truncated"
 """How Schemathesis marks a body cut for display in a curl: such a request cannot be sent again."""
+WARNINGS = "\n\n\N{WARNING SIGN}"
+"""Where Schemathesis appends its warnings to a curl (for a shell it does not know): the command is before."""
 _ANSI_C = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "e": "\x1b"}
 
 
@@ -153,6 +180,7 @@ def words(curl: str) -> list[str]:
 def parse_curl(curl: str, *, ansi_c: bool = False) -> tuple[str, str, list[tuple[str, str]], str | None]:
     """(method, url, headers, body) of a curl command as Schemathesis writes it; `ansi_c`: also with
     bash's `$'...'` quoting (refused by default: a script shown to a person should not guess at it)."""
+    curl = curl.split(WARNINGS, 1)[0]
     if "$'" in curl and not ansi_c:
         raise NotACurl("it quotes control characters for the shell ($'...')")
     if TRUNCATED in curl:

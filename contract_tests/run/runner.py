@@ -190,8 +190,13 @@ def run(options: Options, progress: Progress) -> Ledger:
     credentials or an internal error stop the run with `ledger.aborted` set, and the ledger is returned
     so that the reports are written.
     """
-    if options.consumer is not None:
-        return run_consumer(options, progress)
+    with reproduce.for_bash():
+        if options.consumer is not None:
+            return run_consumer(options, progress)
+        return _run(options, progress)
+
+
+def _run(options: Options, progress: Progress) -> Ledger:
     started = time.monotonic()
     spec = Spec.load(options.spec)
     unknown = set(options.include) - set(spec.operations)

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from schemathesis.core import curl as schemathesis_curl
 from schemathesis.core.shell import ShellType, escape_for_shell
 
 from contract_tests import cli
-from contract_tests.outcome import export_tests, report, standalone
+from contract_tests.outcome import export_tests, report, reproduce, standalone
 from contract_tests.outcome.findings import Ledger, RunInfo, Violation
 from contract_tests.outcome.fingerprint import violation_id
 from contract_tests.outcome.reproduce import words
@@ -57,9 +58,14 @@ def correct() -> Iterator[str]:
         yield f"{origin}/shop/api/v1"
 
 
-def _recorded(name: str, correct: str, tmp: Path) -> Iterator[Recorded]:
+def _recorded(name: str, correct: str, tmp: Path, shell: str | None) -> Iterator[Recorded]:
+    """The run made from `shell` ($SHELL; None: unset, as on many CI runners): its curls read back alike."""
     variant = next(v for v in VARIANTS if v.name == name)
-    with running(variant.build()) as origin:
+    with pytest.MonkeyPatch.context() as environment, running(variant.build()) as origin:
+        if shell is None:
+            environment.delenv("SHELL", raising=False)
+        else:
+            environment.setenv("SHELL", shell)
         base = f"{origin}/shop/api/v1"
         args = ["--base-url", base, *API_KEY, "--seed", "7", "--quiet", "--export-tests", str(tmp / "exported")]
         args += [arg for op in variant.include for arg in ("--include", op)]
@@ -75,13 +81,13 @@ def _recorded(name: str, correct: str, tmp: Path) -> Iterator[Recorded]:
 @pytest.fixture(scope="module")
 def status_code(correct: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recorded]:
     """A Schemathesis check: the create answers 200, not its documented 201."""
-    yield from _recorded("create_answers_200", correct, tmp_path_factory.mktemp("status"))
+    yield from _recorded("create_answers_200", correct, tmp_path_factory.mktemp("status"), shell=None)
 
 
 @pytest.fixture(scope="module")
 def round_trip(correct: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recorded]:
     """A domain test: a PATCH of one field resets the others."""
-    yield from _recorded("patch_resets_other_fields", correct, tmp_path_factory.mktemp("round_trip"))
+    yield from _recorded("patch_resets_other_fields", correct, tmp_path_factory.mktemp("round_trip"), "/usr/bin/fish")
 
 
 @dataclass(frozen=True)
@@ -239,6 +245,35 @@ def _quoted(text: str) -> str:
 @pytest.mark.parametrize("text", ["plain", 'it\'s "quoted"', "$HOME `x` \\", "ü\r\n\x01 ' \\x41", ""])
 def test_a_curl_word_reads_back_as_sent(text: str) -> None:
     assert words(f"curl -d {_quoted(text)} http://h/")[2] == text
+
+
+@pytest.mark.parametrize("shell", [None, "/usr/bin/fish", "/bin/sh", "/bin/zsh"])
+def test_a_curl_is_written_for_bash_whatever_shell_the_run_started_from(
+    shell: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if shell is None:
+        monkeypatch.delenv("SHELL", raising=False)
+    else:
+        monkeypatch.setenv("SHELL", shell)
+    body, header = "ü\r\n\x01 ' \\x41 \u202e", "a\tb"
+    with reproduce.for_bash():
+        written = schemathesis_curl.generate(
+            method="POST",
+            url="http://h/x",
+            body=body,
+            verify=True,
+            headers={"X-A": header},
+            known_generated_headers=None,
+        )
+    assert written.warnings == []
+    assert reproduce.parse_curl(written.command, ansi_c=True) == ("POST", "http://h/x", [("X-A", header)], body)
+    assert os.environ.get("SHELL") == shell
+
+
+def test_schemathesis_warnings_after_a_curl_are_not_part_of_its_request() -> None:
+    warning = "\N{WARNING SIGN}  Request body contains non-printable characters."
+    with_warnings = f"curl -X POST -d $'\\x01' http://h/x\n\n{warning}"
+    assert reproduce.parse_curl(with_warnings, ansi_c=True) == ("POST", "http://h/x", [], "\x01")
 
 
 def test_a_fresh_identifier_is_followed_by_every_later_request() -> None:
