@@ -5,7 +5,7 @@
 #
 # Every option of shop-mock is also an environment variable (`--some-option` is SHOP_MOCK_SOME_OPTION);
 # the admin token comes from SHOP_MOCK_ADMIN_TOKEN or a secret file (SHOP_MOCK_ADMIN_TOKEN_FILE).
-# README, "Container image", says the rest.
+# docs/platform.md, "Container image", says the rest.
 
 # The base: a Python slim image pinned by digest. CI builds on a local Debian image instead
 # (--build-arg PYTHON_IMAGE=...); any Debian-like image with python3 and its venv module will do.

@@ -35,10 +35,10 @@ class Control:
     journal: Journal
     faults: FaultRules
     violations: Violations
-    per_replica: tuple[str, ...]  # what this replica keeps to itself (README: "Replicas: one state in Redis")
+    per_replica: tuple[str, ...]  # what this replica keeps to itself (docs/platform.md: "Replicas: one state in Redis")
 
 
-# what stays per replica, as the admin API's health says it (and why, in the README)
+# what stays per replica, as the admin API's health says it (and why, in docs/platform.md)
 IN_THIS_PROCESS = ("everything: the state is in this process (--state memory)",)
 PER_REPLICA = (
     "fault rules' probability and delay draws (each replica draws its own; a count is shared)",

@@ -23,7 +23,7 @@ from tests.live import running
 STREAM = "/__mock__/ui/stream"
 PRODUCT = "/shop/api/v1/products/S10_1678/"
 KEY = {"X-API-Key": DEFAULT_API_KEY}
-QUEUE_ROWS_AT_MOST = 256  # the bound the README states: a test of it must not follow the constant
+QUEUE_ROWS_AT_MOST = 256  # the bound docs/frontend.md states: a test of it must not follow the constant
 
 
 def opened(origin: str, receive_buffer: int = 0) -> socket.socket:

@@ -1,5 +1,6 @@
 """Every decision the spec writes down is judged by a check of the suite or admitted on purpose, and the
-README's table of decisions is the spec's list (`info.x-decisions`), row for row."""
+table of the documentation's decisions page (docs/decisions.md) is the spec's list (`info.x-decisions`),
+row for row."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ from contract_tests.check_names import ALL_CHECKS
 from contract_tests.decisions import Decision, decisions
 from contract_tests.spec import Spec
 
-ROOT = Path(__file__).resolve().parents[1]
-SECTION = "## Decisions the documents leave open"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "decisions.md"
 
 
 @pytest.fixture(scope="module")
@@ -21,18 +21,16 @@ def spec() -> Spec:
 
 
 def judged_cell(decision: Decision) -> str:
-    """The README's "judged by" cell of `decision`."""
+    """The page's "judged by" cell of `decision`."""
     parts = [", ".join(f"`{check}`" for check in decision.judged_by)] if decision.judged_by else []
     if decision.admitted:
         parts.append(f"admitted: {decision.admitted}, because {decision.reason}")
     return "; ".join(parts)
 
 
-def readme_rows() -> dict[str, str]:
-    """The README table's "judged by" cell by decision id, in the table's order."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index(SECTION) :].split("\n## ", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("| `")]
+def page_rows() -> dict[str, str]:
+    """The page table's "judged by" cell by decision id, in the table's order."""
+    rows = [line for line in PAGE.read_text(encoding="utf-8").splitlines() if line.startswith("| `")]
     cells = [[cell.strip() for cell in row.strip().strip("|").split(" | ")] for row in rows]
     return {row[0].strip("`"): row[-1] for row in cells}
 
@@ -59,12 +57,12 @@ def test_every_decision_is_in_the_prose(spec: Spec) -> None:
     assert not missing, f"decisions not named in info.description: {missing}"
 
 
-def test_the_readme_table_is_the_spec_list(spec: Spec) -> None:
+def test_the_decisions_page_table_is_the_spec_list(spec: Spec) -> None:
     expected = {decision.id: judged_cell(decision) for decision in decisions(spec)}
-    rows = readme_rows()
-    assert list(rows) == list(expected), "the README rows are not the spec's decisions in its order"
+    rows = page_rows()
+    assert list(rows) == list(expected), "the rows of docs/decisions.md are not the spec's decisions in its order"
     wrong = {name: (rows[name], cell) for name, cell in expected.items() if rows[name] != cell}
-    assert not wrong, f"README 'judged by' cells differ from the spec (README, spec): {wrong}"
+    assert not wrong, f"docs/decisions.md 'judged by' cells differ from the spec (page, spec): {wrong}"
 
 
 def test_the_empty_form_value_is_admitted_as_null_or_empty_string(spec: Spec) -> None:

@@ -3,7 +3,7 @@ and a backend written here on raw sockets (loopback, a thread per connection) th
 well-behaved server would: a head or a body a byte at a time, a body without end or cut short, a
 gzip bomb, a 68 KiB head, JSON nested 100,000 deep, megabyte strings, millions of wrong items.
 
-What the README promises ("Security and limits"): a backend that does not answer within the proxy's
+What the documentation promises (docs/security.md): a backend that does not answer within the proxy's
 deadline is 502; a head or body past the proxy's size or decompression limit is 502 naming the
 limit, and the mock's memory stays bounded (its resident memory is read from /proc, with a generous
 bound); anything else the backend answers is passed on unchanged and what breaks the spec is

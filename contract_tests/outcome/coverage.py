@@ -6,7 +6,7 @@ suite sent, the request media types it used, how many requests it made and how m
 judged. The documented side is copied from the spec when the run starts, so that a report (and
 `shop-contract merge`) needs no spec to render it.
 
-The figure ("coverage of the contract", README "Reading the report") counts documented responses: each
+The figure ("coverage of the contract", docs/report.md) counts documented responses: each
 (surface, operation, status) the spec lists, `default` excluded, is covered when the target answered
 that status (a range such as `4XX`: any status in it) to a request of the run. Requests to operations
 outside the run's scope (setup, discovery) are not counted.

@@ -41,7 +41,7 @@ def page(backend: str, gateway: str, api_keys: Iterable[str]) -> str:
 {items}
 </ul>
 <h2>Credentials</h2>
-<p>As in the README's <em>Credentials</em> section:</p>
+<p>As in the documentation's <em>Credentials</em> section (docs/frontend.md):</p>
 <ul>
 <li>API key header <code>X-API-Key</code>: {keys}</li>
 <li>dev client (client_credentials): <code>{DEV_CLIENT_ID}</code> / <code>{DEV_CLIENT_SECRET}</code></li>

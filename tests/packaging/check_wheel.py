@@ -2,7 +2,7 @@
 
 1. Build the wheel; check it carries the spec and the fixtures, byte for byte the repository's.
 2. A fresh venv with the `mock` extra: from an empty directory, `shop-mock --port 0 --port-file F`,
-   then `shop-contract --profile fast` against its backend and gateway (README credentials): exit 0.
+   then `shop-contract --profile fast` against its backend and gateway (the documented dev credentials): exit 0.
 3. A fresh venv without the extra: `shop-contract --version` and `--help` work, pytest lists the plugin's options,
    and `shop-mock` says in one line what to install and exits 2.
 
