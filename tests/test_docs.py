@@ -1,6 +1,7 @@
 """The documentation cannot drift from the code: the command-line reference names exactly the options
 each command's `--help` shows, every relative link of the README and the pages resolves (file and
-anchor), the README stays short, and its quick-start commands are the ones CI runs.
+anchor), the README stays short, its quick-start commands are the ones CI runs, and the admin API's
+page lists exactly the routes the mock serves.
 
 `mkdocs build --strict` (`tox -e docs`) checks the site's own links and anchors; this file checks what
 the site build does not see (the README, GitHub's view of docs/) and what no build can (the options).
@@ -200,3 +201,43 @@ def test_ci_runs_the_first_quick_start_command_as_written() -> None:
     )
     assert shown.stdout == first + "\n"
     assert first.endswith("&& shop-mock"), "the first quick-start command starts the mock"
+
+
+ADMIN_PAGE = DOCS / "admin-api.md"
+ROUTE_METHOD = re.compile(r"\b(GET|HEAD|POST|PUT|PATCH|DELETE)\b")
+ROUTE_PATH = re.compile(r"/__mock__/[^\s`?]*")
+DASHBOARD_FILES = re.compile(r"^/__mock__/ui(/[\w-]+\.(js|css))?$")  # the page's own files, and its redirect
+
+
+def documented_routes() -> set[tuple[str, str]]:
+    """(method, path) of each row of the admin page's route table, from its first cell: `GET`, `PUT`,
+    `DELETE /__mock__/faults` is three; a query is left out; NAME is the path parameter `{name}`."""
+    table = ADMIN_PAGE.read_text(encoding="utf-8").partition("## Routes")[2].partition("\n## ")[0]
+    routes = set()
+    for row in table.splitlines():
+        cell = row.split("|")[1] if row.startswith("|") and row.count("|") > 2 else ""
+        for path in ROUTE_PATH.findall(cell):
+            routes |= {(method, path.replace("NAME", "{name}")) for method in ROUTE_METHOD.findall(cell)}
+    return routes
+
+
+def served_routes() -> set[tuple[str, str]]:
+    """(method, path) of every route the mock serves under /__mock__/ (HEAD goes with GET)."""
+    from mock_server.app import create_app
+    from mock_server.settings import Settings
+
+    router = create_app(Settings()).middleware.app.router
+    return {
+        (method, route.path)
+        for route in router.routes
+        if getattr(route, "path", "").startswith("/__mock__/") and not DASHBOARD_FILES.match(route.path)
+        for method in route.methods or ()
+        if method != "HEAD"
+    }
+
+
+def test_the_admin_page_lists_every_route_the_mock_serves_and_no_other() -> None:
+    documented, served = documented_routes(), served_routes()
+    assert len(served) > 10, "the mock's admin routes were not found: the test would pass on nothing"
+    assert served - documented == set(), "served but not in docs/admin-api.md"
+    assert documented - served == set(), "in docs/admin-api.md but not served"
