@@ -12,7 +12,7 @@ from mock_server.api.routing import handler_table, operation_table
 from mock_server.spec.schemas import load_spec
 from mock_server.state.fixtures import record_fields
 from mock_server.state.memory import MemoryStore
-from tests.import_graph import cycles, graph, modules
+from tests.import_graph import cycles, graph, longest_chain, modules
 
 # A layer of mock_server -> the other parts of mock_server it may import. The top-level modules
 # (app, cli, backends, replicas, shutdown: the composition) may import anything; settings imports nothing.
@@ -70,6 +70,23 @@ def suite_layer(module: str) -> str:
 @pytest.mark.parametrize("package", ["mock_server", "contract_tests"])
 def test_no_import_loops(package: str) -> None:
     assert cycles(graph(package)) == []
+
+
+MAX_LEVELS = 14
+"""The longest chain of imports in contract_tests, counted in modules (entry point to the bottom)."""
+
+
+def test_the_suite_has_at_most_max_levels() -> None:
+    """A deep chain means a module that cannot be read without the many below it: each layer of the suite
+    (entry points, run, judging, client and outcome, bottom) stays a level or two."""
+    chain = longest_chain(graph("contract_tests"))
+    assert len(chain) <= MAX_LEVELS, " -> ".join(chain)
+
+
+def test_the_depth_finder_finds_the_longest_chain() -> None:
+    edges = {"a": {"b", "c"}, "b": {"c"}, "c": {"d"}, "d": set(), "e": {"d"}}
+    assert longest_chain(edges) == ["a", "b", "c", "d"]
+    assert longest_chain({"a": set()}) == ["a"]
 
 
 def test_the_loop_finder_finds_a_loop() -> None:

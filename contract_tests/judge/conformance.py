@@ -21,13 +21,12 @@ from schemathesis.engine import Status, events, from_schema
 from schemathesis.engine.recorder import CheckFailureInfo, ScenarioRecorder
 
 from contract_tests.check_names import ALL_CHECKS, STRICT_CHECKS
-from contract_tests.client.bounded import Limits, ResponseTooLarge
+from contract_tests.client.bounded import Limits, ResponseTooLarge, Trust
 from contract_tests.client.bounded_requests import bounded_session
 from contract_tests.client.causes import chain, classify, request_of
 from contract_tests.client.keyring import CredentialsLost, Keyring
 from contract_tests.client.pacing import BudgetSpent
-from contract_tests.client.target import Surface
-from contract_tests.client.trust import Trust
+from contract_tests.client.surface import Surface
 from contract_tests.judge import checks as _registered_checks  # noqa: F401  (registers our checks)
 from contract_tests.judge import deserializer as _registered_deserializer  # noqa: F401  (deep JSON is malformed JSON)
 from contract_tests.judge import hooks, refusals
@@ -139,17 +138,16 @@ def load_schema(
     surface: Surface,
     operations: set[str],
     known: Known,
+    limits: Limits,
     keyring: Keyring | None = None,
     *,
     stateful: bool = True,
     stateless: bool = True,
-    limits: Limits | None = None,
 ) -> Any:
     linked = stateful and has_links(spec, operations)
     config = schemathesis.Config.from_dict(schemathesis_config(options, surface, linked, stateless))
     schema = schemathesis.openapi.from_dict(spec.raw, config=config).include(operation_id=sorted(operations))
     schema.config.__class__ = UntargetedProject  # same slots; only the settings method differs
-    limits = limits or Limits.of(options)
     bound(schema, BoundedTransport(schema.transport, limits, keyring, surface.headers))
     hooks.register_formats()
     hooks.install(schema, spec, known)
@@ -307,17 +305,16 @@ def run(
     known: Known,
     ledger: Ledger,
     progress: Progress,
+    limits: Limits,
     keyring: Keyring | None = None,
-    limits: Limits | None = None,
     plan: Plan | None = None,
 ) -> None:
     """Run `plan` (by default, every plan of `surface` in turn, see `plans`), its requests through `limits`
-    (the run's pacer and budget; by default, bounds made from the options)."""
-    limits = limits or Limits.of(options)
+    (the run's bounds, pacer and budget: `client.target.limits_of`)."""
     for each in [plan] if plan is not None else plans(spec, options, surface):
         schema = load_schema(
-            spec, options, surface, set(each.operations), known, keyring,
-            stateful=each.stateful, stateless=each.stateless, limits=limits,
+            spec, options, surface, set(each.operations), known, limits, keyring,
+            stateful=each.stateful, stateless=each.stateless,
         )  # fmt: skip
         execute(spec, options, surface, ledger, progress, schema, limits)
 

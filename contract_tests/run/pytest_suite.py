@@ -21,11 +21,12 @@ from contract_tests.check_names import CONSUMER_CHECKS, DOMAIN_CHECKS, SCHEMATHE
 from contract_tests.client.target import TargetError
 from contract_tests.judge.conformance import ConformanceError
 from contract_tests.judge.consumer.document import ConsumerError
-from contract_tests.options import Options, UsageError
+from contract_tests.options import Options
 from contract_tests.outcome import baseline, export_tests, report, step_summary
 from contract_tests.outcome.findings import Ledger
 from contract_tests.redact import Redactor
 from contract_tests.run import runner
+from contract_tests.usage import UsageError
 from shop_contract.document import SpecError
 
 CANNOT_RUN = (UsageError, SpecError, TargetError, ConformanceError, ConsumerError)

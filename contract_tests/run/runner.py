@@ -20,7 +20,8 @@ from contract_tests.check_names import ALL_CHECKS
 from contract_tests.client import causes
 from contract_tests.client.keyring import CredentialsLost
 from contract_tests.client.pacing import BudgetSpent
-from contract_tests.client.target import Surface, Target, TargetError, build_target
+from contract_tests.client.surface import Surface
+from contract_tests.client.target import Target, TargetError, build_target
 from contract_tests.identities import Identities
 from contract_tests.judge import conformance
 from contract_tests.judge.conformance import ConformanceError
@@ -28,12 +29,13 @@ from contract_tests.judge.domain import ALONE, PER_SURFACE, surfaces
 from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.http import Abandoned, Session, Unreachable
 from contract_tests.judge.known import Known, discover, remove_made
-from contract_tests.options import Options, UsageError
+from contract_tests.options import Options
 from contract_tests.outcome import reproduce
 from contract_tests.outcome.findings import ConsumerRun, Ledger, RunError, RunInfo
 from contract_tests.run import scheduling
 from contract_tests.sharding import derived_seed
 from contract_tests.spec import Spec
+from contract_tests.usage import UsageError
 
 Progress = Callable[[str], None]
 
@@ -339,7 +341,7 @@ def run_conformance(
     plans = conformance.plans(spec, options, surface, apart=workers > 1)
 
     def planned(plan: conformance.Plan, own: Ledger) -> Ledger:
-        phases = partial(conformance.run, spec, options, surface, known, own, progress, target.keyring, target.limits)
+        phases = partial(conformance.run, spec, options, surface, known, own, progress, target.limits, target.keyring)
         guarded(own, surface.name, "schemathesis", partial(phases, plan))
         return own
 

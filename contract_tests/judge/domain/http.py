@@ -21,7 +21,7 @@ from contract_tests.client.bodies import lenient_json, undecodable
 from contract_tests.client.bounded import Limits, ResponseTooLarge
 from contract_tests.client.bounded_httpx import httpx_client, send_httpx
 from contract_tests.client.keyring import Keyring
-from contract_tests.client.target import Surface
+from contract_tests.client.surface import Surface
 from contract_tests.outcome.coverage import Sent
 from contract_tests.outcome.findings import Ledger, Violation, describe_response
 from contract_tests.spec import JSON, Collection, Operation
