@@ -225,8 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from contract_tests import SUITE_VERSION
     from contract_tests.client.keyring import CredentialsLost
     from contract_tests.client.target import TargetError
-    from contract_tests.judge.conformance import ConformanceError
     from contract_tests.judge.consumer.document import ConsumerError
+    from contract_tests.judge.engine import ConformanceError
     from contract_tests.outcome import report
     from contract_tests.run import runner
 

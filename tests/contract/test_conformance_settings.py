@@ -7,7 +7,7 @@ import hypothesis
 from contract_tests.client.surface import Surface
 from contract_tests.client.target import limits_of
 from contract_tests.identities import Identities
-from contract_tests.judge.conformance import load_schema
+from contract_tests.judge.engine import load_schema
 from contract_tests.judge.known import Known
 from contract_tests.options import Options
 from contract_tests.spec import Spec

@@ -31,7 +31,7 @@ from contract_tests.client.bounded_requests import bounded_session
 from contract_tests.client.surface import Surface
 from contract_tests.client.target import limits_of
 from contract_tests.identities import Identities
-from contract_tests.judge.conformance import load_schema
+from contract_tests.judge.engine import load_schema
 from contract_tests.judge.known import Known
 from contract_tests.options import DEFAULT_MAX_RESPONSE_SIZE
 from contract_tests.run import arguments
