@@ -7,7 +7,7 @@ answer to them, so a stretch of refusals of credentials accepted at the start en
 never a pass. The keyring also knows every secret the suite sends, for masking what it prints.
 
 It fetches a token through the function it is given (`client.auth.fetch_token` under the run's limits,
-wired by `client.target`), so that it imports no HTTP client: the domain tests' session holds one.
+wired by `client.target`) and imports no HTTP client, so that every client and session can hold it.
 """
 
 from __future__ import annotations
