@@ -25,11 +25,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from contract_tests.options import UsageError
 from contract_tests.outcome import baseline
 from contract_tests.outcome.findings import Ledger
 from contract_tests.redact import Redactor, escape
 from contract_tests.run.arguments import VersionAsked, merge_parser, options_from, replay_arguments
+from contract_tests.usage import UsageError
 from shop_contract.document import SpecError
 
 if TYPE_CHECKING:
@@ -151,6 +151,7 @@ def replay(argv: Sequence[str]) -> int:
     from contract_tests.client.keyring import CredentialsLost
     from contract_tests.client.target import TargetError
     from contract_tests.run import replay as replaying
+    from contract_tests.run import runner
 
     try:
         args = replay_arguments(argv)
@@ -160,7 +161,7 @@ def replay(argv: Sequence[str]) -> int:
     counted: dict[str, int] = {}
     unjudged: list[replaying.Verdict] = []
     try:
-        for found in replaying.replay(args, lambda path: print(f"wrote {escape(str(path))}")):
+        for found in replaying.replay(args, runner.run, lambda path: print(f"wrote {escape(str(path))}")):
             counted[found.outcome] = counted.get(found.outcome, 0) + 1
             unjudged += [found] if found.outcome == replaying.NOT_JUDGED else []
             print(secrets(_verdict_lines(found)), flush=True)
@@ -224,8 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from contract_tests import SUITE_VERSION
     from contract_tests.client.keyring import CredentialsLost
     from contract_tests.client.target import TargetError
-    from contract_tests.judge.conformance import ConformanceError
     from contract_tests.judge.consumer.document import ConsumerError
+    from contract_tests.judge.engine import ConformanceError
     from contract_tests.outcome import report
     from contract_tests.run import runner
 

@@ -13,15 +13,12 @@ from urllib.parse import urlsplit
 
 from contract_tests.check_names import ALL_CHECKS, STRICT_CHECKS
 from contract_tests.sharding import WHOLE, Shard
+from contract_tests.usage import UsageError
 
 DEFAULT_DEADLINE = 10.0  # seconds for one whole request: connect, headers and body
 DEFAULT_MAX_RESPONSE_SIZE = 10 * 1024 * 1024  # bytes of one response body, decompressed
 MAX_WORKERS = 64
 MAX_TIME = 7 * 24 * 3600.0
-
-
-class UsageError(Exception):
-    """The options do not describe a run."""
 
 
 @dataclass(frozen=True)

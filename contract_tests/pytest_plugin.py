@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from contract_tests.options import UsageError
 from contract_tests.run.arguments import parser as cli_parser
+from contract_tests.usage import UsageError
 from shop_contract.document import SpecError
 
 PREFIX = "shop"

@@ -23,6 +23,8 @@ ORDER_BY = "x-order-by"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 JSON = dict[str, Any]
+FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+"""The request media types that carry a form: no null (the empty value stands for it), numbers as text."""
 
 
 @dataclass(frozen=True)

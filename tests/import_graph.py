@@ -81,3 +81,15 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
         if node not in index:
             visit(node)
     return found
+
+
+def longest_chain(edges: dict[str, set[str]]) -> list[str]:
+    """The longest chain of imports (A imports B imports C ...), as the modules on it: its length is the
+    graph's depth in levels (a module importing nothing is one level). The graph must have no loop."""
+
+    @functools.cache
+    def from_(node: str) -> tuple[str, ...]:
+        below = [from_(target) for target in sorted(edges.get(node, ()))]
+        return (node, *max(below, key=len, default=()))
+
+    return list(max((from_(node) for node in sorted(edges)), key=len, default=()))

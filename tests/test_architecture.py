@@ -12,7 +12,7 @@ from mock_server.api.routing import handler_table, operation_table
 from mock_server.spec.schemas import load_spec
 from mock_server.state.fixtures import record_fields
 from mock_server.state.memory import MemoryStore
-from tests.import_graph import cycles, graph, modules
+from tests.import_graph import cycles, graph, longest_chain, modules
 
 # A layer of mock_server -> the other parts of mock_server it may import. The top-level modules
 # (app, cli, backends, replicas, shutdown: the composition) may import anything; settings imports nothing.
@@ -57,7 +57,9 @@ SUITE_MAY_IMPORT = {
     "run": {"bottom", "client", "judge", "outcome"},
 }
 SUITE_ENTRY_POINTS = {"contract_tests.__main__", "contract_tests.cli", "contract_tests.pytest_plugin"}
-RENDERERS = {f"contract_tests.outcome.{name}" for name in ("report", "html_report", "step_summary", "merge")}
+RENDERERS = {
+    f"contract_tests.outcome.{name}" for name in ("report", "junit", "evidence", "html_report", "step_summary", "merge")
+}
 SUITE = modules("contract_tests")
 
 
@@ -70,6 +72,50 @@ def suite_layer(module: str) -> str:
 @pytest.mark.parametrize("package", ["mock_server", "contract_tests"])
 def test_no_import_loops(package: str) -> None:
     assert cycles(graph(package)) == []
+
+
+MAX_LEVELS = 8
+"""The longest chain of imports in contract_tests, counted in modules (entry point to the bottom)."""
+
+
+def test_the_suite_has_at_most_max_levels() -> None:
+    """A deep chain means a module that cannot be read without the many below it: each layer of the suite
+    (entry points, run, judging, client and outcome, bottom) stays a level or two."""
+    chain = longest_chain(graph("contract_tests"))
+    assert len(chain) <= MAX_LEVELS, " -> ".join(chain)
+
+
+def test_the_depth_finder_finds_the_longest_chain() -> None:
+    edges = {"a": {"b", "c"}, "b": {"c"}, "c": {"d"}, "d": set(), "e": {"d"}}
+    assert longest_chain(edges) == ["a", "b", "c", "d"]
+    assert longest_chain({"a": set()}) == ["a"]
+
+
+MAX_LINES = 350
+LONG_BECAUSE = "Long because"
+"""How a longer module's docstring starts the paragraph that says why it is not split."""
+
+
+def too_long_unexplained(source: str) -> bool:
+    """More than MAX_LINES lines, and no paragraph of the module's docstring starting LONG_BECAUSE."""
+    docstring = ast.get_docstring(ast.parse(source)) or ""
+    explained = any(paragraph.startswith(LONG_BECAUSE) for paragraph in docstring.split("\n\n"))
+    return len(source.splitlines()) > MAX_LINES and not explained
+
+
+@pytest.mark.parametrize("module", sorted(SUITE))
+def test_each_suite_module_is_short_or_says_why(module: str) -> None:
+    """A module of one job stays readable in one sitting; a longer one states why it is not split."""
+    assert not too_long_unexplained(SUITE[module].read_text(encoding="utf-8")), (
+        f"{module}: over {MAX_LINES} lines; split it, or say why in a paragraph starting {LONG_BECAUSE!r}"
+    )
+
+
+def test_the_length_rule_tells_long_from_explained() -> None:
+    body = "x = 1\n" * MAX_LINES
+    assert not too_long_unexplained('"""Short."""\nx = 1\n')
+    assert too_long_unexplained(f'"""Long."""\n{body}')
+    assert not too_long_unexplained(f'"""Long.\n\n{LONG_BECAUSE} it is copied whole."""\n{body}')
 
 
 def test_the_loop_finder_finds_a_loop() -> None:

@@ -23,13 +23,10 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from contract_tests.client.bounded import Limits, ResponseTooLarge
 from contract_tests.client.bounded_httpx import httpx_client, send_httpx
+from contract_tests.client.keyring import CredentialsError, Realm
 
 TOKEN_SUFFIX = "/protocol/openid-connect/token"
 DISCOVERY_SUFFIX = "/.well-known/openid-configuration"
-
-
-class CredentialsError(Exception):
-    """Credentials could not be obtained, or the target refused them."""
 
 
 class TokenEndpointUnreachable(CredentialsError):
@@ -54,9 +51,10 @@ def _get_or_post(limits: Limits, method: str, url: str, form: dict[str, str] | N
         return send_httpx(client, client.build_request(method, url, data=form), limits)
 
 
-def fetch_token(token_url: str, client_id: str, client_secret: str, limits: Limits) -> tuple[str, float | None]:
+def fetch_token(realm: Realm, limits: Limits) -> tuple[str, float | None]:
     """A client_credentials grant against an OpenID Connect token endpoint: the token and its `expires_in`."""
-    form = {"grant_type": "client_credentials", "client_id": client_id, "client_secret": client_secret}
+    token_url = realm.token_url
+    form = {"grant_type": "client_credentials", "client_id": realm.client_id, "client_secret": realm.client_secret}
     try:
         response = _get_or_post(limits, "POST", token_url, form)
     except ResponseTooLarge as exc:

@@ -6,7 +6,12 @@ body together: every socket read waits at most what is left of it, not a fresh t
 body is read up to a maximum size, decompressed bytes counted, in small pieces. Each client meets these
 rules in its own module: httpx (the domain tests) in `bounded_httpx`, requests (Schemathesis) in
 `bounded_requests`; both raise `ResponseTooLarge` beyond the size, their usual timeout errors at the
-deadline, ask for the same encodings (ACCEPT_ENCODING) and trust the same certificates (`trust`).
+deadline, ask for the same encodings (ACCEPT_ENCODING) and trust the same certificates (`Trust`).
+
+Which certificates: httpx and requests each read their own environment variables (httpx SSL_CERT_FILE,
+requests REQUESTS_CA_BUNDLE); here the choice is made once, in this order: `--insecure` (no
+verification, for a self-signed development certificate), `--ca-bundle FILE`, SSL_CERT_FILE,
+REQUESTS_CA_BUNDLE, and otherwise certifi's public CAs, as both clients do by default.
 
 Both send a request once more on a fresh connection when a kept-alive one broke before any byte of the
 answer came (the server closed it while idle, as HTTP/1.1 allows), never when a fresh one failed: each
@@ -16,15 +21,19 @@ connection's `Turns` tell the thread's `Exchange` which case it is.
 from __future__ import annotations
 
 import contextlib
+import os
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TypeVar
 
+import httpx
+
 from contract_tests.client.pacing import Pacer
-from contract_tests.client.trust import Trust
-from contract_tests.options import DEFAULT_DEADLINE, DEFAULT_MAX_RESPONSE_SIZE, Options
+from contract_tests.usage import UsageError
 
 T = TypeVar("T")
 READ_PIECE = 16 * 1024
@@ -33,23 +42,56 @@ ACCEPT_ENCODING = "gzip, deflate"
 """What both clients advertise: only encodings that inflate piece by piece (no br: one piece of it may
 inflate past any limit)."""
 
+CA_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE")
+"""Environment variables naming a CA bundle, honoured in this order when `--ca-bundle` is not given."""
+
+
+@dataclass(frozen=True)
+class Trust:
+    """Which TLS certificates the suite trusts: the same answer for both of its HTTP clients."""
+
+    ca_bundle: Path | None = None
+    insecure: bool = False
+
+    def bundle(self) -> tuple[str, str] | None:
+        """The CA bundle to verify against and what named it; None: certifi's, or no verification."""
+        if self.insecure:
+            return None
+        if self.ca_bundle is not None:
+            return str(self.ca_bundle), "--ca-bundle"
+        return next(((os.environ[name], name) for name in CA_VARIABLES if os.environ.get(name)), None)
+
+    def verify(self) -> str | bool:
+        """requests' `verify`: False, a bundle's path, or True (certifi)."""
+        bundle = self.bundle()
+        return not self.insecure if bundle is None else bundle[0]
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """httpx's `verify`; UsageError when the bundle cannot be read as certificates."""
+        if self.insecure:
+            return httpx.create_ssl_context(verify=False)
+        bundle = self.bundle()
+        if bundle is None:
+            return httpx.create_ssl_context(trust_env=False)
+        path, named = bundle
+        try:
+            return ssl.create_default_context(cafile=path)
+        except (OSError, ssl.SSLError) as exc:
+            raise UsageError(f"{named} {path}: not a readable PEM file of CA certificates ({exc})") from exc
+
 
 @dataclass(frozen=True)
 class Limits:
-    """How every request is sent: its deadline, its size limit, and the certificates it trusts."""
+    """How every request is sent: its deadline, its size limit, and the certificates it trusts (the run's
+    options make one: `client.target.limits_of`)."""
 
-    deadline: float = DEFAULT_DEADLINE
+    deadline: float
     """Seconds for one whole request: connect, send, headers and body."""
-    max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE
+    max_response_size: int
     """Bytes of one response body, after decompression."""
     trust: Trust = field(default_factory=Trust)
     pacer: Pacer | None = None
     """The run's gate on requests in flight and on the waits a target asks for (None: unpaced)."""
-
-    @classmethod
-    def of(cls, options: Options) -> Limits:
-        trust = Trust(options.ca_bundle, options.insecure)
-        return cls(options.request_timeout, options.max_response_size, trust, Pacer(options.workers or 1))
 
     def paced(self, send: Callable[[], T], status: Callable[[T], int], wait_header: Callable[[T], str | None]) -> T:
         """`send()` through the pacer, if any (client/pacing.py)."""

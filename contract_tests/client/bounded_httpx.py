@@ -134,3 +134,20 @@ def _send_httpx(client: httpx.Client, request: httpx.Request, limits: Limits) ->
     # Headers are copied as the bytes they came as: their text is httpx's guess, which may not encode back.
     headers = [(k, v) for k, v in response.headers.raw if k.lower() != b"content-encoding"]
     return httpx.Response(response.status_code, headers=headers, content=body, request=request)
+
+
+class BoundedHttpx:
+    """A client and the limits it sends under, as one: what a domain test's session sends through."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.client = httpx_client(limits)
+
+    def build_request(self, method: str, url: str, **kwargs: Any) -> httpx.Request:
+        return self.client.build_request(method, url, **kwargs)
+
+    def send(self, request: httpx.Request) -> httpx.Response:
+        return send_httpx(self.client, request, self.limits)
+
+    def close(self) -> None:
+        self.client.close()

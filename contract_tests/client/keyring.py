@@ -5,21 +5,21 @@ once after an unexpected 401. A static `--token` whose `exp` passes cannot be re
 (`CredentialsLost`, exit 2). Both HTTP clients take the current credentials from here and report each
 answer to them, so a stretch of refusals of credentials accepted at the start ends the run with exit 2,
 never a pass. The keyring also knows every secret the suite sends, for masking what it prints.
+
+It fetches a token through the function it is given (`client.auth.fetch_token` under the run's limits,
+wired by `client.target`) and imports no HTTP client, so that every client and session can hold it.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import jwt
-
-from contract_tests.client.auth import CredentialsError, fetch_token
-from contract_tests.client.bounded import Limits
 
 MARGIN_SHARE = 0.2
 """Renew when this share of the token's lifetime is left (at most MAX_MARGIN seconds before expiry)."""
@@ -28,6 +28,10 @@ REFUSALS_IN_A_ROW = 3
 """Answers 401 to the suite's own credentials in a row (after a renewal) that end the run."""
 MIN_AGE_TO_RENEW = 1.0
 """A token younger than this is not renewed after a 401: the refusal is the target's, not the token's."""
+
+
+class CredentialsError(Exception):
+    """Credentials could not be obtained, or the target refused them."""
 
 
 class CredentialsLost(Exception):
@@ -41,6 +45,10 @@ class Realm:
     client_secret: str
 
 
+Fetch = Callable[[Realm], tuple[str, float | None]]
+"""A client_credentials grant at a realm: the token and its `expires_in`; CredentialsError when it fails."""
+
+
 def _expiry(token: str) -> float | None:
     try:
         exp = jwt.decode(token, options={"verify_signature": False}).get("exp")
@@ -52,10 +60,10 @@ def _expiry(token: str) -> float | None:
 class Keyring:
     """The credentials of a run, renewed when due; thread-safe (Schemathesis may use workers)."""
 
-    def __init__(self, api_key: str | None, token: str | None, realm: Realm | None, limits: Limits) -> None:
+    def __init__(self, api_key: str | None, token: str | None, realm: Realm | None, fetch: Fetch) -> None:
         self.api_key = api_key
         self.realm = realm
-        self.limits = limits
+        self.fetch = fetch
         self.refused = 0
         """Requests refused (401) although they carried the suite's current credentials."""
         self._lock = threading.Lock()
@@ -79,9 +87,8 @@ class Keyring:
 
     def _fetch(self) -> None:
         assert self.realm is not None
-        realm = self.realm
         try:
-            token, expires_in = fetch_token(realm.token_url, realm.client_id, realm.client_secret, self.limits)
+            token, expires_in = self.fetch(self.realm)
         except CredentialsError as exc:
             raise CredentialsLost(str(exc)) from exc
         # The earlier of `expires_in` and the token's own `exp` (whole seconds: up to a second earlier).

@@ -3,26 +3,38 @@
 Tests never branch on the target; they iterate over its surfaces. Building a target fetches the token,
 forges the refused ones, and proves each surface answers and accepts its credentials, so a run that
 cannot work stops before testing anything.
+
+This is where the client's pieces meet: the options make the limits (deadline, size, trust, pacer), the
+keyring gets its token fetcher (`auth.fetch_token` under those limits); none of them imports another.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
 
 import httpx
 
-from contract_tests.client.auth import Credentials, TokenEndpointUnreachable, forged_tokens, realm_public_key
+from contract_tests.client.auth import (
+    Credentials,
+    TokenEndpointUnreachable,
+    fetch_token,
+    forged_tokens,
+    realm_public_key,
+)
 from contract_tests.client.bodies import lenient_json
-from contract_tests.client.bounded import Limits, ResponseTooLarge
+from contract_tests.client.bounded import Limits, ResponseTooLarge, Trust
 from contract_tests.client.bounded_httpx import httpx_client, send_httpx
 from contract_tests.client.keyring import CredentialsLost, Keyring, Realm
-from contract_tests.options import Options, UsageError
+from contract_tests.client.pacing import Pacer
+from contract_tests.client.surface import Surface
+from contract_tests.options import Options
 from contract_tests.redact import bounded, escape
 from contract_tests.spec import Operation, Spec
+from contract_tests.usage import UsageError
 
 T = TypeVar("T")
 WAIT_STEP = 0.5
@@ -35,25 +47,6 @@ class TargetError(Exception):
 
 class Unreached(TargetError):
     """No answer yet: worth probing again while `--wait` lasts."""
-
-
-@dataclass(frozen=True)
-class Surface:
-    """A mount point of the interface and what the suite sends there."""
-
-    name: str
-    base_url: str
-    operations: tuple[str, ...]
-    """Every operation served there; `--include` narrows what is tested, not what can be called."""
-    headers: dict[str, str]
-    """The credentials every conformance request carries."""
-    accepted: dict[str, dict[str, str]]
-    """Each credential that must be accepted on its own, by name."""
-    refused: dict[str, dict[str, str]] = field(default_factory=dict)
-    """Each credential that must be refused, by name."""
-
-    def url(self, path: str) -> str:
-        return self.base_url.rstrip("/") + path
 
 
 @dataclass(frozen=True)
@@ -75,12 +68,19 @@ def _refused(credentials: Credentials, forged: dict[str, str]) -> dict[str, dict
     return refused
 
 
+def limits_of(options: Options) -> Limits:
+    """How the run's requests are sent: `--request-timeout`, `--max-response-size`, the TLS trust
+    (`--ca-bundle`, `--insecure`), and a pacer for `--workers`."""
+    trust = Trust(options.ca_bundle, options.insecure)
+    return Limits(options.request_timeout, options.max_response_size, trust, Pacer(options.workers or 1))
+
+
 def _keyring(options: Options, limits: Limits) -> Keyring:
     realm = None
     if options.token_url and options.client_id and options.client_secret:
         realm = Realm(options.token_url, options.client_id, options.client_secret)
     try:
-        return Keyring(options.api_key, options.token, realm, limits)
+        return Keyring(options.api_key, options.token, realm, partial(fetch_token, limits=limits))
     except CredentialsLost as exc:
         if isinstance(exc.__cause__, TokenEndpointUnreachable):
             raise Unreached(str(exc)) from exc
@@ -90,7 +90,7 @@ def _keyring(options: Options, limits: Limits) -> Keyring:
 def build_target(options: Options, spec: Spec) -> Target:
     """Resolve credentials and surfaces, and check each surface answers and accepts them."""
     give_up = time.monotonic() + options.wait
-    limits = Limits.of(options)
+    limits = limits_of(options)
     keyring = _waiting(give_up, partial(_keyring, options, limits))
     try:
         token = keyring.token

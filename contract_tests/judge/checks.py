@@ -18,9 +18,9 @@ from schemathesis.core.parameters import ParameterLocation
 
 from contract_tests.client.bodies import lenient_json, undecodable
 from contract_tests.outcome.standalone import same_value
+from contract_tests.spec import FORM_MEDIA_TYPES
 
 ENVELOPE_KEYS = frozenset({"count", "next", "previous", "results"})
-FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 WRITE_STATUSES = {"post": 201, "put": 200, "patch": 200}
 
 

@@ -32,7 +32,7 @@ import email.policy
 import functools
 import re
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qsl, unquote
 
 import schemathesis
@@ -40,11 +40,8 @@ from hypothesis import strategies as st
 from schemathesis.core.parameters import ParameterLocation
 
 from contract_tests.identities import Identities
-from contract_tests.judge.checks import FORM_MEDIA_TYPES
-from contract_tests.spec import Spec
-
-if TYPE_CHECKING:  # known.py reaches the target through the domain tests' session
-    from contract_tests.judge.known import Known
+from contract_tests.judge.known import Known
+from contract_tests.spec import FORM_MEDIA_TYPES, Spec
 
 DIGIT = re.compile(r"\d")
 SLASH = "/"  # a backend may refuse it in an identifier (see the module docstring)

@@ -26,11 +26,12 @@ import jsonschema
 import yaml
 
 from contract_tests.check_names import ALL_CHECKS
-from contract_tests.options import Options, UsageError
+from contract_tests.options import Options
 from contract_tests.outcome.findings import Acceptance, BaselineRun, Ledger, Violation
 from contract_tests.outcome.findings_file import pointer, said, schema
 from contract_tests.outcome.fingerprint import fingerprint
 from contract_tests.redact import Redactor, escape
+from contract_tests.usage import UsageError
 
 SCHEMA_NAME = "baseline.schema.json"
 VERSION = 1

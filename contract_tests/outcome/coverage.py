@@ -3,8 +3,8 @@
 Per operation under test (each surface's operations, narrowed by `--include`): the response statuses
 the contract documents and those the target answered, the parameters and top-level body fields the
 suite sent, the request media types it used, how many requests it made and how many responses a check
-judged. The documented side is copied from the spec when the run starts, so that a report (and
-`shop-contract merge`) needs no spec to render it.
+judged. The documented side is copied from the spec when the run starts (outcome/documented.py), so
+that a report (and `shop-contract merge`) needs no spec to render it: this module imports none.
 
 The figure ("coverage of the contract", docs/report.md) counts documented responses: each
 (surface, operation, status) the spec lists, `default` excluded, is covered when the target answered
@@ -17,16 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from contract_tests.spec import Operation, Spec
-
 UNDOCUMENTED = "default"
 """The response key that documents no status: not counted."""
-
-
-def documented_parameters(op: Operation) -> tuple[str, ...]:
-    """`in:name` of every parameter of `op` (its path item's and its own)."""
-    params = [*op.path_item.get("parameters", []), *op.definition.get("parameters", [])]
-    return tuple(sorted({f"{param['in']}:{param['name']}" for param in params}))
 
 
 def covers(documented: str, status: int) -> bool:
@@ -56,22 +48,6 @@ class OperationCoverage:
     requests: int = 0
     validated: int = 0
     """Responses at least one check judged."""
-
-    @classmethod
-    def of(cls, surface: str, op: Operation) -> OperationCoverage:
-        body = op.definition.get("requestBody", {}).get("content", {})
-        schema = op.request_schema or {}
-        return cls(
-            surface=surface,
-            operation=op.id,
-            method=op.method.upper(),
-            path=op.path,
-            tag=next(iter(op.definition.get("tags", [])), ""),
-            statuses=tuple(key for key in op.definition["responses"] if key != UNDOCUMENTED),
-            parameters=documented_parameters(op),
-            body_fields=tuple(schema.get("properties", {})),
-            media_types=tuple(body),
-        )
 
     def covered_statuses(self) -> list[str]:
         return [key for key in self.statuses if any(covers(key, seen) for seen in self.seen_statuses)]
@@ -136,11 +112,6 @@ class Coverage:
     """Every operation in the run's scope, by (surface, operation id)."""
 
     operations: dict[tuple[str, str], OperationCoverage] = field(default_factory=dict)
-
-    def plan(self, spec: Spec, surface: str, operations: list[str]) -> None:
-        """Put `operations` of `surface` in the run's scope."""
-        for name in operations:
-            self.operations.setdefault((surface, name), OperationCoverage.of(surface, spec.operations[name]))
 
     def sent(self, surface: str, operation: str, status: int | None, sent: Sent) -> None:
         """One request of the run and the status it got (None: no whole answer); ignored out of scope."""

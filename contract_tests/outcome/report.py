@@ -1,6 +1,6 @@
 """What a run tells people: which run it was, a summary per check and per operation, each violation with
 its evidence (the requests that set up its state, then the failing one), the checks not exercised and
-why, the coverage of the contract, and JUnit XML for CI (one test case per surface, operation and check).
+why, the coverage of the contract, and JUnit XML for CI (outcome/junit.py).
 The text summary ends with one line per violated (surface, operation, check), the coverage figure and
 the path of report.html (html_report.py), which is drawn from the same document as findings.json.
 
@@ -11,7 +11,6 @@ JUnit file is always well-formed XML and no answer can act on a terminal.
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
@@ -20,8 +19,10 @@ from typing import Any
 from contract_tests.options import Options
 from contract_tests.outcome import html_report
 from contract_tests.outcome.baseline import shown_fingerprint
-from contract_tests.outcome.findings import Acceptance, BaselineRun, Key, Ledger, Violation
+from contract_tests.outcome.evidence import describe
+from contract_tests.outcome.findings import Acceptance, Key, Ledger, Violation
 from contract_tests.outcome.fingerprint import fingerprint, violation_id
+from contract_tests.outcome.junit import junit_xml
 from contract_tests.outcome.reproduce import httpx_script
 from contract_tests.redact import Redactor
 
@@ -98,23 +99,6 @@ def _consumer(ledger: Ledger) -> list[str]:
         )
         lines += [f"      {problem}" for problem in interaction.problems]
     return lines
-
-
-def describe(number: int, violation: Violation) -> str:
-    indent = "\n       "
-    setup = [
-        "   setup (the requests that make the state it depends on, in order):"
-        + "".join(indent + curl.replace("\n", indent) for curl in violation.setup)
-    ]
-    return "\n".join(
-        [
-            f"{number}. [{violation.check}] {violation.surface} {violation.operation} (id {violation_id(violation)})",
-            f"   rule broken: {violation.rule}",
-            *(setup if violation.setup else []),
-            "   request:" + indent + violation.curl.replace("\n", indent),
-            "   response:" + indent + violation.response.replace("\n", indent),
-        ]
-    )
 
 
 def _errors(ledger: Ledger) -> list[str]:
@@ -230,105 +214,6 @@ def violated_table(ledger: Ledger) -> list[str]:
         check = f"[{key.check}]"
         lines.append(f"  {key.surface:<8} {key.operation:<28} {check:<34} {failures[key]:>4}  {rule}")
     return lines
-
-
-def junit_xml(ledger: Ledger) -> bytes:
-    shown = Redactor(ledger.secrets)
-    failures = ledger.failures()
-    accepted = _accepted_keys(ledger, failures)
-    keys = sorted(set(ledger.passes) | set(failures) | set(accepted), key=lambda k: (k.surface, k.operation, k.check))
-    run = ledger.run
-    errors = [*map(str, ledger.errors), *([ledger.aborted] if ledger.aborted else [])]
-    stale = _stale_entries(ledger.baseline)
-    strict = ledger.baseline is not None and ledger.baseline.strict
-    suite = ET.Element(
-        "testsuite",
-        name="shop-contract",
-        tests=str(len(keys) + len(errors) + len(ledger.not_exercised) + len(stale)),
-        failures=str(len(failures) + (len(stale) if strict else 0)),
-        errors=str(len(errors)),
-        skipped=str(len(ledger.not_exercised) + len(accepted) + (0 if strict else len(stale))),
-        time=f"{run.duration:.3f}",
-    )
-    properties = ET.SubElement(suite, "properties")
-    for name, value in _properties(ledger).items():
-        ET.SubElement(properties, "property", name=name, value=shown(value))
-    for key in keys:
-        spent = run.timings.get(f"{key.surface}.{key.operation}", 0.0)
-        classname = shown(f"{key.surface}.{key.operation}")
-        case = ET.SubElement(suite, "testcase", classname=classname, name=shown(key.check), time=f"{spent:.3f}")
-        found = [v for v in ledger.violations if Key(v.surface, v.operation, v.check) == key]
-        if found:
-            failure = ET.SubElement(case, "failure", message=shown(found[0].rule[:500]))
-            failure.text = shown("\n\n".join(describe(n, v) for n, v in enumerate(found, 1)))
-        elif key in accepted:
-            count, reason = accepted[key]
-            ET.SubElement(case, "skipped", message=shown(f"accepted by the baseline ({count}): {reason}"[:500]))
-    for entry, why in stale:
-        case = ET.SubElement(suite, "testcase", classname="baseline", name=shown(entry.fingerprint), time="0.000")
-        said = f"{why}: {entry.reason}"[:500]
-        ET.SubElement(case, "failure" if strict else "skipped", message=shown(said))
-    for skip in ledger.not_exercised:
-        classname = shown(f"{skip.surface}.{skip.operation}")
-        case = ET.SubElement(suite, "testcase", classname=classname, name=shown(skip.check), time="0.000")
-        ET.SubElement(case, "skipped", message=shown(skip.reason[:500]))
-    for number, error in enumerate(errors, 1):
-        case = ET.SubElement(suite, "testcase", classname="run", name=f"error-{number}", time="0.000")
-        ET.SubElement(case, "error", message=shown(error[:500])).text = shown(error)
-    document: bytes = ET.tostring(suite, encoding="utf-8", xml_declaration=True)
-    return document
-
-
-def _accepted_keys(ledger: Ledger, failures: Counter[Key]) -> dict[Key, tuple[int, str]]:
-    """The (surface, operation, check) whose violations a baseline accepted, none new: their count and the
-    first one's reason. JUnit shows each as a skipped test case (a key with new violations fails instead)."""
-    run = ledger.baseline
-    if run is None:
-        return {}
-    reasons = {entry.fingerprint: entry.reason for entry in run.entries}
-    accepted: dict[Key, tuple[int, str]] = {}
-    for violation in run.accepted:
-        key = Key(violation.surface, violation.operation, violation.check)
-        if key not in failures:
-            count, reason = accepted.get(key, (0, reasons.get(shown_fingerprint(ledger, violation), "")))
-            accepted[key] = (count + 1, reason)
-    return accepted
-
-
-def _stale_entries(run: BaselineRun | None) -> list[tuple[Acceptance, str]]:
-    """The baseline's entries not reproduced and expired, with which: JUnit test cases of class "baseline",
-    failed under `--baseline-strict`, skipped otherwise."""
-    if run is None:
-        return []
-    stale = [(entry, "not reproduced by this complete run") for entry in run.not_reproduced]
-    return stale + [(entry, f"expired on {entry.expires}") for entry in run.expired]
-
-
-def _properties(ledger: Ledger) -> dict[str, str]:
-    run = ledger.run
-    return {
-        "seed": str(run.seed),
-        "profile": run.profile,
-        "suite_version": run.suite_version,
-        "spec_version": run.spec_version,
-        "duration": f"{run.duration:.3f}",
-        "refused_credentials": str(run.refused_credentials),
-        **({"shard": run.shard} if run.shard else {}),
-        **({"shards": str(run.shards)} if run.shards else {}),
-        **{f"target.{name}": url for name, url in run.targets.items()},
-        **_baseline_properties(ledger.baseline),
-    }
-
-
-def _baseline_properties(run: BaselineRun | None) -> dict[str, str]:
-    if run is None:
-        return {}
-    return {
-        "baseline": run.file,
-        "baseline.accepted": str(len(run.accepted)),
-        "baseline.not_reproduced": str(len(run.not_reproduced)),
-        "baseline.expired": str(len(run.expired)),
-    }
 
 
 def as_json(ledger: Ledger) -> dict[str, object]:

@@ -7,6 +7,9 @@ violation's setup requests and its failing request to today's target: the record
 for the current one, masked credentials for the current ones, and an item a setup request creates
 given a fresh identifier when one with its recorded identifier exists already (substituted in every
 later request). `broken` states, for the exported tests, what each check's rule asks of the answer.
+
+Long because it is copied whole: an exported test file carries this one module and nothing else of the
+suite, so what it needs must stay in it rather than in modules it would have to copy and stitch.
 """
 
 from __future__ import annotations

@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from contract_tests.check_names import STRICT_CHECKS
-from contract_tests.options import DEFAULT_DEADLINE, DEFAULT_MAX_RESPONSE_SIZE, PROFILES, Options, UsageError
+from contract_tests.options import DEFAULT_DEADLINE, DEFAULT_MAX_RESPONSE_SIZE, PROFILES, Options
 from contract_tests.sharding import parse_shard
+from contract_tests.usage import UsageError
 
 SECRET_VARIABLES = {
     "api_key": "SHOP_CONTRACT_API_KEY",

@@ -19,13 +19,15 @@ import pytest
 
 from contract_tests.check_names import CONSUMER_CHECKS, DOMAIN_CHECKS, SCHEMATHESIS_CHECKS
 from contract_tests.client.target import TargetError
-from contract_tests.judge.conformance import ConformanceError
 from contract_tests.judge.consumer.document import ConsumerError
-from contract_tests.options import Options, UsageError
+from contract_tests.judge.engine import ConformanceError
+from contract_tests.options import Options
 from contract_tests.outcome import baseline, export_tests, report, step_summary
+from contract_tests.outcome.evidence import describe
 from contract_tests.outcome.findings import Ledger
 from contract_tests.redact import Redactor
 from contract_tests.run import runner
+from contract_tests.usage import UsageError
 from shop_contract.document import SpecError
 
 CANNOT_RUN = (UsageError, SpecError, TargetError, ConformanceError, ConsumerError)
@@ -128,7 +130,7 @@ class ContractCheck(pytest.Item):
             raise AssertionError("\n".join(stopped))
         found = [v for v in ledger.violations if v.check == self.check]
         if found:
-            raise AssertionError("\n\n".join(report.describe(n, v) for n, v in enumerate(found, 1)))
+            raise AssertionError("\n\n".join(describe(n, v) for n, v in enumerate(found, 1)))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         return str(excinfo.value)

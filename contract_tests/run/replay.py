@@ -27,7 +27,8 @@ import httpx
 from contract_tests.check_names import CONSUMER_CHECKS, STRICT_CHECKS, TRANSPORT_CHECKS
 from contract_tests.client.bounded import ResponseTooLarge
 from contract_tests.client.bounded_httpx import httpx_client, send_httpx
-from contract_tests.client.target import Surface, Target, build_target
+from contract_tests.client.surface import Surface
+from contract_tests.client.target import Target, build_target
 from contract_tests.judge import rejudge
 from contract_tests.options import Options
 from contract_tests.outcome import export_tests, findings_file, merge, standalone
@@ -35,12 +36,13 @@ from contract_tests.outcome.findings import Key, Ledger, Violation, describe_res
 from contract_tests.outcome.findings_file import FindingsError
 from contract_tests.outcome.reproduce import NotACurl, recorded_request
 from contract_tests.redact import Redactor, escape
-from contract_tests.run import runner
 from contract_tests.spec import JSON, Spec
 
 FIXED, STILL_FAILING, NOT_JUDGED = "FIXED", "STILL FAILING", "NOT JUDGED"
 SHOWN_ID = 20
 """Characters of an unknown id quoted in an error."""
+RunSuite = Callable[[Options, Callable[[str], None]], Ledger]
+"""One run of the suite, options in and a ledger out (`contract_tests.run.runner.run`)."""
 
 
 class ReplayError(Exception):
@@ -105,9 +107,12 @@ def options_of(args: argparse.Namespace, recorded: Mapping[str, str]) -> Options
     )
 
 
-def replay(args: argparse.Namespace, exported: Callable[[Path], None] = lambda path: None) -> Iterator[Verdict]:
+def replay(
+    args: argparse.Namespace, run: RunSuite, exported: Callable[[Path], None] = lambda path: None
+) -> Iterator[Verdict]:
     """Each asked-for violation's verdict on the target, in the report's order (`--export-tests`: the file
-    is written first, `exported` told its path)."""
+    is written first, `exported` told its path). `run` is the suite's run (`run.runner.run`), for a domain
+    test run again: given by the caller, so that replaying stays beside the runner, not above it."""
     ledger, by_id = read(args.report_dir)
     violations = chosen(by_id, args.ids, args.all, args.report_dir)
     options = options_of(args, ledger.run.targets)
@@ -116,13 +121,19 @@ def replay(args: argparse.Namespace, exported: Callable[[Path], None] = lambda p
         exported(export_tests.write(list(violations.values()), ledger.run.targets, spec, args.export_tests))
     target = build_target(options, spec)
     for name, violation in violations.items():
-        found = judged(spec, options, target, ledger.run.targets, name, violation)
+        found = judged(spec, options, target, ledger.run.targets, name, violation, run)
         shown = Redactor(target.keyring.secrets())  # what the target answered, masked and escaped
         yield replace(found, rule=shown(found.rule), response=shown(found.response))
 
 
 def judged(
-    spec: Spec, options: Options, target: Target, recorded: Mapping[str, str], name: str, violation: Violation
+    spec: Spec,
+    options: Options,
+    target: Target,
+    recorded: Mapping[str, str],
+    name: str,
+    violation: Violation,
+    run: RunSuite,
 ) -> Verdict:
     surface = target.surface(violation.surface)
     check = violation.check
@@ -138,7 +149,7 @@ def judged(
     recorded_base = recorded.get(surface.name, surface.base_url)
     if check in TRANSPORT_CHECKS or rejudge.judges_one_answer(check):
         return resent(spec, target, surface, recorded_base, name, violation)
-    verdict = rerun(options, name, violation)
+    verdict = rerun(options, run, name, violation)
     expect = export_tests.expectations(spec, spec.operations.get(violation.operation), violation)
     if verdict.outcome != FIXED or export_tests.skipped(violation, expect):
         return verdict
@@ -200,7 +211,7 @@ def resent(
     return Verdict(name, violation, FIXED if rule is None else STILL_FAILING, rule or "", shown)
 
 
-def rerun(options: Options, name: str, violation: Violation) -> Verdict:
+def rerun(options: Options, run: RunSuite, name: str, violation: Violation) -> Verdict:
     """The domain test that found the violation, run again on its operation and check alone."""
     check = violation.check
     narrowed = replace(
@@ -210,7 +221,7 @@ def rerun(options: Options, name: str, violation: Violation) -> Verdict:
         conformance=False,
         strict_checks=(check,) if check in STRICT_CHECKS else (),
     )
-    ledger = runner.run(narrowed, lambda line: None)
+    ledger = run(narrowed, lambda line: None)
     if ledger.aborted:
         raise ReplayError(ledger.aborted)
     key = Key(violation.surface, violation.operation, check)

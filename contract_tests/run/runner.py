@@ -2,7 +2,8 @@
 
 Order: load the contract, build the target (credentials, reachability), learn what the target serves
 (making the items others must reference when it has none), then the domain tests (deterministic, on
-the target's state) and the Schemathesis phases; last, remove what was made.
+the target's state, in the order of the table `PER_SURFACE`) and the Schemathesis phases; last,
+remove what was made.
 """
 
 from __future__ import annotations
@@ -17,25 +18,70 @@ from functools import partial
 
 from contract_tests import SUITE_VERSION
 from contract_tests.check_names import ALL_CHECKS
-from contract_tests.client import causes
+from contract_tests.client.bounded_httpx import BoundedHttpx
 from contract_tests.client.keyring import CredentialsLost
 from contract_tests.client.pacing import BudgetSpent
-from contract_tests.client.target import Surface, Target, TargetError, build_target
+from contract_tests.client.surface import Surface
+from contract_tests.client.target import Target, TargetError, build_target
 from contract_tests.identities import Identities
 from contract_tests.judge import conformance
-from contract_tests.judge.conformance import ConformanceError
-from contract_tests.judge.domain import ALONE, PER_SURFACE, surfaces
+from contract_tests.judge.discovery import discover, remove_made
+from contract_tests.judge.domain import (
+    addressing,
+    auth_matrix,
+    bounds,
+    encodings,
+    fidelity,
+    identifier_variants,
+    immutability,
+    lifecycle,
+    locality,
+    ordering,
+    pagination,
+    referential,
+    surfaces,
+    unknown,
+)
 from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.http import Abandoned, Session, Unreachable
-from contract_tests.judge.known import Known, discover, remove_made
-from contract_tests.options import Options, UsageError
-from contract_tests.outcome import reproduce
-from contract_tests.outcome.findings import ConsumerRun, Ledger, RunError, RunInfo
+from contract_tests.judge.engine import Plan, plans
+from contract_tests.judge.known import Known
+from contract_tests.options import Options
+from contract_tests.outcome import documented, reproduce
+from contract_tests.outcome.findings import ConsumerRun, Ledger, RunInfo
 from contract_tests.run import scheduling
+from contract_tests.run.guard import guarded, run_error
 from contract_tests.sharding import derived_seed
 from contract_tests.spec import Spec
+from contract_tests.usage import UsageError
 
 Progress = Callable[[str], None]
+DomainTest = Callable[[Context, Session], None]
+"""One domain test on one surface; `surfaces.run` needs both surfaces and is called apart."""
+
+PER_SURFACE: dict[str, DomainTest] = {
+    "auth_matrix": auth_matrix.run,
+    "pagination_walk": pagination.run,
+    "lifecycle": lifecycle.run,
+    "body_encodings": encodings.run,
+    "referential_rules": referential.run,
+    "invalid_values_rejected": bounds.run,
+    "identifier_addressable": addressing.run,
+    "identifier_immutable": immutability.run,
+    "patch_locality": locality.run,
+    "read_back": fidelity.run,
+    "unknown_not_found": unknown.run,
+    "list_order": ordering.run,
+    "identifier_variants": identifier_variants.run,
+}
+ALONE = frozenset({"pagination_walk", "referential_rules", "read_back", "list_order"})
+"""Tests that read whole lists or a list's count: nothing else may write while they run, so they run one
+at a time before the others, which may run side by side (each writes only items it made)."""
+
+
+def open_session(surface: Surface, ledger: Ledger, target: Target) -> Session:
+    """A domain test's session on `surface`, through a bounded httpx client with the target's credentials."""
+    return Session(surface, ledger, BoundedHttpx(target.limits), target.keyring)
 
 
 def learn(spec: Spec, target: Target, identities: Identities, ledger: Ledger) -> tuple[Known, Session]:
@@ -43,47 +89,18 @@ def learn(spec: Spec, target: Target, identities: Identities, ledger: Ledger) ->
     will remove what was made, on the backend (else the gateway). An answer too slow or too large is
     recorded as its violation, and the run goes on knowing nothing."""
     surface = target.surface("backend") or target.surfaces[0]
-    session = Session(surface, ledger, target.limits, target.keyring)
+    maker = open_session(surface, ledger, target)
     try:
-        return discover(spec, session, identities), session
+        return discover(spec, maker, identities), maker
     except Abandoned as exc:
         ledger.skipped(surface.name, "-", "discovery", f"not finished: {exc}")
-        return Known(identities), session
+        return Known(identities), maker
     except BudgetSpent:
         ledger.unreached.append(f"[{surface.name}] discovery")
-        return Known(identities), session
+        return Known(identities), maker
     except Unreachable as exc:
-        session.close()
+        maker.close()
         raise TargetError(str(exc)) from exc
-
-
-def guarded(ledger: Ledger, surface: str, check: str, work: Callable[[], None]) -> bool:
-    """Run one check's work; what stops it becomes a verdict, a "not exercised" entry or a run error with its
-    cause, never a crash. CredentialsLost goes on up: it ends the run. False when the surface is gone
-    (refused, unresolvable): its other checks cannot run either."""
-    try:
-        work()
-    except CredentialsLost:
-        raise
-    except BudgetSpent:
-        ledger.unreached.append(f"[{surface}] {check}")
-    except Abandoned as exc:
-        ledger.skipped(surface, "-", check, f"not finished: {exc}")
-    except ConformanceError as exc:
-        ledger.skipped(surface, "-", check, str(exc))
-        ledger.errors.append(run_error(surface, check, exc.__cause__ or exc, str(exc)))
-    except Exception as exc:
-        shown = exc.__cause__ if isinstance(exc, Unreachable) and exc.__cause__ is not None else exc
-        error = run_error(surface, check, exc, f"{type(shown).__name__}: {shown}".removesuffix(": "))
-        ledger.skipped(surface, "-", check, f"could not complete: {error.cause}")
-        ledger.errors.append(error)
-        return error.cause not in causes.UNREACHABLE
-    return True
-
-
-def run_error(surface: str, where: str, error: BaseException, detail: str) -> RunError:
-    """`error` as a run error: its cause class and the first request it names."""
-    return RunError(causes.classify(error), surface, where, causes.request_of(error), detail)
 
 
 def run_domain(ctx: Context, target: Target, options: Options, ledger: Ledger, progress: Progress) -> None:
@@ -108,7 +125,7 @@ def run_domain(ctx: Context, target: Target, options: Options, ledger: Ledger, p
     backend, gateway = target.surface("backend"), target.surface("gateway")
     if backend is not None and gateway is not None and options.selects("surface_parity"):
         progress("[gateway] surface_parity")
-        sessions = [Session(surface, ledger, target.limits, target.keyring) for surface in (backend, gateway)]
+        sessions = [open_session(surface, ledger, target) for surface in (backend, gateway)]
         try:
             guarded(ledger, "gateway", "surface_parity", partial(surfaces.run, ctx, *sessions))
         finally:
@@ -130,7 +147,7 @@ def _side_by_side(
         pieces = [(name, ctx) for name in names]
     else:
         pieces = [(name, part) for name in names for part in scheduling.parts(ctx, ctx.spec)]
-    shared = Session(surface, ledger, target.limits, target.keyring)
+    shared = open_session(surface, ledger, target)
     try:
         work = [partial(_piece, part, shared.reporting_to(ledger.part()), name, gone) for name, part in pieces]
         for found in scheduling.in_order(work, workers):
@@ -155,23 +172,16 @@ def _piece(ctx: Context, session: Session, name: str, gone: threading.Event) -> 
 
 def _domain_test(ctx: Context, target: Target, surface: Surface, ledger: Ledger, name: str) -> bool:
     """One domain test on `surface` into `ledger`; False when the surface stopped answering."""
-    session = Session(surface, ledger, target.limits, target.keyring)
+    on_surface = open_session(surface, ledger, target)
     try:
-        return guarded(ledger, surface.name, name, partial(PER_SURFACE[name], ctx, session))
+        return guarded(ledger, surface.name, name, partial(PER_SURFACE[name], ctx, on_surface))
     finally:
-        session.close()
+        on_surface.close()
 
 
 def _not_run(ledger: Ledger, surface: str, tests: list[str]) -> None:
     for name in tests:
         ledger.skipped(surface, "-", name, "not run: the surface stopped answering")
-
-
-def _selected_only(ledger: Ledger, options: Options) -> None:
-    """Drop the verdicts of checks `--checks` / `--exclude-checks` leave out (a domain test judges several)."""
-    for key in [key for key in ledger.passes if not options.selects(key.check)]:
-        del ledger.passes[key]
-    ledger.violations[:] = [v for v in ledger.violations if options.selects(v.check)]
 
 
 def seeded(options: Options, spec: Spec, progress: Progress) -> Options:
@@ -220,7 +230,7 @@ def _run(options: Options, progress: Progress) -> Ledger:
     )
     for surface in target.surfaces:
         in_scope = [name for name in surface.operations if not options.include or name in options.include]
-        ledger.coverage.plan(spec, surface.name, in_scope)
+        documented.plan(ledger.coverage, spec, surface.name, in_scope)
     if options.shard is not None:
         progress(f"shard {options.shard}")
     progress(f"seed {options.seed_value}; surfaces: {', '.join(s.name + ' ' + s.base_url for s in target.surfaces)}")
@@ -232,7 +242,7 @@ def _on_target(spec: Spec, target: Target, ledger: Ledger, test: Callable[[Known
     """Learn what the target serves, `test` it, and remove what was made, whatever happens: lost
     credentials or the suite's own defect stop the run with `ledger.aborted` set, never a crash."""
     known, maker = learn(spec, target, Identities(), ledger)
-    ledger.prelude = tuple(exchange.curl() for exchange in known.setup)
+    ledger.prelude = tuple(known.setup)
     try:
         test(known)
     except CredentialsLost as exc:
@@ -248,7 +258,7 @@ def _on_target(spec: Spec, target: Target, ledger: Ledger, test: Callable[[Known
 def _finished(ledger: Ledger, options: Options, started: float, target: Target | None = None) -> Ledger:
     """The ledger with only the selected checks' verdicts, the run's duration and, given a target, what
     its credentials met."""
-    _selected_only(ledger, options)
+    ledger.keep_only(options.selects)
     ledger.run.duration = time.monotonic() - started
     if target is not None:
         ledger.run.refused_credentials = target.keyring.refused
@@ -291,34 +301,21 @@ def run_consumer(options: Options, progress: Progress) -> Ledger:
     )
 
     def verify(known: Known) -> None:
+        sessions = {surface.name: open_session(surface, ledger, target) for surface in target.surfaces}
         try:
-            replay.verify(spec, target, contract, known, ledger, progress)
+            replay.verify(spec, sessions, contract, known, ledger, progress)
         except Unreachable as exc:
             ledger.errors.append(run_error(target.surfaces[0].name, "consumer", exc, str(exc)))
+        finally:
+            for each in sessions.values():
+                each.close()
 
     _on_target(spec, target, ledger, verify)
     return _finished(ledger, options, started, target)
 
 
-def sized(options: Options, target: Target, ledger: Ledger, progress: Progress) -> Options:
-    """The options with `--workers auto` made a number, from the latency the run has seen so far."""
-    pacer = target.limits.pacer
-    if options.workers is None:
-        latency = pacer.median_latency() if pacer is not None else None
-        workers = pacer.suggested_workers() if pacer is not None else 1
-        seen = "no answer seen" if latency is None else f"median latency {latency * 1000:.0f} ms"
-        progress(f"workers: {workers} (auto: {seen}; --workers N fixes it)")
-        options = replace(options, workers=workers, seed=options.seed_value)
-    if pacer is not None:
-        pacer.set_ceiling(options.workers or 1)
-    if (options.workers or 1) > 1:
-        scheduling.parse_one_at_a_time()
-    ledger.run.workers = options.workers or 1
-    return options
-
-
 def _test(spec: Spec, target: Target, options: Options, ledger: Ledger, progress: Progress, known: Known) -> None:
-    options = sized(options, target, ledger, progress)
+    options = scheduling.sized(options, target.limits.pacer, ledger, progress)
     if options.domain:
         ctx = Context(spec, known, options.enabled_strict, frozenset(options.include))
         if not options.part.whole:
@@ -336,16 +333,16 @@ def run_conformance(
     """The Schemathesis phases on `surface`: with one worker, one engine run; with more, the stateless
     phases and each collection's stateful phase side by side (a stateful chain is one thread's)."""
     workers = options.workers or 1
-    plans = conformance.plans(spec, options, surface, apart=workers > 1)
+    planned_runs = plans(spec, options, surface, apart=workers > 1)
 
-    def planned(plan: conformance.Plan, own: Ledger) -> Ledger:
-        phases = partial(conformance.run, spec, options, surface, known, own, progress, target.keyring, target.limits)
+    def planned(plan: Plan, own: Ledger) -> Ledger:
+        phases = partial(conformance.run, spec, options, surface, known, own, progress, target.limits, target.keyring)
         guarded(own, surface.name, "schemathesis", partial(phases, plan))
         return own
 
     if workers == 1:
-        for plan in plans:
+        for plan in planned_runs:
             planned(plan, ledger)
         return
-    for found in scheduling.in_order([partial(planned, plan, ledger.part()) for plan in plans], workers):
+    for found in scheduling.in_order([partial(planned, plan, ledger.part()) for plan in planned_runs], workers):
         ledger.absorb(found)

@@ -5,7 +5,7 @@ writes only items it made, so a test splits into parts as shards split it (`Cont
 `shard_collections`). The parts run on up to `workers` threads, each into its own ledger; the ledgers
 are added up in the order the parts were listed, never the order they finished, so that one seed gives
 the same findings, in the same order, whatever the concurrency. Tests that read whole lists or counts
-(`domain.ALONE`) are not split: nothing else runs while they do.
+(`runner.ALONE`) are not split: nothing else runs while they do.
 """
 
 from __future__ import annotations
@@ -18,7 +18,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from contract_tests.client.pacing import Pacer
 from contract_tests.judge.domain.data import Context
+from contract_tests.options import Options
+from contract_tests.outcome.findings import Ledger
 from contract_tests.sharding import collection_name
 from contract_tests.spec import Spec
 
@@ -64,3 +67,19 @@ def parse_one_at_a_time() -> None:
             return original(*args, **kwargs)
 
     ast.parse = parse
+
+
+def sized(options: Options, pacer: Pacer | None, ledger: Ledger, progress: Callable[[str], None]) -> Options:
+    """The options with `--workers auto` made a number, from the latency the run has seen so far (`pacer`'s)."""
+    if options.workers is None:
+        latency = pacer.median_latency() if pacer is not None else None
+        workers = pacer.suggested_workers() if pacer is not None else 1
+        seen = "no answer seen" if latency is None else f"median latency {latency * 1000:.0f} ms"
+        progress(f"workers: {workers} (auto: {seen}; --workers N fixes it)")
+        options = replace(options, workers=workers, seed=options.seed_value)
+    if pacer is not None:
+        pacer.set_ceiling(options.workers or 1)
+    if (options.workers or 1) > 1:
+        parse_one_at_a_time()
+    ledger.run.workers = options.workers or 1
+    return options

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hypothesis
 
-from contract_tests.client.target import Surface
+from contract_tests.client.surface import Surface
+from contract_tests.client.target import limits_of
 from contract_tests.identities import Identities
-from contract_tests.judge.conformance import load_schema
+from contract_tests.judge.engine import load_schema
 from contract_tests.judge.known import Known
 from contract_tests.options import Options
 from contract_tests.spec import Spec
@@ -15,7 +16,8 @@ from contract_tests.spec import Spec
 def test_a_run_leaves_out_only_the_target_phase() -> None:
     base_url = "http://127.0.0.1:9/shop/api/v1"
     surface = Surface("backend", base_url, operations=("delete_product",), headers={}, accepted={})
-    schema = load_schema(Spec.load(), Options(base_url=base_url), surface, {"delete_product"}, Known(Identities()))
+    options = Options(base_url=base_url)
+    schema = load_schema(Spec.load(), options, surface, {"delete_product"}, Known(Identities()), limits_of(options))
     for phase in ("examples", "coverage", "fuzzing", "stateful"):
         phases = set(schema.config.get_hypothesis_settings(phase=phase).phases)
         # no database (so no reuse), no explain (Schemathesis), no target (this suite)

@@ -25,14 +25,15 @@ import pytest
 import requests
 
 from contract_tests import cli
-from contract_tests.client.bounded import ACCEPT_ENCODING, Limits, ResponseTooLarge
+from contract_tests.client.bounded import ACCEPT_ENCODING, Limits, ResponseTooLarge, Trust
 from contract_tests.client.bounded_httpx import httpx_client, send_httpx
 from contract_tests.client.bounded_requests import bounded_session
-from contract_tests.client.target import Surface
-from contract_tests.client.trust import Trust
+from contract_tests.client.surface import Surface
+from contract_tests.client.target import limits_of
 from contract_tests.identities import Identities
-from contract_tests.judge.conformance import load_schema
+from contract_tests.judge.engine import load_schema
 from contract_tests.judge.known import Known
+from contract_tests.options import DEFAULT_MAX_RESPONSE_SIZE
 from contract_tests.run import arguments
 from contract_tests.spec import Spec
 from tests.contract.support import shop_contract
@@ -96,7 +97,7 @@ def clients(request: pytest.FixtureRequest) -> Iterator[Clients]:
     made: list[Client] = []
 
     def make(**limits: Any) -> Client:
-        made.append(Client(request.param, dataclasses.replace(Limits(deadline=3), **limits)))
+        made.append(Client(request.param, dataclasses.replace(Limits(3, DEFAULT_MAX_RESPONSE_SIZE), **limits)))
         return made[-1]
 
     yield make
@@ -109,7 +110,7 @@ def _case(origin: str, flags: list[str]) -> Any:
     base_url = origin + "/shop/api/v1"
     options = arguments.options_from(["--base-url", base_url, "--api-key", "k", *flags], {})
     surface = Surface("backend", base_url, operations=("list_product_lines",), headers={}, accepted={})
-    schema = load_schema(Spec.load(), options, surface, {"list_product_lines"}, Known(Identities()))
+    schema = load_schema(Spec.load(), options, surface, {"list_product_lines"}, Known(Identities()), limits_of(options))
     return schema.find_operation_by_id("list_product_lines").Case()
 
 
@@ -298,7 +299,7 @@ def test_insecure_accepts_a_certificate_from_an_unknown_ca(clients: Clients, ca:
 def test_the_ca_bundle_flag_reaches_both_clients(clients: Clients, ca: Authority, tmp_path: Path) -> None:
     with _tls_ok(ca) as wire:
         options = arguments.options_from(["--base-url", wire.origin, "--ca-bundle", str(ca.ca_file)], {})
-        client = clients(trust=Limits.of(options).trust)
+        client = clients(trust=limits_of(options).trust)
         assert client.get(wire.origin + "/") == Reply(200, b"ok")
 
 

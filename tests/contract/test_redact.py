@@ -19,6 +19,7 @@ from contract_tests.outcome.findings import (
     Violation,
     describe_response,
 )
+from contract_tests.outcome.junit import junit_xml
 from contract_tests.redact import MASK, Redactor, escape, shown_bytes
 
 SECRET = "s3cret-api-key"
@@ -39,7 +40,7 @@ def ledger_showing(text: str) -> Ledger:
 @given(any_text)
 def test_every_output_is_safe_whatever_the_target_sent(text: str) -> None:
     ledger = ledger_showing(f"{text}{SECRET}{text}")
-    junit = ET.fromstring(report.junit_xml(ledger))
+    junit = ET.fromstring(junit_xml(ledger))
     shown = [report.summary(ledger), json.dumps(report.as_json(ledger), ensure_ascii=False)]
     shown += [value for element in junit.iter() for value in [element.text or "", *element.attrib.values()]]
     for output in shown:

@@ -15,6 +15,7 @@ from schemathesis.core import curl as schemathesis_curl
 
 from contract_tests.outcome import html_report, report, reproduce, step_summary
 from contract_tests.outcome.coverage import Coverage, Sent, covers
+from contract_tests.outcome.documented import plan
 from contract_tests.outcome.findings import Ledger, RunInfo, Violation
 from contract_tests.spec import Spec
 from mock_server.app import create_app
@@ -35,7 +36,7 @@ def responses(spec: Spec, operation: str) -> list[str]:
 def ledger_with(violations: list[Violation], spec: Spec | None = None) -> Ledger:
     ledger = Ledger(run=RunInfo(seed=1, targets={"backend": "http://127.0.0.1:9/shop/api/v1"}, profile="fast"))
     if spec is not None:
-        ledger.coverage.plan(spec, "backend", ["get_product"])
+        plan(ledger.coverage, spec, "backend", ["get_product"])
     for violation in violations:
         ledger.violated(violation)
     return ledger
@@ -83,7 +84,7 @@ def test_an_include_of_one_operation_covers_exactly_the_statuses_it_was_answered
 def test_the_figure_counts_documented_statuses_and_ranges_not_default_nor_other_operations() -> None:
     spec = Spec.load()
     coverage = Coverage()
-    coverage.plan(spec, "backend", ["get_product", "create_product"])
+    plan(coverage, spec, "backend", ["get_product", "create_product"])
     coverage.sent("backend", "get_product", 200, Sent(frozenset({"path:productcode", "query:nope"})))
     coverage.sent("backend", "get_product", 500, Sent())
     coverage.sent("backend", "list_products", 400, Sent())  # not in scope
@@ -106,7 +107,7 @@ def test_merged_coverage_adds_the_shards_observations() -> None:
     spec = Spec.load()
     first, second = Coverage(), Coverage()
     for part, status in ((first, 200), (second, 404)):
-        part.plan(spec, "backend", ["get_product"])
+        plan(part, spec, "backend", ["get_product"])
         part.sent("backend", "get_product", status, Sent())
         part.judged("backend", "get_product")
     first.add(Coverage.from_json(second.as_json()))

@@ -29,10 +29,10 @@ import schemathesis
 from schemathesis.core.transport import Response
 
 from contract_tests.client.bodies import declared_charset, text_codec
-from contract_tests.client.target import Target
 from contract_tests.judge.consumer.document import Contract, Interaction, empty_lists, field_paths
+from contract_tests.judge.discovery import first_page, make
 from contract_tests.judge.domain.http import Abandoned, Exchange, Session
-from contract_tests.judge.known import Known, first_page, make
+from contract_tests.judge.known import Known
 from contract_tests.outcome.findings import InteractionVerdict, Ledger, Violation
 from contract_tests.spec import Collection, Operation, Spec
 
@@ -46,20 +46,21 @@ class NotReplayed(Exception):
 
 
 def verify(
-    spec: Spec, target: Target, contract: Contract, known: Known, ledger: Ledger, progress: Callable[[str], None]
+    spec: Spec,
+    sessions: dict[str, Session],
+    contract: Contract,
+    known: Known,
+    ledger: Ledger,
+    progress: Callable[[str], None],
 ) -> None:
-    """Replay every interaction of `contract` on `target`, verdicts to `ledger` (see the module)."""
+    """Replay every interaction of `contract` through `sessions` (one per surface of the target, by name),
+    verdicts to `ledger` (see the module)."""
     run = ledger.consumer
     assert run is not None
     schema = schemathesis.openapi.from_dict(spec.raw)
-    sessions = {surface.name: Session(surface, ledger, target.limits, target.keyring) for surface in target.surfaces}
-    try:
-        for interaction in contract.interactions:
-            progress(f"[consumer] {interaction.name} {interaction.summary()}")
-            run.interactions.append(_one(spec, schema, sessions, known, ledger, interaction))
-    finally:
-        for session in sessions.values():
-            session.close()
+    for interaction in contract.interactions:
+        progress(f"[consumer] {interaction.name} {interaction.summary()}")
+        run.interactions.append(_one(spec, schema, sessions, known, ledger, interaction))
 
 
 def _one(
@@ -111,9 +112,10 @@ def _existing(spec: Spec, session: Session, known: Known, collection: Collection
     return _made(spec, session, known, collection)[0]
 
 
-def _made(spec: Spec, session: Session, known: Known, collection: Collection, stem: Any = None) -> tuple[Any, Exchange]:
+def _made(spec: Spec, session: Session, known: Known, collection: Collection, stem: Any = None) -> tuple[Any, str]:
     """A new item of `collection` for this interaction alone (removed at the end of the run, if still
-    there), its identifier shaped like the recorded one (`stem`: a dot in it stays a dot)."""
+    there), its identifier shaped like the recorded one (`stem`: a dot in it stays a dot), and the request
+    that made it (curl)."""
     before, shared = len(known.made), dict(known.references)
     make(spec, session, known, collection, stem)
     known.references = shared  # this item is the interaction's own (it may delete it): not one others read
@@ -124,10 +126,10 @@ def _made(spec: Spec, session: Session, known: Known, collection: Collection, st
 
 def _replay(
     spec: Spec, session: Session, known: Known, op: Operation, interaction: Interaction
-) -> tuple[Exchange, list[Exchange]]:
+) -> tuple[Exchange, list[str]]:
     example = interaction.example
     missing = int(example["status"]) == 404
-    setup: list[Exchange] = []
+    setup: list[str] = []
     path: dict[str, Any] = {}
     for name, recorded in example["path"].items():
         collection = _collection(spec, name)
@@ -209,9 +211,7 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _judge(
-    schema: Any, ledger: Ledger, interaction: Interaction, exchange: Exchange, setup: list[Exchange]
-) -> list[str]:
+def _judge(schema: Any, ledger: Ledger, interaction: Interaction, exchange: Exchange, setup: list[str]) -> list[str]:
     """Record the three verdicts; the rules broken (empty: all held)."""
     surface, name = interaction.surface, interaction.name
     recorded, status = interaction.recorded_status, exchange.status
@@ -244,7 +244,7 @@ def _judge(
             ledger.skipped(
                 surface, name, "consumer_fields", f"under a list the backend answered empty: {', '.join(hidden)}"
             )
-    steps = tuple(step.curl() for step in setup)
+    steps = tuple(setup)
     failed = {check for check, _ in broken}
     for check, rule in broken:
         ledger.violated(Violation(check, surface, name, rule, exchange.curl(), exchange.shown(), steps))

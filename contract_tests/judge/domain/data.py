@@ -8,16 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from contract_tests.judge.known import Known
 from contract_tests.outcome.standalone import same_value
 from contract_tests.sharding import collection_name
 from contract_tests.spec import JSON, Collection, Operation, Spec
 
 LONG_TEXT = 60  # a difference in longer text is shown as where it starts, not whole
-
-if TYPE_CHECKING:  # known.py calls the domain tests' HTTP session
-    from contract_tests.judge.known import Known
 
 
 @dataclass
@@ -122,8 +120,3 @@ def difference(name: str, expected: Any, actual: Any) -> str:
             f"expected {expected[at : at + 12]!r}, got {actual[at : at + 12]!r}"
         )
     return f"`{name}`: expected {expected!r}, got {actual!r}"
-
-
-def as_form(body: JSON) -> dict[str, str]:
-    """Form fields: numbers as their decimal text, null as the empty value (the contract's encoding)."""
-    return {name: "" if value is None else str(value) for name, value in body.items()}

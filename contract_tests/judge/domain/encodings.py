@@ -8,24 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from contract_tests.judge.domain.data import Context, as_form, differences
+from contract_tests.judge.domain.data import Context, differences
 from contract_tests.judge.domain.http import Session
+from contract_tests.judge.domain.media import MEDIA_TYPES, encoded
 from contract_tests.spec import Collection
 
 CHECK = "body_encodings"
-
-
-MEDIA_TYPES = ("application/json", "application/x-www-form-urlencoded", "multipart/form-data")
-
-
-def encoded(body: dict[str, Any], media_type: str) -> dict[str, Any]:
-    """httpx arguments sending `body` as `media_type`."""
-    if media_type == "application/json":
-        return {"json": body}
-    form = as_form(body)
-    if media_type == "application/x-www-form-urlencoded":
-        return {"data": form}
-    return {"files": {name: (None, value) for name, value in form.items()}}
 
 
 def run(ctx: Context, session: Session) -> None:

@@ -10,7 +10,12 @@ item it names, such as the products of its product line), on the page its docume
 hold exactly what was sent, by the spec's types: text code point for code point after the JSON
 decode, decimals by value, null where sent (in a form, the empty value: what the spec's decision
 `empty-form-value` admits), and a field the PATCH did not send keeps its value. A valid value refused
-is a violation too. The item is then deleted and judged by `removal` (`deleted_everywhere`).
+is a violation too.
+
+The item is then deleted (`deleted_everywhere`): a read of it is 404, each page that showed it, read
+again at the same URL, no longer holds it (or is past the end now, 404), and each sub-list it owned
+(the create operation's links to lists, such as a product line's products) answers 404 (the spec's
+`unknown-resource`), not an empty page.
 """
 
 from __future__ import annotations
@@ -18,18 +23,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from contract_tests.judge.domain import removal
 from contract_tests.judge.domain.data import Context, differences
-from contract_tests.judge.domain.encodings import encoded
 from contract_tests.judge.domain.http import Exchange, Session
-from contract_tests.judge.domain.immutability import media_types
-from contract_tests.judge.domain.locality import admitted
-from contract_tests.judge.domain.placement import Placement, locate
+from contract_tests.judge.domain.media import admitted, encoded, media_types
+from contract_tests.judge.domain.owners import dependant_collection
+from contract_tests.judge.domain.placement import Placement, find, locate, results
 from contract_tests.judge.domain.ranges import HIGH, LOW, end_value
-from contract_tests.judge.domain.referential import dependant_collection
 from contract_tests.spec import JSON, Collection, Operation
 
 CHECK = "read_back_identical"
+DELETED = "deleted_everywhere"
 JSON_MEDIA = "application/json"
 
 
@@ -108,7 +111,7 @@ def follow(ctx: Context, session: Session, collection: Collection, media: str) -
         if found is None:
             return
         shown = found
-    removal.delete(session, collection, identifier, shown, setup)
+    delete(session, collection, identifier, shown, setup)
 
 
 def read_back(
@@ -147,3 +150,33 @@ def read_back(
             return None
         shown.append(placed)
     return shown
+
+
+def delete(
+    session: Session, collection: Collection, identifier: Any, shown: list[Placement], setup: list[Exchange]
+) -> None:
+    name = collection.identifier
+    params = {name: identifier}
+    deleted = session.call(collection.item_ops["delete"], params)
+    if not session.judge(DELETED, collection.item_ops["delete"], deleted, refused(deleted), setup):
+        return
+    after = [*setup, deleted]
+    read = session.call(collection.item_ops["get"], params)
+    broken = None if read.status == 404 else f"a read of the deleted {name}={identifier!r} answered {read.status}"
+    session.judge(DELETED, collection.item_ops["get"], read, broken, after)
+    for placed in shown:
+        again = session.call(placed.op, url=str(placed.exchange.request.url))
+        still = find(results(again) or [], name, identifier) if again.status != 404 else None
+        broken = None if still is None else f"the deleted {name}={identifier!r} is still listed"
+        if again.status not in (200, 404):
+            broken = f"the page that showed the deleted {name}={identifier!r} answered {again.status}"
+        session.judge(DELETED, placed.op, again, broken, after)
+    for sub_list in collection.sub_lists:
+        if sub_list.id in session.surface.operations:
+            owned = session.call(sub_list, params)
+            broken = f"{sub_list.id} of the deleted {name}={identifier!r} answered {owned.status}, not 404"
+            session.judge(DELETED, sub_list, owned, None if owned.status == 404 else broken, after)
+
+
+def refused(deleted: Exchange) -> str | None:
+    return None if deleted.status in (200, 202, 204) else f"the DELETE answered {deleted.status}"

@@ -1,7 +1,9 @@
 """The domain tests' HTTP side: calls by operation, and verdicts recorded with their evidence.
 
 Every request goes through `Session.call`, so each verdict can show the exact request as a curl command
-(credentials masked, as Schemathesis masks them) and the response it got.
+(credentials masked, as Schemathesis masks them) and the response it got. A session sends through the
+`Sender` it is given (the client layer's bounded httpx client, wired in by the run): the judging states
+what it needs of a client and imports none.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import time
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import httpx
@@ -19,9 +21,8 @@ from schemathesis.core import curl
 
 from contract_tests.client.bodies import lenient_json, undecodable
 from contract_tests.client.bounded import Limits, ResponseTooLarge
-from contract_tests.client.bounded_httpx import httpx_client, send_httpx
 from contract_tests.client.keyring import Keyring
-from contract_tests.client.target import Surface
+from contract_tests.client.surface import Surface
 from contract_tests.outcome.coverage import Sent
 from contract_tests.outcome.findings import Ledger, Violation, describe_response
 from contract_tests.spec import JSON, Collection, Operation
@@ -29,6 +30,19 @@ from contract_tests.spec import JSON, Collection, Operation
 MASKED = ("authorization", "x-api-key")
 DECODABLE = "response_decodable"
 QUIET_HEADERS = ("accept", "accept-encoding", "connection", "user-agent", "content-length", "host")
+
+
+class Sender(Protocol):
+    """Requests built and sent within the run's limits (`client.bounded_httpx.BoundedHttpx`): `send` raises
+    httpx's timeout at the deadline and ResponseTooLarge past the size limit."""
+
+    limits: Limits
+
+    def build_request(self, method: str, url: str, **kwargs: Any) -> httpx.Request: ...
+
+    def send(self, request: httpx.Request) -> httpx.Response: ...
+
+    def close(self) -> None: ...
 
 
 class Unreachable(Exception):
@@ -109,12 +123,12 @@ class Session:
     Every request is bounded (`contract_tests.client.bounded`) and carries the keyring's current credentials.
     """
 
-    def __init__(self, surface: Surface, ledger: Ledger, limits: Limits, keyring: Keyring | None = None) -> None:
+    def __init__(self, surface: Surface, ledger: Ledger, sender: Sender, keyring: Keyring | None = None) -> None:
         self.surface = surface
         self.ledger = ledger
-        self.limits = limits
+        self.sender = sender
+        self.limits = sender.limits
         self.keyring = keyring
-        self.client = httpx_client(limits)
         self._judged: weakref.WeakSet[httpx.Response] = weakref.WeakSet()
         """Responses a check judged already: each counts once in the coverage."""
         self._owns_client = True
@@ -130,7 +144,7 @@ class Session:
 
     def close(self) -> None:
         if self._owns_client:
-            self.client.close()
+            self.sender.close()
 
     def url(self, op: Operation, params: dict[str, Any]) -> str:
         path = op.path
@@ -156,7 +170,7 @@ class Session:
         sent = self.surface.headers if headers is None else headers
         if self.keyring is not None:
             sent = self.keyring.current(sent)
-        request = self.client.build_request(
+        request = self.sender.build_request(
             op.method.upper(), url or self.url(op, path_params or {}), params=query, headers=sent, **content
         )
         request.read()  # a multipart body streams; read it once so that the reproduction can show it
@@ -191,7 +205,7 @@ class Session:
     def _send(self, op: Operation, request: httpx.Request) -> httpx.Response:
         started = time.monotonic()
         try:
-            return send_httpx(self.client, request, self.limits)
+            return self.sender.send(request)
         except httpx.TimeoutException as exc:
             within = f"within {self.limits.deadline:g} s"
             rule = f"an answer comes whole {within} (connect, headers and body; --request-timeout)"

@@ -10,18 +10,12 @@ item was copied (both exist), moved (only the new one exists) or changed in plac
 from __future__ import annotations
 
 from contract_tests.judge.domain.data import Context, differences
-from contract_tests.judge.domain.encodings import MEDIA_TYPES, encoded
 from contract_tests.judge.domain.http import Exchange, Session
+from contract_tests.judge.domain.media import encoded, media_types
 from contract_tests.spec import Collection, Operation
 
 CHECK = "identifier_immutable"
 STRICT = "identifier_change_is_conflict"
-
-
-def media_types(op: Operation) -> list[str]:
-    """The body encodings `op` accepts, of those the suite can send."""
-    content = op.definition.get("requestBody", {}).get("content", {})
-    return [media for media in MEDIA_TYPES if media in content]
 
 
 def run(ctx: Context, session: Session) -> None:

@@ -10,15 +10,12 @@ target serves. A form carries null as the empty value: what it reads back as is 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 
-from contract_tests.decisions import EMPTY_FORM_VALUE, admits
 from contract_tests.judge.domain.data import Context, differences
-from contract_tests.judge.domain.encodings import encoded
 from contract_tests.judge.domain.http import Exchange, Session
-from contract_tests.judge.domain.immutability import media_types
+from contract_tests.judge.domain.media import admitted, encoded, media_types
 from contract_tests.spec import JSON, Collection
 
 CHECK = "patch_locality"
@@ -71,29 +68,6 @@ def patch_each(ctx: Context, session: Session, collection: Collection, media: st
             return  # the item stays, named in the violation
         setup.append(patched)
     session.call(collection.item_ops["delete"], params)
-
-
-def admitted(ctx: Context, collection: Collection, field: str, value: Any, media: str) -> list[Any]:
-    """What `field` may read back as once sent alone as `value`: the value itself; for null in a form (the
-    empty value), each value the spec's decision admits that the field's schema allows."""
-    if value is not None or media == "application/json":
-        return [value]
-    schema = collection.request_schema["properties"][field]
-    allowed = [v for v in admits(ctx.spec, EMPTY_FORM_VALUE) if v is None or (v == "" and allows_empty(schema))]
-    return allowed or [value]
-
-
-def allows_empty(schema: JSON) -> bool:
-    """Whether the field's schema lets it hold the empty string: a string without a minimum length or a
-    `format` (a decimal or a date is never empty), whose pattern and enum allow it."""
-    pattern = schema.get("pattern")
-    return (
-        schema.get("type") == "string"
-        and "format" not in schema
-        and schema.get("minLength", 0) == 0
-        and (pattern is None or re.search(pattern, "") is not None)
-        and "" in schema.get("enum", [""])
-    )
 
 
 def stored(patched: Exchange, field: str, choices: list[Any]) -> Any:

@@ -19,9 +19,8 @@ from typing import Any
 
 from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.http import Exchange, Session
-from contract_tests.judge.domain.pagination import FULL_WALK_PAGES, Made, owner
-from contract_tests.judge.domain.placement import results
-from contract_tests.judge.domain.referential import dependant_collection
+from contract_tests.judge.domain.owners import Made, dependant_collection, owner
+from contract_tests.judge.domain.placement import FULL_WALK_PAGES, results
 from contract_tests.spec import Collection, Operation
 
 CHECK = "list_order"

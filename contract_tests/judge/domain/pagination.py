@@ -14,17 +14,16 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.http import Exchange, Session
-from contract_tests.spec import Collection, Operation
+from contract_tests.judge.domain.owners import owner
+from contract_tests.judge.domain.placement import FULL_WALK_PAGES
+from contract_tests.spec import Operation
 
 CHECK = "pagination_walk"
-OWNER_CANDIDATES = 20
-FULL_WALK_PAGES = 10  # longer lists are sampled, so a list of any length costs a bounded number of requests
 
 
 def run(ctx: Context, session: Session) -> None:
@@ -38,39 +37,6 @@ def run(ctx: Context, session: Session) -> None:
             walk(session, op, params, ctx.spec.page_size_maximum(op))
             if made is not None:
                 made.delete(session)
-
-
-@dataclass(frozen=True)
-class Made:
-    """An owner the test created because the target had none (an empty target)."""
-
-    collection: Collection
-    identifier: Any
-
-    def delete(self, session: Session) -> None:
-        session.call(self.collection.item_ops["delete"], {self.collection.identifier: self.identifier})
-
-
-def owner(ctx: Context, session: Session, op: Operation) -> tuple[dict[str, Any] | None, Made | None]:
-    """Path parameters naming an owner with at least two items (else the first owner, else one made now),
-    {} for a top list; None when there is no owner."""
-    if not op.path_parameters:
-        return {}, None
-    (name,) = op.path_parameters
-    collection = next(c for c in ctx.spec.collections if c.identifier == name)
-    owners = session.call(collection.list_op, query={"page_size": OWNER_CANDIDATES}).json()
-    candidates = [item[name] for item in (owners or {}).get("results", []) if isinstance(item, dict) and name in item]
-    for candidate in candidates:
-        page = session.call(op, {name: candidate}, query={"page_size": 1}).json()
-        if isinstance(page, dict) and isinstance(page.get("count"), int) and page["count"] >= 2:
-            return {name: candidate}, None
-    if candidates:
-        return {name: candidates[0]}, None
-    if collection.create.id not in session.surface.operations:
-        return None, None
-    identifier = ctx.fresh_identifier(collection)
-    created = session.call(collection.create, json=ctx.valid_body(collection, identifier))
-    return ({name: identifier}, Made(collection, identifier)) if created.status == 201 else (None, None)
 
 
 def page_problem(exchange: Exchange, number: int, size: int, count: int | None, list_url: str) -> str | None:

@@ -15,6 +15,9 @@ from contract_tests.judge.domain.http import Exchange, Session
 from contract_tests.spec import JSON, Operation
 
 WALK_LIMIT = 10
+FULL_WALK_PAGES = 10
+"""Pages a walk of a whole list reads at most: a longer list is sampled, so any length costs a bounded
+number of requests (pagination_walk, list_order)."""
 
 
 @dataclass(frozen=True)

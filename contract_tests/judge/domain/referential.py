@@ -16,6 +16,7 @@ from typing import Any
 
 from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.http import Exchange, Session
+from contract_tests.judge.domain.owners import dependant_collection
 from contract_tests.spec import Collection, Operation
 
 CHECK = "referential_rules"
@@ -49,20 +50,6 @@ def run(ctx: Context, session: Session) -> None:
                 made_dependant(ctx, session, owner, dependant, sub_list)
             else:
                 served_dependant(session, owner, sub_list)
-
-
-def dependant_collection(ctx: Context, owner: Collection, sub_list: Operation) -> Collection | None:
-    """The collection whose items `sub_list` lists, when the client creates them (they name `owner`)."""
-    return next(
-        (
-            child
-            for child in ctx.spec.collections
-            if ctx.spec.references(child.create).get(owner.identifier) is owner
-            and sub_list.path.startswith(owner.create.path)
-            and sub_list.path.rstrip("/").endswith(child.create.path.strip("/").rsplit("/", 1)[-1])
-        ),
-        None,
-    )
 
 
 def missing_parent(ctx: Context, session: Session, child: Collection, parent: Collection, name: str) -> None:

@@ -1,0 +1,62 @@
+"""The body encodings the domain tests send: JSON, urlencoded form and multipart.
+
+How a body goes out in each (a form has no null: the empty value stands for it), which of them an
+operation accepts, and what a field sent as a form's empty value may read back as (the spec's decision
+`empty-form-value`). Shared by the checks that write in every encoding (body_encodings,
+identifier_immutable, patch_locality, read_back_identical).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from contract_tests.decisions import EMPTY_FORM_VALUE, admits
+from contract_tests.judge.domain.data import Context
+from contract_tests.spec import FORM_MEDIA_TYPES, JSON, Collection, Operation
+
+MEDIA_TYPES = ("application/json", *FORM_MEDIA_TYPES)
+
+
+def as_form(body: JSON) -> dict[str, str]:
+    """Form fields: numbers as their decimal text, null as the empty value (the contract's encoding)."""
+    return {name: "" if value is None else str(value) for name, value in body.items()}
+
+
+def encoded(body: dict[str, Any], media_type: str) -> dict[str, Any]:
+    """httpx arguments sending `body` as `media_type`."""
+    if media_type == "application/json":
+        return {"json": body}
+    form = as_form(body)
+    if media_type == "application/x-www-form-urlencoded":
+        return {"data": form}
+    return {"files": {name: (None, value) for name, value in form.items()}}
+
+
+def media_types(op: Operation) -> list[str]:
+    """The body encodings `op` accepts, of those the suite can send."""
+    content = op.definition.get("requestBody", {}).get("content", {})
+    return [media for media in MEDIA_TYPES if media in content]
+
+
+def admitted(ctx: Context, collection: Collection, field: str, value: Any, media: str) -> list[Any]:
+    """What `field` may read back as once sent alone as `value`: the value itself; for null in a form (the
+    empty value), each value the spec's decision admits that the field's schema allows."""
+    if value is not None or media == "application/json":
+        return [value]
+    schema = collection.request_schema["properties"][field]
+    allowed = [v for v in admits(ctx.spec, EMPTY_FORM_VALUE) if v is None or (v == "" and allows_empty(schema))]
+    return allowed or [value]
+
+
+def allows_empty(schema: JSON) -> bool:
+    """Whether the field's schema lets it hold the empty string: a string without a minimum length or a
+    `format` (a decimal or a date is never empty), whose pattern and enum allow it."""
+    pattern = schema.get("pattern")
+    return (
+        schema.get("type") == "string"
+        and "format" not in schema
+        and schema.get("minLength", 0) == 0
+        and (pattern is None or re.search(pattern, "") is not None)
+        and "" in schema.get("enum", [""])
+    )
