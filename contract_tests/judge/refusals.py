@@ -1,18 +1,26 @@
-"""What a refusal names: the fields a 400 body points at, to tell a refusal of an external reference.
+"""Refusals the contract admits, told from defects.
 
 A field marked `x-external-reference` names something this interface does not define (an employee);
 a backend may refuse a value it does not know, which is not a defect of the contract's surface. A 400
 whose body names only such fields is excused by default; strict `external_reference_accepted` reports it.
+
+A server bounds the request line it reads (gunicorn at 4094 bytes, nginx at 8 KB): a 414 to a
+generated query longer than the spec's decision `long-request-line` admits is the deployment's
+refusal, not a defect; a 414 to a shorter line is judged as any status the operation does not declare.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import urlsplit
 
+from contract_tests.decisions import admits
 from contract_tests.spec import Spec
 
 STRICT = "external_reference_accepted"
+LONG_REQUEST_LINE = "long-request-line"
+URI_TOO_LONG = 414
 
 
 def named_fields(body: Any) -> set[str]:
@@ -36,3 +44,13 @@ def names_only_external(spec: Spec, label: str, status: int, content: bytes) -> 
     except (ValueError, RecursionError):  # RecursionError: a body nested too deep to parse
         return False
     return bool(fields) and fields <= external
+
+
+def request_line_too_long(spec: Spec, method: str, uri: str, status: int) -> bool:
+    """Whether `status` is a 414 to a request line (`METHOD target HTTP/1.1`) longer than the spec admits."""
+    bound = admits(spec, LONG_REQUEST_LINE)
+    if status != URI_TOO_LONG or not bound:
+        return False
+    parts = urlsplit(uri)
+    target = parts.path + (f"?{parts.query}" if parts.query else "")
+    return len(f"{method} {target} HTTP/1.1".encode()) > int(bound[0])
