@@ -315,7 +315,9 @@ def run_consumer(options: Options, progress: Progress) -> Ledger:
 
 
 def _test(spec: Spec, target: Target, options: Options, ledger: Ledger, progress: Progress, known: Known) -> None:
-    options = scheduling.sized(options, target.limits.pacer, ledger, progress)
+    surface = target.surface("backend") or target.surfaces[0]
+    with scheduling.capacity_probe(spec, surface, target.limits, target.keyring) as probe:
+        options = scheduling.sized(options, target.limits.pacer, ledger, progress, probe)
     if options.domain:
         ctx = Context(spec, known, options.enabled_strict, frozenset(options.include))
         if not options.part.whole:

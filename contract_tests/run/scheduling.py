@@ -11,15 +11,22 @@ the same findings, in the same order, whatever the concurrency. Tests that read 
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from contract_tests.client.bounded import Limits
+from contract_tests.client.bounded_httpx import BoundedHttpx
+from contract_tests.client.capacity import bounded_workers, parallel_capacity
+from contract_tests.client.keyring import Keyring
 from contract_tests.client.pacing import Pacer
+from contract_tests.client.surface import Surface
 from contract_tests.judge.domain.data import Context
+from contract_tests.judge.domain.http import Session
 from contract_tests.options import Options
 from contract_tests.outcome.findings import Ledger
 from contract_tests.sharding import collection_name
@@ -69,12 +76,28 @@ def parse_one_at_a_time() -> None:
     ast.parse = parse
 
 
-def sized(options: Options, pacer: Pacer | None, ledger: Ledger, progress: Callable[[str], None]) -> Options:
-    """The options with `--workers auto` made a number, from the latency the run has seen so far (`pacer`'s)."""
+def sized(
+    options: Options,
+    pacer: Pacer | None,
+    ledger: Ledger,
+    progress: Callable[[str], None],
+    probe: Callable[[], object] | None = None,
+) -> Options:
+    """The options with `--workers auto` made a number: as many requests in flight as the latency the
+    run has seen so far asks for (`pacer`'s), never more than the target serves at once (`probe`, one
+    safe request, sent alone then several at once: client/capacity.py)."""
     if options.workers is None:
         latency = pacer.median_latency() if pacer is not None else None
         workers = pacer.suggested_workers() if pacer is not None else 1
         seen = "no answer seen" if latency is None else f"median latency {latency * 1000:.0f} ms"
+        if workers > 1 and probe is not None:
+            try:
+                capacity = parallel_capacity(probe)
+            except Exception as exc:  # any failure of the probe: the safe choice, said
+                workers, seen = 1, f"{seen}; the capacity probe failed: {type(exc).__name__}"
+            else:
+                workers = bounded_workers(workers, capacity)
+                seen = f"{seen}, about {capacity:.1f} served at once"
         progress(f"workers: {workers} (auto: {seen}; --workers N fixes it)")
         options = replace(options, workers=workers, seed=options.seed_value)
     if pacer is not None:
@@ -83,3 +106,29 @@ def sized(options: Options, pacer: Pacer | None, ledger: Ledger, progress: Calla
         parse_one_at_a_time()
     ledger.run.workers = options.workers or 1
     return options
+
+
+@contextlib.contextmanager
+def capacity_probe(
+    spec: Spec, surface: Surface, limits: Limits, keyring: Keyring | None
+) -> Iterator[Callable[[], object] | None]:
+    """The one safe request `--workers auto` measures the target's capacity with: the first list `surface`
+    serves, unpaced (the pacer would hold the batch to one in flight) and into no report. An answer other
+    than 2xx fails the probe."""
+    lists = [spec.operations[name] for name in surface.operations if name in spec.operations]
+    listing = next((op for op in lists if op.method.upper() == "GET" and not op.path_parameters), None)
+    if listing is None:
+        yield None
+        return
+    session = Session(surface, Ledger(), BoundedHttpx(replace(limits, pacer=None)), keyring)
+
+    def send() -> object:
+        status = session.call(listing).status
+        if not 200 <= status < 300:
+            raise ValueError(f"{listing.id} answered {status}")
+        return status
+
+    try:
+        yield send
+    finally:
+        session.close()

@@ -128,3 +128,33 @@ def test_a_bad_workers_value_is_one_line_and_exit_2(value: str, tmp_path: Path) 
     outcome = shop_contract(["--base-url", "http://127.0.0.1:9/", "--workers", value], None)
     assert outcome.code == 2 and len(outcome.stderr.strip().splitlines()) == 1
     assert "--workers" in outcome.stderr and "Traceback" not in outcome.stderr
+
+
+class OneAtATime:
+    """The mock serving one request at a time, each 0.05 s: a small server that queues (two sync workers
+    of gunicorn, busy), whose answers are slow for its own work, not the network's."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.lock = asyncio.Lock()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        async with self.lock:
+            await asyncio.sleep(0.05)
+            await self.app(scope, receive, send)
+
+
+@pytest.mark.parametrize(("target", "chosen"), [(Slow, "more than one"), (OneAtATime, "one")])
+def test_workers_auto_overlaps_requests_for_a_far_target_and_not_for_one_that_queues(
+    target: type, chosen: str, tmp_path: Path
+) -> None:
+    with running(target(create_app(Settings()))) as origin:
+        base = ["--base-url", f"{origin}/shop/api/v1", "--api-key", "dev-api-key", "--seed", "3"]
+        outcome = shop_contract([*base, "--workers", "auto", "--max-time", "10", "--request-timeout", "5"], tmp_path)
+    assert outcome.code in (0, 1, 3), outcome.stdout[-2000:] + outcome.stderr
+    workers = outcome.findings["run"]["workers"]
+    assert (workers > 1) if chosen == "more than one" else (workers == 1), outcome.stdout[-2000:]
+    assert "served at once" in outcome.stdout  # the probe ran: the latency alone asked for more than one
