@@ -46,7 +46,7 @@ class Options:
     spec: Path | None = None  # None: the bundled spec
     profile: str = "default"
     max_examples: int | None = None
-    workers: int | None = 1
+    workers: int | None = None
     """Requests in flight at most (`--workers N`); None: `--workers auto`, sized from the target's
     latency (client/pacing.py), one on loopback."""
     max_time: float | None = None

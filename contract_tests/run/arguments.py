@@ -98,9 +98,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--workers",
         type=workers,
-        default=1,
+        default=None,
         metavar="N|auto",
-        help="requests in flight at most (default: 1; auto: sized from the target's latency, 1 on loopback)",
+        help="requests in flight at most (default: auto, sized from the target's latency and capacity; 1 on loopback)",
     )
     run.add_argument(
         "--max-time",

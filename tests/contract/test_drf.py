@@ -167,6 +167,20 @@ def test_the_read_back_checks_add_nothing_false_on_django_under_gunicorn(
             assert outcome.code in expected, f"seed {seed}: " + outcome.stdout[-6000:] + outcome.stderr
 
 
+@pytest.mark.drf
+def test_workers_auto_adds_no_violation_and_no_error_on_django_under_gunicorn_sync(realm: str, tmp_path: Path) -> None:
+    """Issue 27: the correct backend as Django is deployed (gunicorn, two sync workers, one request at a
+    time each), the default profile with `--workers auto`: the suite overlaps no more requests than the
+    server serves at once (client/capacity.py), so it reports no slowness or refusal it caused itself."""
+    with drf.serve("correct", realm_url=f"{realm}/realms/shop", server="gunicorn-sync") as origin:
+        outcome = contract(
+            origin, realm, tmp_path, "--profile", "default", "--seed", str(SEEDS[0]), "--workers", "auto"
+        )
+    assert outcome.findings.get("errors") == [], outcome.findings.get("errors")
+    assert outcome.code == 0, outcome.stdout[-6000:] + outcome.stderr
+    assert outcome.findings["run"]["workers"] <= 2, "more requests in flight than two sync workers serve"
+
+
 def reported(check: str, operation: str, url: str, response: str) -> dict[str, Any]:
     return {"check": check, "operation": operation, "curl": f"curl -X GET '{url}'", "response": response}
 
