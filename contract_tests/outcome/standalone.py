@@ -193,12 +193,15 @@ def reenact(
 
 
 def same_value(sent: Any, stored: Any, *, form: bool = False) -> bool:
-    """Equal as the contract compares: decimals by value; form values as text, the empty value as null."""
+    """Equal as the contract compares: decimals by value; form values as text, the empty value as null; a
+    text with the white space at its ends trimmed (decision `trimmed-text`)."""
     if form:
         sent = "" if sent is None else str(sent)
         stored = "" if stored is None else str(stored)
     if sent == stored:
         return True
+    if isinstance(sent, str) and isinstance(stored, str) and sent.strip() == stored:
+        return True  # the spec's decision `trimmed-text`: the white space at a text's ends may be trimmed
     if isinstance(sent, str | int) and isinstance(stored, str) and _PLAIN_DECIMAL.match(str(sent)):
         try:
             return Decimal(str(sent)) == Decimal(stored)

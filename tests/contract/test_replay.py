@@ -352,3 +352,20 @@ def test_a_still_failing_answer_is_shown_escaped_and_masked(status_code: Recorde
     assert outcome.code == 1, outcome.stdout + outcome.stderr
     assert "\\x1b[2J [masked] \\u202e" in outcome.stdout
     assert "\x1b" not in outcome.stdout and "dev-api-key" not in outcome.stdout and "\u202e" not in outcome.stdout
+
+
+@pytest.mark.parametrize(
+    ("sent", "stored", "same"),
+    [
+        ("\x1dNantes ", "Nantes", True),  # DRF's CharField: str.strip() (decision trimmed-text)
+        (" a b\u00a0", "a b", True),
+        ("a  b", "a b", False),  # inside a text, nothing may change
+        ("Nantes", " Nantes", False),
+        ("Nantes", "nantes", False),
+        ("10.5", "10.50", True),
+    ],
+)
+def test_a_text_with_the_white_space_at_its_ends_trimmed_is_the_same_value_and_nothing_else(
+    sent: str, stored: str, same: bool
+) -> None:
+    assert standalone.same_value(sent, stored) is same
