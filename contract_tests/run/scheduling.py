@@ -120,10 +120,12 @@ def capacity_probe(
     if listing is None:
         yield None
         return
-    session = Session(surface, Ledger(), BoundedHttpx(replace(limits, pacer=None)), keyring)
+    opened: list[Session] = []  # made at the first call: a run whose workers are known sends no probe
 
     def send() -> object:
-        status = session.call(listing).status
+        if not opened:  # the probe's first calls are one at a time (client/capacity.py): no race here
+            opened.append(Session(surface, Ledger(), BoundedHttpx(replace(limits, pacer=None)), keyring))
+        status = opened[0].call(listing).status
         if not 200 <= status < 300:
             raise ValueError(f"{listing.id} answered {status}")
         return status
@@ -131,4 +133,5 @@ def capacity_probe(
     try:
         yield send
     finally:
-        session.close()
+        for session in opened:
+            session.close()
