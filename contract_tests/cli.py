@@ -7,7 +7,8 @@ Exit 0: no violation; 1: violations found (with `--baseline`: new ones, or under
 entry not reproduced or expired); 2: could not run or could not finish (bad arguments,
 unreadable spec, unreachable target or not this API, credentials refused or lost during the run, an
 internal error, a part of the run that could not complete: even with violations found, the verdict is
-incomplete; a time budget that ended the run before anything was judged), said in one line on stderr;
+incomplete; a time budget that ended the run before anything was judged; Ctrl-C or SIGTERM, which end
+the run as a budget does, run/interrupts.py), said in one line on stderr;
 3: a partial verdict, no violation in what the time budget (`--max-time`) let the run reach. The reports
 are written whenever testing started.
 The command line itself (its parsers, secrets from the environment, the `Options` it makes) is
@@ -29,6 +30,7 @@ from contract_tests.outcome import baseline
 from contract_tests.outcome.findings import Ledger
 from contract_tests.redact import Redactor, escape
 from contract_tests.run.arguments import VersionAsked, merge_parser, options_from, replay_arguments
+from contract_tests.run.interrupts import Interrupts
 from contract_tests.usage import UsageError
 from shop_contract.document import SpecError
 
@@ -243,7 +245,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     secrets = Redactor(tuple(s for s in (options.api_key, options.token, options.client_secret) if s))
     progress = (lambda line: None) if options.quiet else (lambda line: _say(secrets(line)))
     try:
-        ledger = runner.run(options, progress)
+        with Interrupts().installed() as interrupts:
+            ledger = runner.run(options, progress, interrupts)
     except (UsageError, SpecError, TargetError, ConformanceError, CredentialsLost, ConsumerError) as exc:
         return _fail(secrets(str(exc)))
     except KeyboardInterrupt:

@@ -13,7 +13,8 @@ passes through one `Pacer`:
 
 The latency seen also sizes `--workers auto` (`suggested_workers`): enough requests in flight to cover
 the network's wait, one when the target answers at once. A time budget (`--max-time`, `stop_at`) ends
-here too: no request starts past it (`BudgetSpent`), so a run ends within its budget and one deadline.
+here too: no request starts past it (`BudgetSpent`), so a run ends within its budget and one deadline;
+`stop` ends it now (Ctrl-C or SIGTERM: run/interrupts.py).
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ class Pacer:
         self.ceiling = max(1, ceiling)
         self.stop_at = stop_at
         """`time.monotonic()` past which no request starts (None: no budget)."""
+        self.stopped_by: str | None = None
+        """Why the run was stopped before its budget (`stop`), if it was."""
         self.limit = self.ceiling
         self._sleep = sleep
         self._lock = threading.Condition()
@@ -94,6 +97,13 @@ class Pacer:
             self.ceiling = max(1, ceiling)
             self.limit = min(self.limit, self.ceiling) if self._latencies else self.ceiling
             self.lowest_limit = min(self.lowest_limit, self.limit)
+            self._lock.notify_all()
+
+    def stop(self, reason: str) -> None:
+        """End the budget now: no request starts from here on, and `BudgetSpent` says `reason`."""
+        with self._lock:
+            self.stopped_by = reason
+            self.stop_at = time.monotonic()
             self._lock.notify_all()
 
     def send(self, send: Callable[[], R], status: Callable[[R], int], wait_header: Callable[[R], str | None]) -> R:
@@ -139,7 +149,7 @@ class Pacer:
             while True:
                 now = time.monotonic()
                 if self.stop_at is not None and now >= self.stop_at:
-                    raise BudgetSpent("the time budget (--max-time) is spent")
+                    raise BudgetSpent(self.stopped_by or "the time budget (--max-time) is spent")
                 pause = self._resume_at - now
                 if self.stop_at is not None:
                     pause = min(pause, self.stop_at - now)

@@ -156,11 +156,12 @@ def verdict(ledger: Ledger) -> str:
 
 
 def _unreached(ledger: Ledger) -> list[str]:
-    """What the time budget (`--max-time`) did not reach: the verdict is partial."""
+    """What the time budget (`--max-time`), or a signal, did not let the run reach: the verdict is partial."""
     if not ledger.unreached:
         return []
     budget = f" of {ledger.run.max_time:g} s" if ledger.run.max_time else ""
-    lines = ["", f"Partial verdict: the time budget{budget} ended the run before these parts:"]
+    ended = f"the run stopped ({ledger.aborted})" if ledger.aborted else f"the time budget{budget} ended the run"
+    lines = ["", f"Partial verdict: {ended} before these parts:"]
     return lines + [f"  {part}" for part in ledger.unreached]
 
 

@@ -24,7 +24,6 @@ from contract_tests.client.pacing import BudgetSpent
 from contract_tests.client.surface import Surface
 from contract_tests.client.target import Target, TargetError, build_target
 from contract_tests.identities import Identities
-from contract_tests.judge import conformance
 from contract_tests.judge.discovery import discover, remove_made
 from contract_tests.judge.domain import (
     addressing,
@@ -44,13 +43,13 @@ from contract_tests.judge.domain import (
 )
 from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.http import Abandoned, Session, Unreachable
-from contract_tests.judge.engine import Plan, plans
 from contract_tests.judge.known import Known
 from contract_tests.options import Options
 from contract_tests.outcome import documented, reproduce
 from contract_tests.outcome.findings import ConsumerRun, Ledger, RunInfo
-from contract_tests.run import scheduling
+from contract_tests.run import phases, scheduling
 from contract_tests.run.guard import guarded, run_error
+from contract_tests.run.interrupts import Interrupts
 from contract_tests.sharding import derived_seed
 from contract_tests.spec import Spec
 from contract_tests.usage import UsageError
@@ -193,20 +192,20 @@ def seeded(options: Options, spec: Spec, progress: Progress) -> Options:
     return replace(options, seed=seed)
 
 
-def run(options: Options, progress: Progress) -> Ledger:
+def run(options: Options, progress: Progress, interrupts: Interrupts | None = None) -> Ledger:
     """Test the target the options describe; raises for what makes a run impossible.
 
     Once testing started, nothing escapes: a check that fails to run is recorded in the ledger, lost
-    credentials or an internal error stop the run with `ledger.aborted` set, and the ledger is returned
-    so that the reports are written.
+    credentials, an internal error or a signal (`interrupts`) stop the run with `ledger.aborted` set,
+    and the ledger is returned so that the reports are written.
     """
     with reproduce.for_bash():
         if options.consumer is not None:
-            return run_consumer(options, progress)
-        return _run(options, progress)
+            return run_consumer(options, progress, interrupts)
+        return _run(options, progress, interrupts)
 
 
-def _run(options: Options, progress: Progress) -> Ledger:
+def _run(options: Options, progress: Progress, interrupts: Interrupts | None) -> Ledger:
     started = time.monotonic()
     spec = Spec.load(options.spec)
     unknown = set(options.include) - set(spec.operations)
@@ -214,8 +213,7 @@ def _run(options: Options, progress: Progress) -> Ledger:
         raise UsageError(f"unknown operation(s) for --include: {', '.join(sorted(unknown))}")
     options = seeded(options, spec, progress)
     target = build_target(options, spec)
-    if options.max_time is not None and target.limits.pacer is not None:
-        target.limits.pacer.stop_at = started + options.max_time
+    _stoppable(target, started + options.max_time if options.max_time is not None else None, interrupts)
     ledger = Ledger(secrets=target.keyring.secrets())
     ledger.run = RunInfo(
         seed=options.seed_value,
@@ -236,6 +234,15 @@ def _run(options: Options, progress: Progress) -> Ledger:
     progress(f"seed {options.seed_value}; surfaces: {', '.join(s.name + ' ' + s.base_url for s in target.surfaces)}")
     _on_target(spec, target, ledger, partial(_test, spec, target, options, ledger, progress))
     return _finished(ledger, options, started, target)
+
+
+def _stoppable(target: Target, stop_at: float | None, interrupts: Interrupts | None) -> None:
+    """The run's budget (a `time.monotonic()` to stop at) and its signals, on the pacer every request passes."""
+    pacer = target.limits.pacer
+    if pacer is not None:
+        pacer.stop_at = stop_at
+        if interrupts is not None:
+            interrupts.on(pacer.stop)
 
 
 def _on_target(spec: Spec, target: Target, ledger: Ledger, test: Callable[[Known], None]) -> None:
@@ -263,10 +270,12 @@ def _finished(ledger: Ledger, options: Options, started: float, target: Target |
     if target is not None:
         ledger.run.refused_credentials = target.keyring.refused
         ledger.secrets = target.keyring.secrets()
+        if target.limits.pacer is not None:
+            ledger.aborted = ledger.aborted or target.limits.pacer.stopped_by
     return ledger
 
 
-def run_consumer(options: Options, progress: Progress) -> Ledger:
+def run_consumer(options: Options, progress: Progress, interrupts: Interrupts | None = None) -> Ledger:
     """`--consumer FILE`: the contract replayed on the target (after learning what it serves, as a run
     does), or, without a target, read against the spec alone (contract_tests/judge/consumer/)."""
     from contract_tests.judge.consumer import document, replay, revision
@@ -292,6 +301,7 @@ def run_consumer(options: Options, progress: Progress) -> Ledger:
         revision.check(spec, contract, ledger, progress)
         return _finished(ledger, options, started)
     target = build_target(options, spec)
+    _stoppable(target, None, interrupts)
     ledger = Ledger(secrets=target.keyring.secrets(), consumer=consumer)
     ledger.run = RunInfo(
         targets={surface.name: surface.base_url for surface in target.surfaces},
@@ -326,25 +336,4 @@ def _test(spec: Spec, target: Target, options: Options, ledger: Ledger, progress
         run_domain(ctx, target, options, ledger, progress)
     if options.conformance:
         for surface in target.surfaces:
-            run_conformance(spec, target, options, surface, known, ledger, progress)
-
-
-def run_conformance(
-    spec: Spec, target: Target, options: Options, surface: Surface, known: Known, ledger: Ledger, progress: Progress
-) -> None:
-    """The Schemathesis phases on `surface`: with one worker, one engine run; with more, the stateless
-    phases and each collection's stateful phase side by side (a stateful chain is one thread's)."""
-    workers = options.workers or 1
-    planned_runs = plans(spec, options, surface, apart=workers > 1)
-
-    def planned(plan: Plan, own: Ledger) -> Ledger:
-        phases = partial(conformance.run, spec, options, surface, known, own, progress, target.limits, target.keyring)
-        guarded(own, surface.name, "schemathesis", partial(phases, plan))
-        return own
-
-    if workers == 1:
-        for plan in planned_runs:
-            planned(plan, ledger)
-        return
-    for found in scheduling.in_order([partial(planned, plan, ledger.part()) for plan in planned_runs], workers):
-        ledger.absorb(found)
+            phases.run_conformance(spec, target, options, surface, known, ledger, progress)

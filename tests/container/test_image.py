@@ -1,6 +1,7 @@
 """The image as users run it (Dockerfile at the root), over real HTTP: the mock answers as a non-root
 user, its health check turns healthy, the suite inside the image checks a mock in another container,
-a mounted fixtures folder is served, the admin token comes from a secret file, `podman stop` is quick.
+a mounted fixtures folder is served, the admin token comes from a secret file, `podman stop` is quick
+(for the mock, and for the suite as PID 1).
 Marked `container`: `.ci/container` builds the image and runs them (tox -e container).
 """
 
@@ -83,6 +84,25 @@ def test_the_suite_in_the_image_checks_the_mock_in_another_container(mock: tuple
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Result: no violation." in done.stdout
+
+
+def test_podman_stop_ends_the_suite_as_pid_1_with_its_verdict_stopped(mock: tuple[str, str], network: str) -> None:
+    name, _ = mock
+    base = f"http://{name}:8000/shop/api/v1"
+    command = ["shop-contract", "--base-url", base, "--seed", "7", "--report-dir", "/tmp/r"]
+    with container(
+        "--network", network, "--no-healthcheck", "--env", "SHOP_CONTRACT_API_KEY=dev-api-key", IMAGE, *command
+    ) as suite:  # fmt: skip
+        wait_for(lambda: "seed 7" in podman("logs", suite).stdout, "the suite testing")
+        started = time.monotonic()
+        podman("stop", "--time", "10", suite)
+        took = time.monotonic() - started
+        code = podman("inspect", "--format", "{{.State.ExitCode}}", suite).stdout.strip()
+        logs = podman("logs", suite)
+    assert took < 5, f"podman stop took {took:.1f} s"  # the requests in flight end, then the reports are written
+    assert code == "2", logs.stdout[-2000:] + logs.stderr  # 137 would be podman's kill
+    assert logs.stderr.strip().splitlines()[-1] == "shop-contract: error: interrupted by SIGTERM"
+    assert "Result: stopped: interrupted by SIGTERM" in logs.stdout
 
 
 def test_a_mounted_fixtures_folder_is_served(tmp_path: Path) -> None:

@@ -1,0 +1,65 @@
+"""Ctrl-C, or SIGTERM from a process manager or a container runtime (the suite as PID 1 gets no default
+action for it), ends a run the way its time budget does: no request starts any more, the parts in flight
+end within one request deadline, and the reports say the run was stopped and what it did not reach
+(exit 2). A second signal stops the process at once, without reports.
+
+Only `shop-contract`'s own process installs the handlers (`installed`); the pytest plugin leaves the
+signals to pytest.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+AT_ONCE_EXIT = 2
+"""The exit code of a second signal: the run could not finish (no report written)."""
+
+
+class Interrupts:
+    """The signals a run received, and the stops (`Pacer.stop`) a first one calls."""
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+        self._stops: list[Callable[[str], None]] = []
+        self._lock = threading.RLock()  # the handler may run while its own thread holds it
+
+    def on(self, stop: Callable[[str], None]) -> None:
+        """Call `stop(reason)` at the first signal; at once if one already came (before the run's pacer was)."""
+        with self._lock:
+            self._stops.append(stop)
+            reason = self.reason
+        if reason is not None:
+            stop(reason)
+
+    def received(self, signum: int, frame: FrameType | None = None) -> None:
+        """A signal handler: the first signal stops the run, a second ends the process now."""
+        name = signal.Signals(signum).name
+        if self.reason is not None:
+            print(f"shop-contract: error: {name} again: stopped at once, no report written", file=sys.stderr)
+            os._exit(AT_ONCE_EXIT)  # the threads still waiting on the target are not waited for
+        with self._lock:
+            self.reason = f"interrupted by {name}"
+            stops = list(self._stops)
+        print(f"shop-contract: {name}: ending the run (again to stop at once)", file=sys.stderr, flush=True)
+        for stop in stops:
+            stop(self.reason)
+
+    @contextmanager
+    def installed(self) -> Iterator[Interrupts]:
+        """SIGINT and SIGTERM handled by `received` inside the block (in the main thread only)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+        previous = {each: signal.signal(each, self.received) for each in SIGNALS}
+        try:
+            yield self
+        finally:
+            for each, handler in previous.items():
+                signal.signal(each, handler)
