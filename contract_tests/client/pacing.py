@@ -6,7 +6,10 @@ passes through one `Pacer`:
 
 - at most `limit` requests are in flight; the limit starts at the ceiling (`--workers`) and is halved
   when the target says it is overloaded (429 or 503) or when its answers take much longer than the
-  fastest seen, and grows back by one after `limit` answers in a row that were neither;
+  fastest seen, and grows back by one after `limit` answers in a row that were neither. Slow answers
+  halve it once per round, as TCP does: the requests already in flight when it was halved were sent
+  under the old limit, so their slow answers do not halve it again (a burst of them took 16 to 1 at
+  once, and the run crawled back one request at a time);
 - an answer 429 or 503 is not judged but waited for: every request waits out its `Retry-After`
   (seconds or an HTTP date; a default when absent), bounded, then the request is sent again, at most
   `RETRIES` times. A target that keeps refusing gets its last answer judged, as sent.
@@ -76,6 +79,7 @@ class Pacer:
         self.ceiling = max(1, ceiling)
         self.stop_at = stop_at
         """`time.monotonic()` past which no request starts (None: no budget)."""
+        self._shrunk_at = float("-inf")
         self.stopped_by: str | None = None
         """Why the run was stopped before its budget (`stop`), if it was."""
         self.limit = self.ceiling
@@ -119,7 +123,7 @@ class Pacer:
                 self._release()
             code = status(response)
             if code not in OVERLOADED or attempt == retries:
-                self._answered(time.monotonic() - started, code in OVERLOADED)
+                self._answered(time.monotonic() - started, code in OVERLOADED, started)
                 return response
             asked = retry_after(wait_header(response))
             self._overloaded(asked if asked is not None else min(DEFAULT_WAIT * 2**attempt, MAX_WAIT))
@@ -166,14 +170,16 @@ class Pacer:
             self._in_flight -= 1
             self._lock.notify_all()
 
-    def _answered(self, seconds: float, refused: bool) -> None:
+    def _answered(self, seconds: float, refused: bool, started: float | None = None) -> None:
+        """An answer that took `seconds` to a request sent at `started` (`time.monotonic()`)."""
         with self._lock:
             self._refusing = self._refusing + 1 if refused else 0
             self._latencies.append(seconds)
             del self._latencies[:-1000]
             fastest = self._fastest = seconds if self._fastest is None else min(self._fastest, seconds)
             if seconds > fastest * SLOW_FACTOR + 0.05 and self.limit > 1:
-                self._shrink()
+                if started is None or started >= self._shrunk_at:  # else: sent before the last halving
+                    self._shrink()
                 return
             self._calm += 1
             if self._calm >= self.limit and self.limit < self.ceiling:
@@ -190,6 +196,7 @@ class Pacer:
         self._sleep(0)  # let the others see the pause; the wait itself happens in _acquire
 
     def _shrink(self) -> None:
+        self._shrunk_at = time.monotonic()
         self.limit = max(1, self.limit // 2)
         self.lowest_limit = min(self.lowest_limit, self.limit)
         self._calm = 0

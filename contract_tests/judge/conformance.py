@@ -42,7 +42,7 @@ def run(
     for each in [plan] if plan is not None else plans(spec, options, surface):
         schema = load_schema(
             spec, options, surface, set(each.operations), known, limits, keyring,
-            stateful=each.stateful, stateless=each.stateless,
+            stateful=each.stateful, stateless=each.stateless, share=each.share,
         )  # fmt: skip
         execute(spec, options, surface, ledger, progress, schema, limits)
 

@@ -6,6 +6,7 @@ plans (which operations and phases one engine run takes) a surface's test is mad
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
@@ -33,9 +34,17 @@ class ConformanceError(Exception):
     """Schemathesis could not run at all (e.g. the schema could not be processed)."""
 
 
-def schemathesis_config(options: Options, surface: Surface, stateful: bool, stateless: bool = True) -> dict[str, Any]:
-    """The run's configuration, as a `schemathesis.toml` would hold it; `stateless`: the examples,
-    coverage and fuzzing phases, `stateful`: the stateful phase."""
+STATELESS = ("examples", "coverage", "fuzzing")
+"""Schemathesis' phases that test one operation at a time, in the order the engine runs them."""
+COVERAGE_SHARES = 4
+"""Runs side by side that share the coverage phase's cases, when the plans run apart (`plans`)."""
+
+
+def schemathesis_config(
+    options: Options, surface: Surface, stateful: bool, stateless: AbstractSet[str] = frozenset(STATELESS)
+) -> dict[str, Any]:
+    """The run's configuration, as a `schemathesis.toml` would hold it; `stateless`: which of the examples,
+    coverage and fuzzing phases run, `stateful`: the stateful phase."""
     strict = options.enabled_strict
     return {
         "seed": options.seed_value,
@@ -58,9 +67,9 @@ def schemathesis_config(options: Options, surface: Surface, stateful: bool, stat
             **{name: {"enabled": name in strict} for name in STRICT_CHECKS},
         },
         "phases": {
-            "examples": {"enabled": stateless},
-            "fuzzing": {"enabled": stateless},
-            "coverage": {"enabled": stateless and options.coverage_phase},
+            "examples": {"enabled": "examples" in stateless},
+            "fuzzing": {"enabled": "fuzzing" in stateless},
+            "coverage": {"enabled": "coverage" in stateless and options.coverage_phase},
             "stateful": {"enabled": stateful, "max-steps": options.stateful_steps},
         },
     }
@@ -129,7 +138,8 @@ def load_schema(
     keyring: Keyring | None = None,
     *,
     stateful: bool = True,
-    stateless: bool = True,
+    stateless: AbstractSet[str] = frozenset(STATELESS),
+    share: tuple[int, int] = (0, 1),
 ) -> Any:
     linked = stateful and has_links(spec, operations)
     config = schemathesis.Config.from_dict(schemathesis_config(options, surface, linked, stateless))
@@ -138,29 +148,55 @@ def load_schema(
     bound(schema, BoundedTransport(schema.transport, limits, keyring, surface.headers))
     hooks.register_formats()
     hooks.install(schema, spec, known)
+    if share != (0, 1):
+        sliced(schema, *share)
     return schema
 
 
 @dataclass(frozen=True)
 class Plan:
-    """One run of Schemathesis' engine: these operations, with the stateless phases, the stateful one, or both."""
+    """One run of Schemathesis' engine: these operations, with some stateless phases, the stateful one, or both."""
 
     operations: frozenset[str]
-    stateless: bool = True
+    stateless: frozenset[str] = frozenset(STATELESS)
     stateful: bool = True
+    share: tuple[int, int] = (0, 1)
+    """(k, n): only the cases whose digest is k modulo n (`sliced`); (0, 1) is every case."""
 
 
 def plans(spec: Spec, options: Options, surface: Surface, apart: bool = False) -> list[Plan]:
-    """The engine runs that test `surface`: one with every phase; on a shard (sharding.py), or `apart` (to run
-    side by side), the stateless phases on the operations and the stateful phase per collection, whose
-    links stay within it."""
+    """The engine runs that test `surface`: one with every phase; on a shard (sharding.py), the stateless
+    phases on the operations and the stateful phase per collection, whose links stay within it.
+
+    `apart` (to run side by side, on a slow network): each stateless phase is a run of its own too, and
+    the coverage phase is `COVERAGE_SHARES` runs, each sending its share of every operation's cases:
+    an operation with many fields has hundreds, one after another within a run.
+    """
     operations = frozenset(op for op in surface.operations if not options.include or op in options.include)
     if options.part.whole and not apart:
         return [Plan(operations)] if operations else []
     mine = operations & options.part.operations(spec)
-    found = [Plan(mine, stateful=False)] if mine else []
+    phases = [p for p in STATELESS if p != "coverage" or options.coverage_phase]
+    shares = {phase: COVERAGE_SHARES if apart and phase == "coverage" else 1 for phase in phases}
+    runs = [(frozenset({phase}), (k, n)) for phase, n in shares.items() for k in range(n)] if apart else []
+    found = [Plan(mine, each, stateful=False, share=share) for each, share in runs or [(frozenset(phases), (0, 1))]]
+    found = found if mine else []
     for collection in spec.collections:
         linked = operations & collection_operations(collection)
         if collection_name(collection) in options.part.collections(spec) and has_links(spec, linked):
-            found.append(Plan(linked, stateless=False))
+            found.append(Plan(linked, stateless=frozenset()))
     return found
+
+
+def sliced(schema: Any, k: int, n: int) -> None:
+    """Send only the cases whose digest is `k` modulo `n`: `n` runs of one seed, each with its own `k`,
+    share the cases one run sends. The digest is of what was generated (the credentials a case carries,
+    and the identifiers the other hooks give it after this filter, are not part of it)."""
+
+    def filter_case(context: Any, case: Any) -> bool:
+        phase = case.meta.phase.data if case.meta is not None else None
+        generated = (case.method, case.path_parameters, case.query, case.body, case.media_type, repr(phase))
+        digest = hashlib.blake2b(repr(generated).encode("utf-8", "backslashreplace"), digest_size=8).digest()
+        return int.from_bytes(digest, "big") % n == k
+
+    schema.hooks.register_hook_with_name(filter_case, "filter_case")

@@ -75,7 +75,10 @@ PER_SURFACE: dict[str, DomainTest] = {
 }
 ALONE = frozenset({"pagination_walk", "referential_rules", "read_back", "list_order"})
 """Tests that read whole lists or a list's count: nothing else may write while they run, so they run one
-at a time before the others, which may run side by side (each writes only items it made)."""
+at a time between the others, which may run side by side (each writes only items it made). With more than
+one worker, a test of them runs in pieces side by side: one per list for a test that only reads
+(`READS_ONLY`), else one per group of linked collections (`scheduling.unlinked`)."""
+READS_ONLY = frozenset({"pagination_walk"})
 
 
 def open_session(surface: Surface, ledger: Ledger, target: Target) -> Session:
@@ -113,14 +116,17 @@ def run_domain(ctx: Context, target: Target, options: Options, ledger: Ledger, p
             names = list(group)
             for name in names:
                 progress(f"[{surface.name}] {name}")
-            if alone:
+            if alone:  # one at a time; with workers, each group of linked collections side by side
                 for name in names:
-                    if gone.is_set():
+                    if workers > 1:
+                        split = scheduling.parts if name in READS_ONLY else scheduling.unlinked
+                        _side_by_side(ctx, target, surface, ledger, [name], workers, gone, split)
+                    elif gone.is_set():
                         _not_run(ledger, surface.name, [name])
                     elif not _domain_test(ctx, target, surface, ledger, name):
                         gone.set()
                 continue
-            _side_by_side(ctx, target, surface, ledger, names, workers, gone)
+            _side_by_side(ctx, target, surface, ledger, names, workers, gone, scheduling.parts)
     backend, gateway = target.surface("backend"), target.surface("gateway")
     if backend is not None and gateway is not None and options.selects("surface_parity"):
         progress("[gateway] surface_parity")
@@ -140,12 +146,13 @@ def _side_by_side(
     names: list[str],
     workers: int,
     gone: threading.Event,
+    split: Callable[[Context, Spec], list[Context]],
 ) -> None:
-    """Domain tests that write only items they made, split per operation and collection when `workers` > 1."""
+    """Domain tests split (`scheduling.parts`, `unlinked`) into pieces side by side when `workers` > 1."""
     if workers == 1:
         pieces = [(name, ctx) for name in names]
     else:
-        pieces = [(name, part) for name in names for part in scheduling.parts(ctx, ctx.spec)]
+        pieces = [(name, part) for name in names for part in split(ctx, ctx.spec)]
     shared = open_session(surface, ledger, target)
     try:
         work = [partial(_piece, part, shared.reporting_to(ledger.part()), name, gone) for name, part in pieces]

@@ -64,12 +64,6 @@ def contract(origin: str, realm: str, tmp_path: Path, *args: str, excluded: list
     return shop_contract(args_all, tmp_path, timeout=RUN_TIMEOUT)
 
 
-def test_correct_drf_backend_passes_the_fast_profile(realm: str, tmp_path: Path) -> None:
-    with drf.serve("correct", realm_url=f"{realm}/realms/shop") as origin:
-        outcome = contract(origin, realm, tmp_path, "--profile", "fast", "--seed", str(SEEDS[0]))
-    assert outcome.code == 0, outcome.stdout[-6000:] + outcome.stderr
-
-
 @pytest.mark.drf
 @pytest.mark.parametrize("profile", ["fast", "default"])
 def test_correct_drf_backend_passes_with_three_seeds(realm: str, tmp_path: Path, profile: str) -> None:

@@ -113,6 +113,19 @@ def test_the_limit_holds_under_threads_and_grows_back_after_calm_answers() -> No
     assert pacer.limit == 3
 
 
+def test_slow_answers_halve_the_limit_once_per_round_not_once_per_answer() -> None:
+    pacer = Pacer(16)
+    sent = time.monotonic()
+    pacer._answered(0.1, False, sent)  # the fastest answer seen
+    for _ in range(10):  # a burst: ten requests in flight all answered slowly
+        pacer._answered(0.9, False, sent)
+    assert pacer.limit == 8
+    pacer._answered(0.9, False, time.monotonic())  # sent after the halving: the target is still slow
+    assert pacer.limit == 4
+    pacer._answered(0.9, False, time.monotonic())
+    assert pacer.limit == 2 and pacer.lowest_limit == 2
+
+
 def test_no_request_starts_once_the_budget_is_spent() -> None:
     pacer = Pacer(1, stop_at=time.monotonic() - 1)
     target = Target([Answer(200)])

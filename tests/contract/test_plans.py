@@ -1,0 +1,116 @@
+"""How a run's work is cut to run side by side (judge/engine.py `plans`, `sliced`; run/scheduling.py
+`unlinked`): every case, operation and collection lands in exactly one piece."""
+
+from __future__ import annotations
+
+import itertools
+from types import SimpleNamespace
+from typing import Any
+
+from contract_tests.client.surface import Surface
+from contract_tests.identities import Identities
+from contract_tests.judge.domain.data import Context
+from contract_tests.judge.engine import COVERAGE_SHARES, STATELESS, plans, sliced
+from contract_tests.judge.known import Known
+from contract_tests.options import Options
+from contract_tests.run.scheduling import unlinked
+from contract_tests.sharding import collection_name
+from contract_tests.spec import Spec
+
+SPEC = Spec.load()
+
+
+def options(**given: Any) -> Options:
+    return Options(base_url="http://127.0.0.1:1/shop/api/v1", api_key="key", **given)
+
+
+def backend() -> Surface:
+    return Surface("backend", "http://127.0.0.1:1/shop/api/v1", tuple(SPEC.operations), {}, {})
+
+
+def test_one_worker_is_one_engine_run_with_every_phase() -> None:
+    (only,) = plans(SPEC, options(), backend())
+    assert only.operations == frozenset(SPEC.operations) and only.stateless == frozenset(STATELESS)
+    assert only.stateful and only.share == (0, 1)
+
+
+def test_apart_each_stateless_phase_is_a_run_and_the_coverage_phase_is_shared() -> None:
+    found = plans(SPEC, options(), backend(), apart=True)
+    stateless = [plan for plan in found if plan.stateless]
+    assert [(next(iter(p.stateless)), p.share) for p in stateless] == [
+        ("examples", (0, 1)),
+        *[("coverage", (k, COVERAGE_SHARES)) for k in range(COVERAGE_SHARES)],
+        ("fuzzing", (0, 1)),
+    ]
+    assert all(plan.operations == frozenset(SPEC.operations) and not plan.stateful for plan in stateless)
+    stateful = [plan for plan in found if not plan.stateless]
+    assert stateful and all(plan.stateful for plan in stateful)
+
+
+def test_without_the_coverage_phase_no_run_is_planned_for_it() -> None:
+    found = plans(SPEC, options(profile="fast"), backend(), apart=True)
+    assert not any("coverage" in plan.stateless for plan in found)
+
+
+def shares(n: int) -> list[Any]:
+    """The filter `sliced` registers for each k of n."""
+    filters = []
+    for k in range(n):
+        hooks = SimpleNamespace(registered=[])
+        schema = SimpleNamespace(
+            hooks=SimpleNamespace(register_hook_with_name=lambda f, name, h=hooks: h.registered.append((name, f)))
+        )
+        sliced(schema, k, n)
+        ((name, hook),) = hooks.registered
+        assert name == "filter_case"
+        filters.append(hook)
+    return filters
+
+
+def test_every_case_is_sent_by_exactly_one_share() -> None:
+    filters = shares(COVERAGE_SHARES)
+    bodies: list[Any] = [None, {}, {"msrp": "1.00"}, {"msrp": "1.0"}, {"name": "é/.."}, [1, 2], "text", b"\x00\xff"]
+    cases = [
+        SimpleNamespace(
+            method=method, path_parameters=path, query=query, body=body, media_type="application/json", meta=None
+        )
+        for method, path, query, body in itertools.product(
+            ["GET", "PATCH"],
+            [None, {"productcode": "S10_1678"}, {"productcode": "S10.1678"}],
+            [None, {"page": 0}],
+            bodies,
+        )
+    ]
+    counts = [sum(bool(keep(None, case)) for keep in filters) for case in cases]
+    assert counts == [1] * len(cases)
+    used = {next(k for k, keep in enumerate(filters) if keep(None, case)) for case in cases}
+    assert used == set(range(COVERAGE_SHARES)), "the cases spread over every share"
+
+
+def test_a_case_lands_in_the_same_share_whatever_its_credentials() -> None:
+    (keep, *_) = shares(2)
+    case = SimpleNamespace(method="GET", path_parameters=None, query=None, body=None, media_type=None, meta=None)
+    decided = keep(None, case)
+    case.headers = {"Authorization": "Bearer another"}
+    assert keep(None, case) == decided
+
+
+def test_unlinked_groups_hold_every_operation_and_collection_once_and_never_a_reference_apart() -> None:
+    groups = unlinked(Context(SPEC, Known(Identities())), SPEC)
+    assert len(groups) == 2  # the catalog (a product names its product line) and the customers
+    operations = [op for group in groups for op in sorted(group.shard_operations or ())]
+    collections = [name for group in groups for name in sorted(group.shard_collections or ())]
+    assert sorted(operations) == sorted(SPEC.operations)
+    assert sorted(collections) == sorted(collection_name(c) for c in SPEC.collections)
+    for op in SPEC.operations.values():
+        (mine,) = [group for group in groups if op.id in (group.shard_operations or ())]
+        for other in SPEC.references(op).values():
+            assert collection_name(other) in (mine.shard_collections or ())
+
+
+def test_unlinked_keeps_a_shards_share() -> None:
+    ctx = Context(SPEC, Known(Identities()), shard_operations=frozenset({"list_customers", "list_products"}),
+                  shard_collections=frozenset({"create_customer"}))  # fmt: skip
+    groups = unlinked(ctx, SPEC)
+    assert [sorted(g.shard_operations or ()) for g in groups] == [["list_products"], ["list_customers"]]
+    assert [sorted(g.shard_collections or ()) for g in groups] == [[], ["create_customer"]]
