@@ -36,7 +36,7 @@ class ConformanceError(Exception):
 
 STATELESS = ("examples", "coverage", "fuzzing")
 """Schemathesis' phases that test one operation at a time, in the order the engine runs them."""
-COVERAGE_SHARES = 4
+COVERAGE_SHARES = 2
 """Runs side by side that share the coverage phase's cases, when the plans run apart (`plans`)."""
 
 

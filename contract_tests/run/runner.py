@@ -1,5 +1,9 @@
 """One run of the suite: options in, a ledger out. The CLI and the pytest plugin both call `run`.
 
+Long because it is the one place where a run's parts are put in order (learning the target, the domain
+tests and how they split, the Schemathesis runs, removing what was made): split, the order would be
+spread over modules that each import the judging below them, one level deeper each.
+
 Order: load the contract, build the target (credentials, reachability), learn what the target serves
 (making the items others must reference when it has none), then the domain tests (deterministic, on
 the target's state, in the order of the table `PER_SURFACE`) and the Schemathesis phases; last,
@@ -9,7 +13,6 @@ remove what was made.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -24,6 +27,7 @@ from contract_tests.client.pacing import BudgetSpent
 from contract_tests.client.surface import Surface
 from contract_tests.client.target import Target, TargetError, build_target
 from contract_tests.identities import Identities
+from contract_tests.judge import conformance
 from contract_tests.judge.discovery import discover, remove_made
 from contract_tests.judge.domain import (
     addressing,
@@ -43,11 +47,12 @@ from contract_tests.judge.domain import (
 )
 from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.http import Abandoned, Session, Unreachable
+from contract_tests.judge.engine import Plan, plans
 from contract_tests.judge.known import Known
 from contract_tests.options import Options
 from contract_tests.outcome import documented, reproduce
 from contract_tests.outcome.findings import ConsumerRun, Ledger, RunInfo
-from contract_tests.run import phases, scheduling
+from contract_tests.run import scheduling
 from contract_tests.run.guard import guarded, run_error
 from contract_tests.run.interrupts import Interrupts
 from contract_tests.sharding import derived_seed
@@ -73,12 +78,16 @@ PER_SURFACE: dict[str, DomainTest] = {
     "list_order": ordering.run,
     "identifier_variants": identifier_variants.run,
 }
-ALONE = frozenset({"pagination_walk", "referential_rules", "read_back", "list_order"})
-"""Tests that read whole lists or a list's count: nothing else may write while they run, so they run one
-at a time between the others, which may run side by side (each writes only items it made). With more than
-one worker, a test of them runs in pieces side by side: one per list for a test that only reads
-(`READS_ONLY`), else one per group of linked collections (`scheduling.unlinked`)."""
-READS_ONLY = frozenset({"pagination_walk"})
+Split = Callable[[Context, Spec], list[Context]]
+ALONE: dict[str, Split] = {
+    "pagination_walk": scheduling.parts,  # it only reads: one piece per list
+    "referential_rules": scheduling.unlinked,
+    "read_back": scheduling.parts,  # an item's lists show its collection's items, which only its piece writes
+    "list_order": scheduling.unlinked,  # a product line's sub-list shows the products another piece makes
+}
+"""Tests that read whole lists or a list's count: nothing else may write while they run. With more than one
+worker they run first, one at a time, each in the pieces named here, side by side: pieces that cannot see
+each other's writes. The others, which write only items they made, then all run side by side."""
 
 
 def open_session(surface: Surface, ledger: Ledger, target: Target) -> Session:
@@ -106,27 +115,21 @@ def learn(spec: Spec, target: Target, identities: Identities, ledger: Ledger) ->
 
 
 def run_domain(ctx: Context, target: Target, options: Options, ledger: Ledger, progress: Progress) -> None:
-    """The domain tests on each surface in the table's order: a test that reads whole lists alone, the
-    tests between two such side by side (run/scheduling.py, `options.workers` at once); then surface parity."""
+    """The domain tests on each surface: in the table's order with one worker, side by side with more
+    (`_side_by_side`); then surface parity."""
     workers = options.workers or 1
     for surface in target.surfaces:
         tests = [name for name in PER_SURFACE if name not in ALL_CHECKS or options.selects(name)]
+        if workers > 1:
+            _side_by_side(ctx, target, surface, ledger, tests, workers, progress)
+            continue
         gone = threading.Event()
-        for alone, group in itertools.groupby(tests, key=lambda name: name in ALONE):
-            names = list(group)
-            for name in names:
-                progress(f"[{surface.name}] {name}")
-            if alone:  # one at a time; with workers, each group of linked collections side by side
-                for name in names:
-                    if workers > 1:
-                        split = scheduling.parts if name in READS_ONLY else scheduling.unlinked
-                        _side_by_side(ctx, target, surface, ledger, [name], workers, gone, split)
-                    elif gone.is_set():
-                        _not_run(ledger, surface.name, [name])
-                    elif not _domain_test(ctx, target, surface, ledger, name):
-                        gone.set()
-                continue
-            _side_by_side(ctx, target, surface, ledger, names, workers, gone, scheduling.parts)
+        for name in tests:
+            progress(f"[{surface.name}] {name}")
+            if gone.is_set():
+                _not_run(ledger, surface.name, [name])
+            elif not _domain_test(ctx, target, surface, ledger, name):
+                gone.set()
     backend, gateway = target.surface("backend"), target.surface("gateway")
     if backend is not None and gateway is not None and options.selects("surface_parity"):
         progress("[gateway] surface_parity")
@@ -139,27 +142,33 @@ def run_domain(ctx: Context, target: Target, options: Options, ledger: Ledger, p
 
 
 def _side_by_side(
-    ctx: Context,
-    target: Target,
-    surface: Surface,
-    ledger: Ledger,
-    names: list[str],
-    workers: int,
-    gone: threading.Event,
-    split: Callable[[Context, Spec], list[Context]],
+    ctx: Context, target: Target, surface: Surface, ledger: Ledger, tests: list[str], workers: int, progress: Progress
 ) -> None:
-    """Domain tests split (`scheduling.parts`, `unlinked`) into pieces side by side when `workers` > 1."""
-    if workers == 1:
-        pieces = [(name, ctx) for name in names]
-    else:
-        pieces = [(name, part) for name in names for part in split(ctx, ctx.spec)]
+    """The tests that read whole lists (`ALONE`) first, one at a time, each in pieces that cannot see each
+    other's writes; then every other test at once, each split per operation and collection
+    (run/scheduling.py). What the pieces find is added up in the table's order, whatever ran first."""
+    gone = threading.Event()
+    found: dict[str, list[Ledger]] = {name: [] for name in tests}
+    rounds = [[name] for name in tests if name in ALONE] + [[name for name in tests if name not in ALONE]]
     shared = open_session(surface, ledger, target)
     try:
-        work = [partial(_piece, part, shared.reporting_to(ledger.part()), name, gone) for name, part in pieces]
-        for found in scheduling.in_order(work, workers):
-            ledger.absorb(found.ledger)
+        for names in rounds:
+            pieces = [(name, part) for name in names for part in _split(name)(ctx, ctx.spec)]
+            for name in names:
+                progress(f"[{surface.name}] {name}")
+            work = [partial(_piece, part, shared.reporting_to(ledger.part()), name, gone) for name, part in pieces]
+            for (name, _), session in zip(pieces, scheduling.in_order(work, workers), strict=True):
+                found[name].append(session.ledger)
     finally:
         shared.close()
+    for name in tests:
+        for part in found[name]:
+            ledger.absorb(part)
+
+
+def _split(name: str) -> Split:
+    """How a domain test is cut into pieces that may run side by side."""
+    return ALONE.get(name, scheduling.parts)
 
 
 def _piece(ctx: Context, session: Session, name: str, gone: threading.Event) -> Session:
@@ -343,4 +352,23 @@ def _test(spec: Spec, target: Target, options: Options, ledger: Ledger, progress
         run_domain(ctx, target, options, ledger, progress)
     if options.conformance:
         for surface in target.surfaces:
-            phases.run_conformance(spec, target, options, surface, known, ledger, progress)
+            run_conformance(spec, target, options, surface, known, ledger, progress)
+
+
+def run_conformance(
+    spec: Spec, target: Target, options: Options, surface: Surface, known: Known, ledger: Ledger, progress: Progress
+) -> None:
+    """The Schemathesis phases on `surface`: the engine runs `plans` makes (one with one worker; with more,
+    each stateless phase, the coverage phase's shares and each collection's stateful phase), up to
+    `options.workers` at once, each into its own ledger, added up in plan order."""
+    workers = options.workers or 1
+
+    def planned(plan: Plan) -> Ledger:
+        own = ledger.part()
+        phases = partial(conformance.run, spec, options, surface, known, own, progress, target.limits, target.keyring)
+        guarded(own, surface.name, "schemathesis", partial(phases, plan))
+        return own
+
+    work = [partial(planned, plan) for plan in plans(spec, options, surface, apart=workers > 1)]
+    for found in scheduling.in_order(work, workers):
+        ledger.absorb(found)

@@ -5,7 +5,8 @@ writes only items it made, so a test splits into parts as shards split it (`Cont
 `shard_collections`). The parts run on up to `workers` threads, each into its own ledger; the ledgers
 are added up in the order the parts were listed, never the order they finished, so that one seed gives
 the same findings, in the same order, whatever the concurrency. Tests that read whole lists or counts
-(`runner.ALONE`) are not split: nothing else runs while they do.
+(`runner.ALONE`) run one at a time, nothing else beside them but their own pieces: per list or per
+collection where no piece can see another's writes, else per group of linked collections (`unlinked`).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ def fingerprints(origin: str, tmp_path: Path, workers: int, *args: str) -> tuple
         ("stale_read_after_write", ["--no-conformance"]),
         ("product_without_msrp", ["--no-domain", "--profile", "fast", "--include", "get_product"]),
         # the default profile's coverage phase, shared by runs side by side with more than one worker
-        ("product_without_msrp", ["--no-domain", "--include", "get_product", "patch_product"]),
+        ("product_without_msrp", ["--no-domain", "--include", "get_product", "--include", "patch_product"]),
         ("correct mock", ["--no-conformance"]),
     ],
 )
