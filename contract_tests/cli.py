@@ -35,6 +35,7 @@ from contract_tests.usage import UsageError
 from shop_contract.document import SpecError
 
 if TYPE_CHECKING:
+    from contract_tests.options import Options
     from contract_tests.run.replay import Verdict
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_CANNOT_RUN, EXIT_PARTIAL = 0, 1, 2, 3
@@ -225,12 +226,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] == "replay":
         return replay(argv[1:])
     from contract_tests import SUITE_VERSION
-    from contract_tests.client.keyring import CredentialsLost
-    from contract_tests.client.target import TargetError
-    from contract_tests.judge.consumer.document import ConsumerError
-    from contract_tests.judge.engine import ConformanceError
-    from contract_tests.outcome import report
-    from contract_tests.run import runner
 
     try:
         options = options_from(argv)
@@ -242,11 +237,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc))
     if options.insecure:
         print(INSECURE_WARNING, file=sys.stderr)
+    with Interrupts().installed() as interrupts:  # through the reports: a second signal still stops at once
+        return _tested(options, gate, interrupts)
+
+
+def _tested(options: Options, gate: baseline.Gate | None, interrupts: Interrupts) -> int:
+    """The run, its reports and its exit code."""
+    from contract_tests.client.keyring import CredentialsLost
+    from contract_tests.client.target import TargetError
+    from contract_tests.judge.consumer.document import ConsumerError
+    from contract_tests.judge.engine import ConformanceError
+    from contract_tests.outcome import report
+    from contract_tests.run import runner
+
     secrets = Redactor(tuple(s for s in (options.api_key, options.token, options.client_secret) if s))
     progress = (lambda line: None) if options.quiet else (lambda line: _say(secrets(line)))
     try:
-        with Interrupts().installed() as interrupts:
-            ledger = runner.run(options, progress, interrupts)
+        ledger = runner.run(options, progress, interrupts)
     except (UsageError, SpecError, TargetError, ConformanceError, CredentialsLost, ConsumerError) as exc:
         return _fail(secrets(str(exc)))
     except KeyboardInterrupt:
