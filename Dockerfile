@@ -26,13 +26,17 @@ COPY fixtures/ fixtures/
 RUN --mount=type=secret,id=ca \
     if [ -s /run/secrets/ca ]; then export PIP_CERT=/run/secrets/ca; fi \
     && python3 -m venv /opt/build \
-    && /opt/build/bin/pip wheel --no-cache-dir --disable-pip-version-check --wheel-dir /wheels ".[mock,redis]"
+    && /opt/build/bin/pip wheel --no-cache-dir --disable-pip-version-check --wheel-dir /wheels ".[mock,redis]" \
+    && sha256sum /wheels/*.whl > /src/wheels.sha256
 
 # --- stage 2: the runtime, installed from those wheels alone (no index, no compiler, no cache) -----------
 FROM ${PYTHON_IMAGE}
 LABEL org.opencontainers.image.title="shop-contract-suite" \
       org.opencontainers.image.description="Stateful mock server of the shop API (shop-mock) and its contract suite (shop-contract)" \
       org.opencontainers.image.licenses="MIT"
+# The wheels' digests: buildah keys a cached step on its own text, not on what a `--mount` brings, so this
+# copy is what makes a change in the wheels install again (it stays, as a record of what was installed).
+COPY --from=wheels /src/wheels.sha256 /opt/wheels.sha256
 RUN --mount=type=bind,from=wheels,source=/wheels,target=/wheels \
     python3 -m venv /opt/venv \
     && /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check --no-index --find-links /wheels \
