@@ -237,7 +237,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc))
     if options.insecure:
         print(INSECURE_WARNING, file=sys.stderr)
-    with Interrupts().installed() as interrupts:  # through the reports: a second signal still stops at once
+    with Interrupts(
+        EXIT_CANNOT_RUN
+    ).installed() as interrupts:  # through the reports: a second signal still stops at once
         return _tested(options, gate, interrupts)
 
 

@@ -179,8 +179,8 @@ def plans(spec: Spec, options: Options, surface: Surface, apart: bool = False) -
     phases = [p for p in STATELESS if p != "coverage" or options.coverage_phase]
     shares = {phase: COVERAGE_SHARES if apart and phase == "coverage" else 1 for phase in phases}
     runs = [(frozenset({phase}), (k, n)) for phase, n in shares.items() for k in range(n)] if apart else []
-    found = [Plan(mine, each, stateful=False, share=share) for each, share in runs or [(frozenset(phases), (0, 1))]]
-    found = found if mine else []
+    runs = (runs or [(frozenset(phases), (0, 1))]) if mine else []
+    found = [Plan(mine, each, stateful=False, share=share) for each, share in runs]
     for collection in spec.collections:
         linked = operations & collection_operations(collection)
         if collection_name(collection) in options.part.collections(spec) and has_links(spec, linked):

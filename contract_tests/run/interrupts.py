@@ -18,14 +18,14 @@ from contextlib import contextmanager
 from types import FrameType
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
-AT_ONCE_EXIT = 2
-"""The exit code of a second signal: the run could not finish (no report written)."""
 
 
 class Interrupts:
-    """The signals a run received, and the stops (`Pacer.stop`) a first one calls."""
+    """The signals a run received, and the stops (`Pacer.stop`) a first one calls; a second signal ends the
+    process with `at_once_exit` (the CLI's "could not finish")."""
 
-    def __init__(self) -> None:
+    def __init__(self, at_once_exit: int) -> None:
+        self.at_once_exit = at_once_exit
         self.reason: str | None = None
         self._stops: list[Callable[[str], None]] = []
         self._lock = threading.RLock()  # the handler may run while its own thread holds it
@@ -43,7 +43,7 @@ class Interrupts:
         name = signal.Signals(signum).name
         if self.reason is not None:
             print(f"shop-contract: error: {name} again: stopped at once, no report written", file=sys.stderr)
-            os._exit(AT_ONCE_EXIT)  # the threads still waiting on the target are not waited for
+            os._exit(self.at_once_exit)  # the threads still waiting on the target are not waited for
         with self._lock:
             self.reason = f"interrupted by {name}"
             stops = list(self._stops)

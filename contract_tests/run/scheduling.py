@@ -52,7 +52,10 @@ def unlinked(ctx: Context, spec: Spec) -> list[Context]:
     group; customers name neither: another), each with its collections' operations. No write in one group
     shows in another's lists, so tests that read whole lists (`runner.ALONE`) may run a group each side by
     side. One group, or an operation of no collection (whose lists are unknown), is `ctx` unchanged."""
-    owner = {op.id: spec.collection_of(op) for op in spec.operations.values()}
+    owners = {op.id: spec.collection_of(op) for op in spec.operations.values()}
+    owner = {op: collection_name(own) for op, own in owners.items() if own is not None}
+    if len(owner) < len(owners):
+        return [ctx]
     group = {collection_name(c): collection_name(c) for c in spec.collections}
 
     def root(name: str) -> str:
@@ -61,18 +64,16 @@ def unlinked(ctx: Context, spec: Spec) -> list[Context]:
         return name
 
     for op in spec.operations.values():
-        own = owner[op.id]
         for other in spec.references(op).values():
-            if own is not None:
-                group[root(collection_name(other))] = root(collection_name(own))
+            group[root(collection_name(other))] = root(owner[op.id])
     members: dict[str, set[str]] = {}
     for name in group:
         members.setdefault(root(name), set()).add(name)
-    if len(members) <= 1 or None in owner.values():
+    if len(members) <= 1:
         return [ctx]
     found = []
     for names in members.values():
-        operations = frozenset(op for op, own in owner.items() if own is not None and collection_name(own) in names)
+        operations = frozenset(op for op, name in owner.items() if name in names)
         mine_ops = operations if ctx.shard_operations is None else operations & ctx.shard_operations
         mine = frozenset(names) if ctx.shard_collections is None else frozenset(names) & ctx.shard_collections
         found.append(replace(ctx, shard_operations=mine_ops, shard_collections=mine))

@@ -86,7 +86,7 @@ def test_a_second_signal_stops_at_once_without_reports(tmp_path: Path) -> None:
 
 
 def test_a_signal_before_the_pacer_exists_stops_it_when_it_is_given() -> None:
-    interrupts = Interrupts()
+    interrupts = Interrupts(2)
     interrupts.received(signal.SIGTERM)
     pacer = Pacer(4)
     interrupts.on(pacer.stop)
