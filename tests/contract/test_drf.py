@@ -1,11 +1,11 @@
 """The suite against a real Django REST Framework backend (tests/backends/drf, test support).
 
 The correct backend gives no violation; each variant with one defect DRF services commonly ship is
-reported by its named check. The default run keeps one fast-profile run against the correct backend;
-the three-seed runs (both profiles on a list over 300 items, every variant) carry the `drf` marker and
-run in `tox -e drf`, with the `realistic` variant (the real service of issue 17, three defects at once)
-under gunicorn's sync workers, the way Django is deployed. The tokens come from a running mock's realm,
-which the backend verifies against.
+reported by its named check; the `realistic` variant (the real service of issue 17, three defects at
+once) shows its three defects and nothing else. The three-seed runs carry the `drf` marker and run in
+`tox -e drf`, on Django as it is deployed: gunicorn's sync workers. The default run has the correct
+backend and one variant under gunicorn (tests/contract/test_zoo.py). The tokens come from a running
+mock's realm, which the backend verifies against.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ CAUGHT_BY = {
     "wrong_previous": "pagination_walk",
 }
 REALISTIC = "realistic"
+SYNC = "gunicorn-sync"  # as Django is deployed
 DEFECTS = tuple(d for d in COMBINED[REALISTIC] if d not in ADMITTED)  # unprotected_fk, default_lookup, writable_pk
 """The realistic variant's defects; it also keeps "" for an empty form value (blank_kept), which the spec admits."""
 
@@ -65,27 +66,41 @@ def contract(origin: str, realm: str, tmp_path: Path, *args: str, excluded: list
 
 
 @pytest.mark.drf
-@pytest.mark.parametrize("profile", ["fast", "default"])
-def test_correct_drf_backend_passes_with_three_seeds(realm: str, tmp_path: Path, profile: str) -> None:
-    """Three runs on one database whose product list is over three clamped pages long (the seed data plus
-    OVER_THREE_PAGES products): reruns must not collide with what earlier runs created."""
-    with drf.serve("correct", realm_url=f"{realm}/realms/shop", extra_products=OVER_THREE_PAGES) as origin:
+def test_correct_drf_backend_passes_with_three_seeds(realm: str, tmp_path: Path) -> None:
+    """Django as it is deployed (gunicorn, two sync workers, one request at a time each), the default
+    profile, three runs on one database whose product list is over three clamped pages long (the seed
+    data plus OVER_THREE_PAGES products): reruns must not collide with what earlier runs created, and
+    `--workers auto` (the default) overlaps no more requests than the server serves at once
+    (client/capacity.py), so the suite reports no slowness or refusal it caused itself (issue 27)."""
+    served = drf.serve("correct", realm_url=f"{realm}/realms/shop", extra_products=OVER_THREE_PAGES, server=SYNC)
+    with served as origin:
         for seed in SEEDS:
-            outcome = contract(origin, realm, tmp_path / str(seed), "--profile", profile, "--seed", str(seed))
+            outcome = contract(origin, realm, tmp_path / str(seed), "--profile", "default", "--seed", str(seed))
+            assert outcome.findings.get("errors") == [], f"seed {seed}: {outcome.findings.get('errors')}"
             assert outcome.code == 0, f"seed {seed}: " + outcome.stdout[-6000:] + outcome.stderr
+            assert outcome.findings["run"]["workers"] <= 2, f"seed {seed}: more requests in flight than two workers"
+
+
+def domain_verdict(origin: str, realm: str, report: Path, seed: int) -> tuple[int, set[str], list[str]]:
+    """Exit code, violated checks and errors of the domain checks alone (`--no-conformance`), fast profile."""
+    outcome = contract(origin, realm, report, "--profile", "fast", "--no-conformance", "--seed", str(seed))
+    caught = {violation["check"] for violation in outcome.findings.get("violations", [])}
+    return outcome.code, caught, outcome.findings.get("errors", [])
 
 
 @pytest.mark.drf
 @pytest.mark.parametrize("variant", sorted(CAUGHT_BY))
 def test_each_drf_variant_is_caught_by_its_check_with_three_seeds(realm: str, tmp_path: Path, variant: str) -> None:
     """Each defect is a domain check's to find, so `--no-conformance`: caught without Schemathesis' help
-    (a DELETE answering 500 included)."""
-    with drf.serve(variant, realm_url=f"{realm}/realms/shop") as origin:
-        for seed in SEEDS:
-            args = ("--profile", "fast", "--no-conformance", "--seed", str(seed))
-            outcome = contract(origin, realm, tmp_path / str(seed), *args)
-            caught = {violation["check"] for violation in outcome.findings.get("violations", [])}
-            assert outcome.code == 1 and CAUGHT_BY[variant] in caught, f"seed {seed}: caught by {sorted(caught)}"
+    (a DELETE answering 500 included), in three runs on one database under gunicorn's sync workers
+    (`Connection: close` after every response); the first seed on a fresh database under uvicorn gives
+    the very same verdict."""
+    with drf.serve(variant, realm_url=f"{realm}/realms/shop", server=SYNC) as origin:
+        verdicts = [domain_verdict(origin, realm, tmp_path / str(seed), seed) for seed in SEEDS]
+    for seed, (code, caught, errors) in zip(SEEDS, verdicts, strict=True):
+        assert (code, errors) == (1, []) and CAUGHT_BY[variant] in caught, f"seed {seed}: {code}, {caught}, {errors}"
+    with drf.serve(variant, realm_url=f"{realm}/realms/shop", server="uvicorn") as origin:
+        assert domain_verdict(origin, realm, tmp_path / "uvicorn", SEEDS[0]) == verdicts[0]
 
 
 def defect_explaining(violation: dict[str, Any]) -> str | None:
@@ -127,7 +142,7 @@ def test_the_realistic_backend_under_gunicorn_sync_shows_its_three_defects_and_n
     """Issue 17's service, served as deployed (gunicorn, 2 sync workers: `Connection: close` after every
     response), default profile, three seeds: every run completes, finds the three defects, and reports
     nothing that none of them explains."""
-    with drf.serve(REALISTIC, realm_url=f"{realm}/realms/shop", server="gunicorn-sync") as origin:
+    with drf.serve(REALISTIC, realm_url=f"{realm}/realms/shop", server=SYNC) as origin:
         for seed in SEEDS:
             outcome = contract(origin, realm, tmp_path / str(seed), "--profile", "default", "--seed", str(seed))
             found = outcome.findings.get("violations", [])
@@ -148,7 +163,7 @@ def test_the_read_back_checks_add_nothing_false_on_django_under_gunicorn(
     identifier variants are handled as the decisions table says; on the realistic one, nothing that
     its three defects do not explain. Two seeds: other values, other pages."""
     checks = ["--checks", *EXCLUDED[1:], "--no-conformance"]
-    with drf.serve(variant, realm_url=f"{realm}/realms/shop", server="gunicorn-sync") as origin:
+    with drf.serve(variant, realm_url=f"{realm}/realms/shop", server=SYNC) as origin:
         for seed in SEEDS[:2]:
             outcome = contract(origin, realm, tmp_path / str(seed), *checks, "--seed", str(seed), excluded=[])
             assert outcome.findings.get("errors") == [], f"seed {seed}: {outcome.findings.get('errors')}"
@@ -159,20 +174,6 @@ def test_the_read_back_checks_add_nothing_false_on_django_under_gunicorn(
             assert [violation for violation in found if defect_explaining(violation) is None] == [], f"seed {seed}"
             expected = (0,) if variant == "correct" else (0, 1)  # the realistic one: its defects, if these see them
             assert outcome.code in expected, f"seed {seed}: " + outcome.stdout[-6000:] + outcome.stderr
-
-
-@pytest.mark.drf
-def test_workers_auto_adds_no_violation_and_no_error_on_django_under_gunicorn_sync(realm: str, tmp_path: Path) -> None:
-    """Issue 27: the correct backend as Django is deployed (gunicorn, two sync workers, one request at a
-    time each), the default profile with `--workers auto`: the suite overlaps no more requests than the
-    server serves at once (client/capacity.py), so it reports no slowness or refusal it caused itself."""
-    with drf.serve("correct", realm_url=f"{realm}/realms/shop", server="gunicorn-sync") as origin:
-        outcome = contract(
-            origin, realm, tmp_path, "--profile", "default", "--seed", str(SEEDS[0]), "--workers", "auto"
-        )
-    assert outcome.findings.get("errors") == [], outcome.findings.get("errors")
-    assert outcome.code == 0, outcome.stdout[-6000:] + outcome.stderr
-    assert outcome.findings["run"]["workers"] <= 2, "more requests in flight than two sync workers serve"
 
 
 def reported(check: str, operation: str, url: str, response: str) -> dict[str, Any]:
