@@ -81,28 +81,6 @@ def test_correct_drf_backend_passes_with_three_seeds(realm: str, tmp_path: Path)
             assert outcome.findings["run"]["workers"] <= 2, f"seed {seed}: more requests in flight than two workers"
 
 
-def domain_verdict(origin: str, realm: str, report: Path, seed: int) -> tuple[int, set[str], list[str]]:
-    """Exit code, violated checks and errors of the domain checks alone (`--no-conformance`), fast profile."""
-    outcome = contract(origin, realm, report, "--profile", "fast", "--no-conformance", "--seed", str(seed))
-    caught = {violation["check"] for violation in outcome.findings.get("violations", [])}
-    return outcome.code, caught, outcome.findings.get("errors", [])
-
-
-@pytest.mark.drf
-@pytest.mark.parametrize("variant", sorted(CAUGHT_BY))
-def test_each_drf_variant_is_caught_by_its_check_with_three_seeds(realm: str, tmp_path: Path, variant: str) -> None:
-    """Each defect is a domain check's to find, so `--no-conformance`: caught without Schemathesis' help
-    (a DELETE answering 500 included), in three runs on one database under gunicorn's sync workers
-    (`Connection: close` after every response); the first seed on a fresh database under uvicorn gives
-    the very same verdict."""
-    with drf.serve(variant, realm_url=f"{realm}/realms/shop", server=SYNC) as origin:
-        verdicts = [domain_verdict(origin, realm, tmp_path / str(seed), seed) for seed in SEEDS]
-    for seed, (code, caught, errors) in zip(SEEDS, verdicts, strict=True):
-        assert (code, errors) == (1, []) and CAUGHT_BY[variant] in caught, f"seed {seed}: {code}, {caught}, {errors}"
-    with drf.serve(variant, realm_url=f"{realm}/realms/shop", server="uvicorn") as origin:
-        assert domain_verdict(origin, realm, tmp_path / "uvicorn", SEEDS[0]) == verdicts[0]
-
-
 def defect_explaining(violation: dict[str, Any]) -> str | None:
     """Which defect of the `realistic` variant explains a reported violation; None: no real defect does.
 
@@ -150,6 +128,28 @@ def test_the_realistic_backend_under_gunicorn_sync_shows_its_three_defects_and_n
             assert {violation["check"] for violation in found} >= {CAUGHT_BY[defect] for defect in DEFECTS}
             assert [violation for violation in found if defect_explaining(violation) is None] == [], f"seed {seed}"
             assert outcome.code == 1, f"seed {seed}: " + outcome.stderr
+
+
+def domain_verdict(origin: str, realm: str, report: Path, seed: int) -> tuple[int, set[str], list[str]]:
+    """Exit code, violated checks and errors of the domain checks alone (`--no-conformance`), fast profile."""
+    outcome = contract(origin, realm, report, "--profile", "fast", "--no-conformance", "--seed", str(seed))
+    caught = {violation["check"] for violation in outcome.findings.get("violations", [])}
+    return outcome.code, caught, outcome.findings.get("errors", [])
+
+
+@pytest.mark.drf
+@pytest.mark.parametrize("variant", sorted(CAUGHT_BY))
+def test_each_drf_variant_is_caught_by_its_check_with_three_seeds(realm: str, tmp_path: Path, variant: str) -> None:
+    """Each defect is a domain check's to find, so `--no-conformance`: caught without Schemathesis' help
+    (a DELETE answering 500 included), in three runs on one database under gunicorn's sync workers
+    (`Connection: close` after every response); the first seed on a fresh database under uvicorn gives
+    the very same verdict."""
+    with drf.serve(variant, realm_url=f"{realm}/realms/shop", server=SYNC) as origin:
+        verdicts = [domain_verdict(origin, realm, tmp_path / str(seed), seed) for seed in SEEDS]
+    for seed, (code, caught, errors) in zip(SEEDS, verdicts, strict=True):
+        assert (code, errors) == (1, []) and CAUGHT_BY[variant] in caught, f"seed {seed}: {code}, {caught}, {errors}"
+    with drf.serve(variant, realm_url=f"{realm}/realms/shop", server="uvicorn") as origin:
+        assert domain_verdict(origin, realm, tmp_path / "uvicorn", SEEDS[0]) == verdicts[0]
 
 
 @pytest.mark.drf
