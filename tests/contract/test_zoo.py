@@ -1,11 +1,12 @@
 """The suite against a zoo of real servers (tests/zoo): each a process on a loopback port, each the same verdict.
 
 Every correct target passes the fast profile with no violation and no part of the run left
-incomplete, whatever the server in front: gunicorn's sync workers (`Connection: close` after every
-response) and gthread workers for the DRF backend; uvicorn and hypercorn for the mock; nginx
-terminating TLS with a CA the test makes; an HTTP/1.0 server whose bodies end at EOF. Under gunicorn
-sync workers a DRF variant is caught by its check: one here, every variant with three seeds, and
-the same verdict as under uvicorn, in tests/contract/test_drf.py (tox -e drf).
+incomplete, whatever the server in front: gunicorn's gthread workers for the DRF backend; uvicorn
+and hypercorn for the mock; nginx terminating TLS with a CA the test makes; an HTTP/1.0 server whose
+bodies end at EOF. Under gunicorn's sync workers (`Connection: close` after every response) a DRF
+variant is caught by its check: one here; the correct backend, the realistic one and every variant
+with three seeds, each variant with the same verdict as under uvicorn, in tests/contract/test_drf.py
+(tox -e drf).
 """
 
 from __future__ import annotations
