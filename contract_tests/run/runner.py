@@ -98,7 +98,8 @@ def open_session(surface: Surface, ledger: Ledger, target: Target) -> Session:
 def learn(spec: Spec, target: Target, identities: Identities, ledger: Ledger) -> tuple[Known, Session]:
     """What the target serves (making what is missing, e.g. on an empty target), and the session that
     will remove what was made, on the backend (else the gateway). An answer too slow or too large is
-    recorded as its violation, and the run goes on knowing nothing."""
+    recorded as its violation, and the run goes on knowing nothing; credentials lost set `ledger.aborted`,
+    and the run ends with its reports."""
     surface = target.surface("backend") or target.surfaces[0]
     maker = open_session(surface, ledger, target)
     try:
@@ -108,6 +109,9 @@ def learn(spec: Spec, target: Target, identities: Identities, ledger: Ledger) ->
         return Known(identities), maker
     except BudgetSpent:
         ledger.unreached.append(f"[{surface.name}] discovery")
+        return Known(identities), maker
+    except CredentialsLost as exc:  # e.g. a static token that expired: the run ends here, with its reports
+        ledger.aborted = str(exc)
         return Known(identities), maker
     except Unreachable as exc:
         maker.close()
@@ -267,7 +271,8 @@ def _on_target(spec: Spec, target: Target, ledger: Ledger, test: Callable[[Known
     known, maker = learn(spec, target, Identities(), ledger)
     ledger.prelude = tuple(known.setup)
     try:
-        test(known)
+        if ledger.aborted is None:
+            test(known)
     except CredentialsLost as exc:
         ledger.aborted = str(exc)
     except Exception as exc:  # the suite's own defect: still a report, and exit 2

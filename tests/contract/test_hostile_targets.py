@@ -345,6 +345,19 @@ def test_a_static_token_that_expires_during_the_run_exits_2(
     assert "expired" in findings["aborted"] and findings["run"]["duration"] > 0
 
 
+def test_credentials_lost_while_learning_the_target_end_the_run_with_its_reports(tmp_path: Path) -> None:
+    """Refused from the first request after the reachability probe, so from the discovery's: the run ends
+    there, exit 2 in one line, and its reports say why (a static token that expires early, on a loaded
+    machine, meets the same)."""
+    app = hostile.Hostile(".*", f"{API}/.*", hostile.unauthorized, when=hostile.refusing_after(1))
+    with running(app) as origin:
+        outcome = shop_contract(["--base-url", origin + API, *credentials(origin), *QUICK, *ON_ITEMS], tmp_path)
+    assert_well_behaved(outcome, tmp_path, (2,))
+    assert "refused the suite's credentials" in outcome.stderr
+    assert "refused the suite's credentials" in outcome.findings["aborted"]
+    assert outcome.findings["violations"] == []
+
+
 def test_credentials_refused_in_the_middle_of_the_run_exit_2(tmp_path: Path) -> None:
     app = hostile.Hostile(".*", f"{API}/.*", hostile.unauthorized, when=hostile.refusing_after(30))
     with running(app) as origin:
