@@ -1,0 +1,1 @@
+"""Helpers of the project's own tests, imported by test modules and never collected as tests."""
