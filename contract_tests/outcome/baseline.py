@@ -13,9 +13,7 @@ the field (a JSON pointer), never quoting the value.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -27,6 +25,7 @@ import yaml
 
 from contract_tests.check_names import ALL_CHECKS
 from contract_tests.options import Options
+from contract_tests.outcome import files
 from contract_tests.outcome.findings import Acceptance, BaselineRun, Ledger, Violation
 from contract_tests.outcome.findings_file import pointer, said, schema
 from contract_tests.outcome.fingerprint import fingerprint
@@ -151,24 +150,12 @@ def dumps(entries: Iterable[Acceptance]) -> str:
 
 
 def write(path: Path, entries: Iterable[Acceptance]) -> None:
-    """Replace `path` with `entries` at once (a temporary file beside it, renamed): a reader or a crash never
-    sees half a file. What could not be read back is not written (BaselineError)."""
+    """Replace `path` with `entries` at once (outcome/files.py: a temporary file beside it, renamed): a reader
+    or a crash never sees half a file. What could not be read back is not written (BaselineError)."""
     text = dumps(entries)
     parse(text, path)
-    data = text.encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(descriptor, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    files.write(path, text.encode("utf-8"))
 
 
 def today() -> date:

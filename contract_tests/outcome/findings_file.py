@@ -1,11 +1,13 @@
 """A findings.json read back (by `shop-contract merge`): bounded, then valid against findings.schema.json.
 
 A report directory comes from another runner, so its file is input like any other: it is read up to the
-schema's `x-max-bytes`, its nesting and its items counted up to `x-max-depth` and `x-max-items` before
-Python's recursive parser sees it, its numbers must be finite and its strings Unicode text, and it must
-be valid against the schema the suite owns before any of it is used. Every refusal is one `FindingsError`
-naming the file and the field (a JSON pointer), never quoting the value: it may be huge, or made to act on
-a terminal.
+schema's `x-max-bytes`, its nesting and its items counted up to `x-max-depth` and `x-max-items` (and a
+key given twice in one object found) before Python's recursive parser sees it, its numbers must be
+finite and its strings Unicode text, and it must be valid against the schema the suite owns before any
+of it is used. What the schema cannot say, `repeated` checks: what names one thing (a violation's id, a
+check's passes, a baseline entry, an operation's coverage) names only one; two violations with one id
+would be replayed as one. Every refusal is one `FindingsError` naming the file and the field (a JSON
+pointer), never quoting the value: it may be huge, or made to act on a terminal.
 """
 
 from __future__ import annotations
@@ -59,9 +61,9 @@ def load(path: Path, schema_name: str = SCHEMA_NAME) -> dict[str, Any]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FindingsError(path, "", f"not UTF-8 (byte {exc.start})") from None
-    overgrown = too_large(text, depth, items)
-    if overgrown is not None:
-        raise FindingsError(path, pointer(overgrown[0]), overgrown[1])
+    misshapen = shape_problem(text, depth, items)
+    if misshapen is not None:
+        raise FindingsError(path, pointer(misshapen[0]), misshapen[1])
     try:
         document = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
     except json.JSONDecodeError as exc:
@@ -75,19 +77,64 @@ def load(path: Path, schema_name: str = SCHEMA_NAME) -> dict[str, Any]:
     if error is not None:
         where, problem = said(error, rules.get("x-document", "findings.json"))
         raise FindingsError(path, pointer(where), problem)
+    again = repeated(document) if schema_name == SCHEMA_NAME else None
+    if again is not None:
+        raise FindingsError(path, pointer(again[0]), again[1])
     valid: dict[str, Any] = document
     return valid
 
 
-def too_large(text: str, depth: int, items: int) -> tuple[list[str | int], str] | None:
-    """Where JSON `text` first nests deeper than `depth` or holds more than `items` array elements and
-    object members, and which; None when it does neither.
+def repeated(document: dict[str, Any]) -> tuple[list[str | int], str] | None:
+    """Where a findings.json valid against its schema names one thing twice, and what the first is; None
+    when every name is unique: a violation's id (new or accepted), a check's passes (surface, operation,
+    check), a baseline entry's fingerprint, an operation's coverage (surface, operation)."""
+    judged = document.get("baseline") or {}
+    named: list[tuple[str, list[tuple[list[str | int], Any]]]] = [
+        (
+            "the same id as",
+            [(["violations", n, "id"], v["id"]) for n, v in enumerate(document["violations"])]
+            + [(["baseline", "accepted", n, "id"], v["id"]) for n, v in enumerate(judged.get("accepted", []))],
+        ),
+        (
+            "the same check as",
+            [(["passes", n], (p["surface"], p["operation"], p["check"])) for n, p in enumerate(document["passes"])],
+        ),
+        (
+            "the same defect as",
+            [
+                (["baseline", "entries", n, "fingerprint"], e["fingerprint"])
+                for n, e in enumerate(judged.get("entries", []))
+            ],
+        ),
+        (
+            "the same operation as",
+            [
+                (["coverage", "operations", n], (o["surface"], o["operation"]))
+                for n, o in enumerate(document["coverage"]["operations"])
+            ],
+        ),
+    ]
+    for saying, names in named:
+        first: dict[Any, list[str | int]] = {}
+        for where, name in names:
+            if name in first:
+                return where, f"{saying} {pointer(first[name])}"
+            first[name] = where
+    return None
+
+
+def shape_problem(text: str, depth: int, items: int) -> tuple[list[str | int], str] | None:
+    """Where JSON `text` first nests deeper than `depth`, holds more than `items` array elements and
+    object members, or gives one object a key twice, and which; None when it does none of these.
 
     One linear pass over the punctuation (strings are skipped whole by a regex without backtracking), so
     a file nested 100,000 deep costs no recursion and a file of a million tiny values is refused before
-    it becomes a million objects. It assumes nothing of the syntax: json.loads judges that afterwards."""
+    it becomes a million objects. A key given twice is found here, where its place is known: the parser
+    would keep the last one without a word. It assumes nothing of the syntax: json.loads judges that
+    afterwards."""
     path: list[str | int] = []
     expects_key: list[bool] = []  # per open container: an object waiting for its next key
+    keys: list[set[str]] = []  # per open container: the keys its object has had
     counted = 0
     for match in _TOKEN.finditer(text):
         token = match.group()
@@ -100,10 +147,12 @@ def too_large(text: str, depth: int, items: int) -> tuple[list[str | int], str] 
                 return path, f"nested deeper than {depth} levels"
             path.append(0 if token == "[" else "")
             expects_key.append(token == "{")
+            keys.append(set())
         elif token in ("]", "}"):
             if path:
                 path.pop()
                 expects_key.pop()
+                keys.pop()
         elif token == ",":
             if path and isinstance(path[-1], int):
                 path[-1] += 1
@@ -113,7 +162,10 @@ def too_large(text: str, depth: int, items: int) -> tuple[list[str | int], str] 
             if path:
                 expects_key[-1] = False
         elif path and expects_key[-1]:
-            path[-1] = _key(token)
+            key = path[-1] = _key(token)
+            if key in keys[-1]:
+                return path, "a key given twice"
+            keys[-1].add(key)
     return None
 
 
@@ -181,6 +233,8 @@ def said(error: jsonschema.ValidationError, document: str) -> tuple[list[str | i
         return where, f"must be {' or '.join(json.dumps(v) for v in (expected if keyword == 'enum' else [expected]))}"
     if keyword == "pattern":
         return where, f"does not match {expected}"
+    if keyword == "not" and "x-not-problem" in error.schema:  # the schema's words for what its `not` refuses
+        return where, str(error.schema["x-not-problem"])
     if keyword in ("minimum", "minLength", "maxLength", "maxItems"):
         return where, f"{keyword} is {expected}"
     return where, f"fails the schema's {keyword}"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from contract_tests.options import Options
-from contract_tests.outcome import html_report
+from contract_tests.outcome import files, html_report
 from contract_tests.outcome.baseline import shown_fingerprint
 from contract_tests.outcome.evidence import describe
 from contract_tests.outcome.findings import Acceptance, Key, Ledger, Violation
@@ -275,7 +275,7 @@ def write(ledger: Ledger, options: Options) -> list[Path]:
 
 def write_files(ledger: Ledger, junit_file: Path | None, report_dir: Path | None) -> list[Path]:
     """Write `junit_file` and `report_dir` (report.html, summary.txt, junit.xml, findings.json), those
-    given; the paths written."""
+    given; the paths written. Each file appears whole or not at all (outcome/files.py)."""
     written = []
     document = junit_xml(ledger)
     targets = [junit_file] if junit_file else []
@@ -283,16 +283,16 @@ def write_files(ledger: Ledger, junit_file: Path | None, report_dir: Path | None
         targets.append(report_dir / "junit.xml")
     for junit in targets:
         junit.parent.mkdir(parents=True, exist_ok=True)
-        junit.write_bytes(document)
+        files.write(junit, document)
         written.append(junit)
     if report_dir is not None:
         report_dir.mkdir(parents=True, exist_ok=True)
         data = as_json(ledger)
         findings = report_dir / "findings.json"
-        findings.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        files.write(findings, json.dumps(data, indent=2).encode("utf-8"))
         html = report_dir / HTML
-        html.write_text(html_report.render(data), encoding="utf-8")
+        files.write(html, html_report.render(data).encode("utf-8"))
         text = report_dir / "summary.txt"
-        text.write_text(summary(ledger, html=Path(HTML)) + "\n", encoding="utf-8")  # beside it
+        files.write(text, (summary(ledger, html=Path(HTML)) + "\n").encode("utf-8"))  # beside it
         written += [text, findings, html]
     return written

@@ -1,7 +1,9 @@
 """Ctrl-C, or SIGTERM from a process manager or a container runtime (the suite as PID 1 gets no default
 action for it), ends a run the way its time budget does: no request starts any more, the parts in flight
 end within one request deadline, and the reports say the run was stopped and what it did not reach
-(exit 2). A second signal stops the process at once, without reports.
+(exit 2). A second signal stops the process at once, without the reports not yet written: a report
+file is written whole or not at all (outcome/files.py), and the one being written when the signal came
+is not left behind, not even as its temporary.
 
 Only `shop-contract`'s own process installs the handlers (`installed`); the pytest plugin leaves the
 signals to pytest.
@@ -16,6 +18,8 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
+
+from contract_tests.outcome import files
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -42,7 +46,8 @@ class Interrupts:
         """A signal handler: the first signal stops the run, a second ends the process now."""
         name = signal.Signals(signum).name
         if self.reason is not None:
-            print(f"shop-contract: error: {name} again: stopped at once, no report written", file=sys.stderr)
+            files.discard_unfinished()  # os._exit runs no `finally`: the temporary being written goes first
+            print(f"shop-contract: error: {name} again: stopped at once, no further report written", file=sys.stderr)
             os._exit(self.at_once_exit)  # the threads still waiting on the target are not waited for
         with self._lock:
             self.reason = f"interrupted by {name}"

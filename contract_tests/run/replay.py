@@ -21,6 +21,7 @@ import argparse
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -87,10 +88,22 @@ def chosen(by_id: Mapping[str, Violation], ids: list[str], everything: bool, rep
     return {name: by_id[name] for name in dict.fromkeys(ids)}
 
 
-def options_of(args: argparse.Namespace, recorded: Mapping[str, str]) -> Options:
+CREDENTIALS = {"api_key": "--api-key", "token": "--token", "token_url": "--token-url"}
+"""What sends the user's credentials to the target: a secret (or its SHOP_CONTRACT_* variable), or a grant."""
+
+
+def options_of(args: argparse.Namespace, recorded: Mapping[str, str], report: Path) -> Options:
     """A run's options for the target to replay on: the URLs given (`--base-url`, `--gateway-url`), else the
-    ones the run recorded."""
+    ones the run recorded, but only without credentials: a report directory may be anyone's (a CI artifact
+    of a fork's pull request), so the user's credentials go only to a target named on the command line."""
     given = args.base_url is not None or args.gateway_url is not None
+    secrets = [flag for name, flag in CREDENTIALS.items() if getattr(args, name)]
+    if not given and secrets:
+        raise ReplayError(
+            f"credentials are set ({', '.join(secrets)}, or a SHOP_CONTRACT_* variable) and no target is given: "
+            f"name it with --base-url or --gateway-url (replay sends credentials only to a target named on the "
+            f"command line, never to the one {report / merge.FILE} records)"
+        )
     return Options(
         base_url=args.base_url if given else recorded.get("backend"),
         gateway_url=args.gateway_url if given else recorded.get("gateway"),
@@ -107,6 +120,54 @@ def options_of(args: argparse.Namespace, recorded: Mapping[str, str]) -> Options
     )
 
 
+def moves(recorded: Mapping[str, str], options: Options) -> dict[str, str]:
+    """Each recorded surface's base URL and the one it is replayed on (the surfaces given)."""
+    current = {"backend": options.base_url, "gateway": options.gateway_url}
+    return {recorded[name]: url for name, url in current.items() if url and name in recorded}
+
+
+def rebased(url: str, bases: Mapping[str, str]) -> str:
+    """`url` under the base it is replayed on when it is under a recorded surface's base URL, else as it is."""
+    for old, new in bases.items():
+        old = old.rstrip("/")
+        if url == old or url.startswith(old + "/"):
+            return new.rstrip("/") + url[len(old) :]
+    return url
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """The scheme, host and port `url` names (the default port of its scheme when none is written)."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
+    except ValueError:  # a port that is not one
+        port = None
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port
+
+
+def refuse_elsewhere(violations: Mapping[str, Violation], recorded: Mapping[str, str], options: Options) -> None:
+    """ReplayError, before anything is sent, when a request a violation records (its setup or itself) would go
+    to an origin that is none of the target's being replayed: it would carry the user's credentials there."""
+    targets = {"backend": options.base_url, "gateway": options.gateway_url}
+    allowed = {origin(url) for url in targets.values() if url}
+    bases = moves(recorded, options)
+    for name, violation in violations.items():
+        if not targets.get(violation.surface):
+            continue  # not judged: its surface is not given, nothing of it is sent
+        for curl in (*violation.setup, violation.curl):
+            try:
+                url = rebased(recorded_request(curl)["url"], bases)
+            except NotACurl:
+                continue  # not judged either: it cannot be sent
+            if origin(url) not in allowed:
+                scheme, host, port = origin(url)
+                elsewhere = escape(f"{scheme}://{host}:{port}"[:80])
+                raise ReplayError(
+                    f"violation {escape(name[:SHOWN_ID])} records a request to {elsewhere}, which is not the "
+                    "target being replayed: refused, nothing sent"
+                )
+
+
 def replay(
     args: argparse.Namespace, run: RunSuite, exported: Callable[[Path], None] = lambda path: None
 ) -> Iterator[Verdict]:
@@ -115,7 +176,8 @@ def replay(
     test run again: given by the caller, so that replaying stays beside the runner, not above it."""
     ledger, by_id = read(args.report_dir)
     violations = chosen(by_id, args.ids, args.all, args.report_dir)
-    options = options_of(args, ledger.run.targets)
+    options = options_of(args, ledger.run.targets, args.report_dir)
+    refuse_elsewhere(violations, ledger.run.targets, options)
     spec = Spec.load(options.spec)
     if args.export_tests is not None:
         exported(export_tests.write(list(violations.values()), ledger.run.targets, spec, args.export_tests))
@@ -146,16 +208,16 @@ def judged(
         again = f"shop-contract --include {violation.operation} --checks {check}"
         why = f"{check} judges more than one answer (what was generated, what came before): run `{again}`"
         return Verdict(name, violation, NOT_JUDGED, why)
-    recorded_base = recorded.get(surface.name, surface.base_url)
+    bases = moves(recorded, options)
     if check in TRANSPORT_CHECKS or rejudge.judges_one_answer(check):
-        return resent(spec, target, surface, recorded_base, name, violation)
+        return resent(spec, target, surface, bases, name, violation)
     verdict = rerun(options, run, name, violation)
     expect = export_tests.expectations(spec, spec.operations.get(violation.operation), violation)
     if verdict.outcome != FIXED or export_tests.skipped(violation, expect):
         return verdict
     # The test ran again on the target as it is now (which may skip what the recorded requests did, e.g. an
     # item of the run's own left behind): the recorded requests must hold the rule too.
-    recorded_requests = resent(spec, target, surface, recorded_base, name, violation, expect)
+    recorded_requests = resent(spec, target, surface, bases, name, violation, expect)
     return recorded_requests if recorded_requests.outcome == STILL_FAILING else verdict
 
 
@@ -163,17 +225,19 @@ def resent(
     spec: Spec,
     target: Target,
     surface: Surface,
-    recorded_base: str,
+    bases: Mapping[str, str],
     name: str,
     violation: Violation,
     expect: JSON | None = None,
 ) -> Verdict:
-    """The violation's requests sent again to `surface`, the last answer judged by its check (given
-    `expect`, by the check's rule as an exported test states it: outcome/standalone.py)."""
+    """The violation's requests sent again, each recorded surface's to the one given (`bases`: recorded base
+    URL to current), the last answer judged by its check (given `expect`, by the check's rule as an exported
+    test states it: outcome/standalone.py)."""
     try:
-        steps = [recorded_request(curl) for curl in (*violation.setup, violation.curl)]
+        recorded = [recorded_request(curl) for curl in (*violation.setup, violation.curl)]
     except NotACurl as exc:
         return Verdict(name, violation, NOT_JUDGED, f"its request cannot be sent again: {exc}")
+    steps = [{**step, "url": rebased(step["url"], bases)} for step in recorded]
     op = spec.operations.get(violation.operation)
     if op is None:
         return Verdict(name, violation, NOT_JUDGED, f"the spec has no operation {violation.operation}")
@@ -185,7 +249,7 @@ def resent(
 
         try:
             exchanges = standalone.reenact(
-                steps, export_tests.collections(spec), recorded_base, surface.base_url, credentials, send
+                steps, export_tests.collections(spec), surface.base_url, surface.base_url, credentials, send
             )
         except (httpx.TimeoutException, ResponseTooLarge) as exc:
             caught = "response_time" if isinstance(exc, httpx.TimeoutException) else "response_size"

@@ -100,6 +100,25 @@ def test_a_baseline_accepts_exactly_its_violations_on_another_seed(
     assert "Accepted findings (baseline)" in (tmp_path / "report" / "report.html").read_text()
 
 
+def test_a_fingerprint_with_a_line_break_is_refused_naming_the_entry(
+    recorded: tuple[Path, Outcome], tmp_path: Path
+) -> None:
+    """A YAML block scalar (`|`) ends its text with a line break, easy to miss in review: the entry matched
+    nothing, so the run failed on the very violations it was meant to accept, without a word why."""
+    lines = [f"- fingerprint: |\n    {entry.fingerprint}\n  reason: legacy\n" for entry in baseline.read(recorded[0])]
+    path = tmp_path / "contract-baseline.yaml"
+    path.write_text("version: 1\naccepted:\n" + "".join(lines), encoding="utf-8")
+    args = ["--include", "get_product", *NARROW, "--seed", "8", "--baseline", str(path)]
+    outcome = run(MSRP_VARIANT.build(), args, tmp_path / "report")
+    assert outcome.code == 2, outcome.stdout[-3000:] + outcome.stderr
+    assert outcome.stderr.strip().splitlines() == [
+        f"shop-contract: error: --baseline {path} at /accepted/0/fingerprint: holds a control character (a line "
+        "break, a tab, an escape): a fingerprint is one line, as the reports show it, and such an entry would "
+        "accept nothing"
+    ]
+    assert not (tmp_path / "report").exists(), "refused before the run"
+
+
 def test_a_new_defect_fails_the_gate_and_only_it_is_new(recorded: tuple[Path, Outcome], tmp_path: Path) -> None:
     both = Fault(
         MSRP_VARIANT.build(), "GET", f"{API}/products/", response=edit_json(results(set_field("quantityinstock", str)))

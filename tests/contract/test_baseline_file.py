@@ -40,6 +40,8 @@ def ledger_of(*violations: Violation, narrowed: tuple[str, ...] = ()) -> Ledger:
 
 MSRP = fingerprint(violation("get_product"))
 QUOTED = json.dumps(MSRP)  # YAML reads a JSON string as itself
+CONTROLS = {"a tab": "\t", "a carriage return": "\r", "an escape": "\x1b", "U+2028": "\u2028"}
+"""Characters the reports never leave in a fingerprint (its rule's white space is one space, the rest escaped)."""
 STOCK = fingerprint(violation("list_products", rule="Response violates schema: '7' is not of type 'integer'"))
 
 
@@ -172,6 +174,17 @@ HOSTILE = {
         f"version: 1\naccepted:\n- fingerprint: {QUOTED}\n  reason: r\n  expires: 31/01/2027\n",
         "at /accepted/0/expires: does not match",
     ),
+    "a fingerprint ending in a line break": (
+        f"version: 1\naccepted:\n- fingerprint: |\n    {MSRP}\n  reason: r\n",
+        "at /accepted/0/fingerprint: holds a control character",
+    ),
+    **{
+        f"a fingerprint holding {name}": (
+            f"version: 1\naccepted:\n- fingerprint: {json.dumps(MSRP + character + 'x')}\n  reason: r\n",
+            "at /accepted/0/fingerprint: holds a control character",
+        )
+        for name, character in CONTROLS.items()
+    },
     "one defect twice": (
         f"version: 1\naccepted:\n- fingerprint: {QUOTED}\n  reason: r\n- fingerprint: {QUOTED}\n  reason: s\n",
         "at /accepted/1/fingerprint: the same defect as /accepted/0",

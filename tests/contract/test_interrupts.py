@@ -6,16 +6,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from contract_tests.client.pacing import BudgetSpent, Pacer
+from contract_tests.outcome import findings_file
 from contract_tests.run.interrupts import Interrupts
 from mock_server.app import create_app
 from mock_server.settings import Settings
@@ -81,7 +85,10 @@ def test_a_second_signal_stops_at_once_without_reports(tmp_path: Path) -> None:
         child.send_signal(signal.SIGTERM)
         stdout, stderr = child.communicate(timeout=60)
     assert child.returncode == 2, stdout[-2000:] + stderr
-    assert stderr.strip().splitlines()[-1] == "shop-contract: error: SIGTERM again: stopped at once, no report written"
+    assert (
+        stderr.strip().splitlines()[-1]
+        == "shop-contract: error: SIGTERM again: stopped at once, no further report written"
+    )
     assert not (tmp_path / "findings.json").exists()
 
 
@@ -93,3 +100,63 @@ def test_a_signal_before_the_pacer_exists_stops_it_when_it_is_given() -> None:
     with pytest.raises(BudgetSpent, match="interrupted by SIGTERM"):
         pacer.send(lambda: 200, lambda code: code, lambda code: None)
     assert pacer.stopped_by == "interrupted by SIGTERM"
+
+
+REPORTS = ("junit.xml", "findings.json", "report.html", "summary.txt")
+AT_CREATION = Path(__file__).parent / "at_creation"
+"""A sitecustomize sending the child SIGTERM then SIGINT the moment it creates a given file."""
+
+
+@pytest.fixture(scope="module")
+def mock_api() -> Iterator[str]:
+    with running(create_app(Settings())) as origin:
+        yield f"{origin}/shop/api/v1"
+
+
+def contract(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-W", "ignore", "-m", "contract_tests", *args]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+
+
+def whole(path: Path) -> bool:
+    """Whether the report file at `path` is whole: findings.json valid against its schema, junit.xml XML, the
+    others with the end they are written with."""
+    text = path.read_text(encoding="utf-8")
+    if path.name == "findings.json":
+        try:
+            return findings_file.load(path)["run"]["shard"] == "1/1"
+        except findings_file.FindingsError:
+            return False
+    if path.name == "junit.xml":
+        try:
+            return ET.parse(path).getroot().tag == "testsuite"
+        except ET.ParseError:
+            return False
+    return text.rstrip().endswith("</html>") if path.name == "report.html" else "\nResult: " in text
+
+
+@pytest.mark.parametrize("created", REPORTS)
+def test_signals_the_moment_a_report_file_is_created_leave_every_report_whole_or_absent(
+    created: str, mock_api: str, tmp_path: Path
+) -> None:
+    """SIGTERM, then SIGINT when the reports are being written: each file is whole or not there, with no
+    temporary left behind; findings.json is read back by `merge` and `replay` (the `run` of one shard, so
+    that `merge` takes it)."""
+    reports = tmp_path / "reports"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(AT_CREATION), os.environ.get("PYTHONPATH")]))}
+    env["SHOP_TEST_SIGNALS_AT"] = str(reports / created)
+    run = ["--base-url", mock_api, "--api-key", "dev-api-key", "--include", "list_product_lines", "--no-domain"]
+    stopped = contract(*run, "--max-examples", "1", "--shard", "1/1", "--report-dir", str(reports), env=env)
+    assert stopped.returncode == 2, stopped.stdout[-2000:] + stopped.stderr
+    assert "again: stopped at once" in stopped.stderr.strip().splitlines()[-1]
+    present = sorted(path.name for path in reports.iterdir())
+    assert set(present) <= set(REPORTS), f"a temporary left behind: {present}"
+    for name in present:
+        assert whole(reports / name), f"{name} is not whole ({(reports / name).stat().st_size} bytes)"
+    if "findings.json" in present:
+        merged = contract("merge", str(reports), "--report-dir", str(tmp_path / "merged"))
+        assert merged.returncode == 0, merged.stderr
+        replayed = contract(
+            "replay", "--all", "--report-dir", str(reports), "--base-url", mock_api, "--api-key", "dev-api-key"
+        )
+        assert (replayed.returncode, replayed.stdout.strip()) == (0, "nothing replayed"), replayed.stderr

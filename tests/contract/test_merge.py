@@ -219,6 +219,44 @@ def test_a_field_missing_or_unknown_is_exit_2_naming_it(edit: Edit, words: str, 
     assert_refused(merged(tmp_path, first.parent, second.parent), tmp_path, str(second), words)
 
 
+def twice(field: str) -> Edit:
+    """An edit giving the list at `field` its first item again (a violation with its script)."""
+
+    def edit(document: dict[str, Any]) -> None:
+        document[field].append(document[field][0])
+        if field == "violations":
+            document["scripts"].append(document["scripts"][0])
+
+    return edit
+
+
+def key_twice(document: dict[str, Any]) -> None:
+    document["run"] = {"__twice__": 0, **document["run"]}  # made `"seed": 8` below, before the recorded one
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (twice("violations"), "at /violations/1/id: the same id as /violations/0/id"),
+        (twice("passes"), "at /passes/1: the same check as /passes/0"),
+        (key_twice, "at /run/seed: a key given twice"),
+    ],
+    ids=["violation-id", "passes", "json-key"],
+)
+def test_a_name_given_twice_is_exit_2_naming_it_for_merge_and_replay(edit: Edit, words: str, tmp_path: Path) -> None:
+    """Two violations with one id were replayed as one, two passes of one check were added up, and of a key
+    given twice JSON keeps the last: each without a word."""
+    first, second = two_shards(tmp_path)
+    edited(second, edit)
+    if edit is key_twice:
+        text = second.read_text(encoding="utf-8")
+        second.write_text(text.replace('"__twice__": 0', '"seed": 8', 1), encoding="utf-8")
+    assert_refused(merged(tmp_path, first.parent, second.parent), tmp_path, str(second), words)
+    replayed = shop_contract(["replay", "--all", "--report-dir", str(second.parent)])
+    assert replayed.stderr.strip().splitlines() == [f"shop-contract: error: {second} {words}"], replayed.stderr
+    assert replayed.code == 2 and replayed.stdout == ""
+
+
 def test_a_long_foreign_value_is_cut_in_the_error(tmp_path: Path) -> None:
     first, second = two_shards(tmp_path)
     edited(second, setting("/run/profile", "x" * 1_000_000 + "\n\x1b[2J"))

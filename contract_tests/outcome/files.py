@@ -1,0 +1,67 @@
+"""A file the suite writes (a report, the JUnit file, a baseline) appears whole or not at all.
+
+A reader of the report directory (`merge`, `replay`, a CI step uploading it) must never find half a
+file, nor an empty one: the bytes go to a temporary file beside the final one (the same directory, so
+the rename cannot cross file systems), which is flushed to the disk and then renamed over the final
+name at once (`os.replace`). A crash or a signal before the rename leaves the previous file, or none.
+
+A second Ctrl-C ends the process at once, by `os._exit` (run/interrupts.py), which runs no `finally`:
+the temporaries being written are listed here before they are created, so that the signal handler
+removes them first (`discard_unfinished`). Their names start with a dot and end in `.tmp`, so a file
+left by a `kill -9` is never taken for a report (`findings.json` is `.findings.json.1a2b3c4d.tmp`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+_UNFINISHED: set[Path] = set()
+"""The temporaries being written, each listed before it is created and unlisted once renamed or removed."""
+
+
+def temporary_for(path: Path) -> Path:
+    """A fresh name for `path`'s temporary, beside it, never one a reader takes for `path`."""
+    return path.with_name(f".{path.name}.{os.urandom(4).hex()}.tmp")
+
+
+def write(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` at once; `path` keeps its permissions when it exists (else the umask's
+    default). OSError when it cannot be written, the temporary removed and `path` as it was."""
+    existing = _permissions(path)
+    temporary = temporary_for(path)
+    _UNFINISHED.add(temporary)  # before it exists: a signal just after its creation finds it listed
+    try:
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(descriptor, view) :]
+            if existing is not None:
+                os.fchmod(descriptor, existing)
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    finally:
+        _UNFINISHED.discard(temporary)
+
+
+def discard_unfinished() -> None:
+    """Remove every temporary being written (from a signal handler about to end the process): the final
+    files stay as they were, whole."""
+    for temporary in list(_UNFINISHED):
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+
+
+def _permissions(path: Path) -> int | None:
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return None

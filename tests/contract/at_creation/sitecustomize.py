@@ -1,0 +1,51 @@
+"""Signals timed on the creation of a file, for a test's child process (this directory on its PYTHONPATH).
+
+With SHOP_TEST_SIGNALS_AT=DIR/NAME in its environment, the process sends itself SIGTERM, then SIGINT, the
+moment it has created NAME in DIR, or a temporary file for it (a name holding NAME): an audit hook sees
+the file opened for writing, and the first function call or return after that open (when the file
+exists, before a byte is written) sends the signals. An external watcher of the directory would race the
+write, which takes microseconds; this hits the window every time, as a user's unlucky second Ctrl-C does.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from types import FrameType
+from typing import Any
+
+_WATCHED = os.environ.get("SHOP_TEST_SIGNALS_AT")
+_armed = _WATCHED is not None
+
+
+def _writing(args: tuple[Any, ...]) -> bool:
+    """Whether an "open" audit event's (path, mode, flags) opens a path for writing."""
+    _, mode, flags = args
+    if isinstance(mode, str):
+        return any(letter in mode for letter in "wax+")
+    return isinstance(flags, int) and bool(flags & (os.O_WRONLY | os.O_RDWR))
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    global _armed
+    if not _armed or event != "open" or _WATCHED is None or not isinstance(args[0], str | bytes | os.PathLike):
+        return
+    path = os.path.realpath(os.fsdecode(args[0]))
+    directory, name = os.path.split(_WATCHED)
+    if os.path.dirname(path) == os.path.realpath(directory) and name in os.path.basename(path) and _writing(args):
+        _armed = False
+        sys.setprofile(_signalled)
+
+
+def _signalled(frame: FrameType, event: str, arg: object) -> None:
+    """The first event after the open (the audit hook's own return aside): the file exists now."""
+    if frame.f_code is _audit.__code__:
+        return
+    sys.setprofile(None)
+    os.kill(os.getpid(), signal.SIGTERM)
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+if _WATCHED is not None:
+    sys.addaudithook(_audit)
