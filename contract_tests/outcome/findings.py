@@ -36,6 +36,12 @@ class Violation:
     """The requests (curl) that make the state the failing one depends on, in order; empty when none."""
 
 
+def same_finding(one: Violation, other: Violation) -> bool:
+    """Whether two violations are one finding: the same rule broken by the same requests. A flaky target
+    may answer them differently; the first answer is kept, so that every id in a report names one."""
+    return replace(one, response="") == replace(other, response="")
+
+
 @dataclass(frozen=True)
 class Skip:
     """A check that could not be exercised on an operation, and why (never a silent pass)."""
@@ -204,7 +210,7 @@ class Ledger:
             violation = replace(violation, rule=violation.rule[:RULE_EXCERPT] + " …")
         if self.prelude:
             violation = replace(violation, setup=(*self.prelude, *violation.setup))
-        if violation not in self.violations:
+        if not any(same_finding(violation, known) for known in self.violations):
             self.violations.append(violation)
 
     def part(self) -> Ledger:

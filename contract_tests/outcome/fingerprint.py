@@ -41,7 +41,11 @@ def fingerprint(violation: Violation) -> str:
 
 
 def violation_id(violation: Violation) -> str:
-    """Eight hexadecimal characters from the fingerprint and the failing request: the same finding has the
-    same id in every report of a run (and in `merge`), two findings of one defect have two."""
-    digest = hashlib.sha256(f"{fingerprint(violation)}\n{violation.curl}".encode("utf-8", "replace"))
+    """Eight hexadecimal characters from the fingerprint, the rule, the failing request and its setup.
+
+    The same finding has the same id in every report of a run (and in `merge`); two findings of one defect
+    have two. The ledger keeps one violation per id (`Ledger.violated`), so that `replay ID` names one.
+    """
+    named = "\n".join((fingerprint(violation), violation.rule, violation.curl, *violation.setup))
+    digest = hashlib.sha256(named.encode("utf-8", "replace"))
     return digest.hexdigest()[:8]

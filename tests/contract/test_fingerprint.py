@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from contract_tests.outcome.findings import Violation
+from dataclasses import replace
+
+from contract_tests.outcome.findings import Ledger, Violation
 from contract_tests.outcome.fingerprint import fingerprint, rule_shape, violation_id
 
 
@@ -47,3 +49,15 @@ def test_ids_are_eight_hex_characters_and_tell_two_findings_of_one_defect_apart(
     assert violation_id(first) != violation_id(second)
     assert violation_id(first) == violation_id(violation("`productName` reads back 'a'", "curl http://x/products/1"))
     assert len(violation_id(first)) == 8 and int(violation_id(first), 16) >= 0
+
+
+def test_a_ledger_holds_one_violation_per_id_whatever_a_flaky_target_answered() -> None:
+    ledger = Ledger()
+    first = violation("`productName` reads back 'a' instead of 'b'")
+    ledger.violated(first)
+    ledger.violated(replace(first, response="HTTP 200 (another body)"))
+    ledger.violated(replace(first, setup=("curl -X POST 'http://127.0.0.1:8000/shop/api/v1/products/'",)))
+    ledger.violated(replace(first, rule="`productName` reads back 'c' instead of 'b'"))
+    ids = [violation_id(v) for v in ledger.violations]
+    assert len(ids) == 3 == len(set(ids))
+    assert ledger.violations[0].response == "HTTP 200"
