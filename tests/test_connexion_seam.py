@@ -14,6 +14,7 @@ import pytest
 from connexion import AsyncApp
 from connexion.apps.asynchronous import AsyncApi, AsyncASGIApp, AsyncOperation
 from connexion.decorators import StarletteDecorator
+from connexion.exceptions import TypeValidationError
 from connexion.frameworks.starlette import Starlette
 from connexion.middleware.main import ConnexionMiddleware
 from connexion.security import AbstractSecurityHandler
@@ -27,6 +28,7 @@ from mock_server.api import connexion_seam
 from mock_server.api.connexion_seam import (
     CompiledParameterValidator,
     DecoratedOnceASGIApp,
+    FormAdapter,
     InspectOnce,
     JSONBodyAdapter,
     URIParserAdapter,
@@ -149,3 +151,30 @@ def test_the_compiled_parameter_validator_answers_as_connexions(param: dict[str,
 
 def test_a_json_body_validator_is_still_connexions() -> None:
     assert issubclass(JSONBodyAdapter, JSONRequestBodyValidator)
+
+
+FORM_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "note": {"type": "string", "nullable": True},
+        "count": {"type": "integer", "nullable": True},
+        "stock": {"type": "integer"},
+    },
+}
+
+
+def test_a_form_keeps_as_text_what_connexions_typing_takes_for_null_or_cannot_type() -> None:
+    """Connexion's form typing takes "null" and "None" for null in a nullable field and fails a whole form on
+    one text that is not a number, naming no field; the seam keeps each such text for validation to judge."""
+    parser = URIParserAdapter([], {"content": {}, "schema": FORM_SCHEMA})
+    assert parser.resolve_form({"note": ["null"], "count": [" None "], "stock": ["7"]}) == {
+        "note": None,
+        "count": None,
+        "stock": 7,
+    }
+    with pytest.raises(TypeValidationError):
+        parser.resolve_form({"stock": ["x"]})
+    form = FormAdapter(schema=FORM_SCHEMA, required=True, encoding="utf-8", strict_validation=False, uri_parser=parser)
+    typed = form.resolve_form({"note": ["null"], "count": [" None "], "stock": ["x"]})
+    assert typed == {"note": "null", "count": " None ", "stock": "x"}
+    assert form.resolve_form({"count": ["7"], "stock": ["-3"]}) == {"count": 7, "stock": -3}

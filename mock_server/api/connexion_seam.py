@@ -51,6 +51,7 @@ from connexion.context import receive, scope
 from connexion.datastructures import MediaTypeDict
 from connexion.decorators import StarletteDecorator
 from connexion.decorators.parameter import pythonic, sanitized
+from connexion.exceptions import TypeValidationError
 from connexion.frameworks.starlette import Starlette as StarletteFramework
 from connexion.lifecycle import ConnexionResponse
 from connexion.security import ApiKeySecurityHandler, BearerSecurityHandler
@@ -311,9 +312,18 @@ class FormAdapter(BodyFields, FormDataValidator):  # type: ignore[misc]
         message, new_scope = self.reencode(body, scope)
         return self._insert_messages(receive, messages=[message]), new_scope
 
-    def resolve_form(self, fields: dict[str, t.Any]) -> dict[str, t.Any]:
-        """The form's fields typed by the operation's URI parser, as Connexion's own parse does."""
-        resolved: dict[str, t.Any] = self._uri_parser.resolve_form(fields)
+    def resolve_form(self, fields: dict[str, list[str]]) -> dict[str, t.Any]:
+        """The form's fields typed by the operation's URI parser as Connexion's own parse does, except
+        that a text stays text where Connexion takes "null" or "None" for null (`is_null`: a form's
+        null is the empty value alone, decision `form-text`) or fails on a number's text, naming no
+        field. Validation judges that text by the field's schema, naming the field it refuses."""
+        resolved: dict[str, t.Any] = {}
+        for name, values in fields.items():
+            try:
+                typed = self._uri_parser.resolve_form({name: values})[name]
+            except TypeValidationError:
+                typed = None
+            resolved[name] = values[-1] if typed is None else typed
         return resolved
 
     async def parse(self, stream: Stream, scope: Scope) -> t.Any:

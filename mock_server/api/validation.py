@@ -3,14 +3,16 @@
 They replace Connexion's own (which build a Python jsonschema validator per request) to fix what a
 probe of Connexion 3.3 found: formats it does not check (`decimal`, `date`, `byte`), 500s on bodies
 that are not UTF-8 or too deeply nested, and multipart without a boundary. Form bodies get the
-documented null rule before validation: an empty value (or the text `null`, which is how multipart
-clients spell None) sets a nullable field to null.
+documented null rule before validation: the empty value sets a nullable field to null, and every other
+value is text (`null`, `None`, `true` and `0` are stored as sent in a string field; a number field
+refuses them), as Django REST Framework parses a form (the spec's decisions `empty-form-value` and
+`form-text`).
 """
 
 from __future__ import annotations
 
+import json
 import typing as t
-from urllib.parse import urlencode
 
 from starlette.datastructures import Headers, MutableHeaders, UploadFile
 from starlette.formparsers import MultiPartException
@@ -29,7 +31,7 @@ from mock_server.spec.errors import BadRequest
 from mock_server.spec.inputs import load_json
 from mock_server.spec.schemas import FieldError, Schema, SchemaValidator
 
-FORM_NULLS = ("", "null")
+FORM_NULL = ""
 _compiled: dict[int, tuple[Schema, SchemaValidator]] = {}
 
 
@@ -91,20 +93,19 @@ class JSONBodyValidator(JSONBodyAdapter):
 class FormBodyValidator(FormAdapter):
     """Parses a form body, applies the null rule, validates, and hands the handler the result.
 
-    Connexion parses form bodies a second time for the handler and fails there on an empty value
-    for a nullable integer, so the validated body is passed on re-encoded (`null` is the spelling
-    Connexion's own coercion turns into None for a nullable field).
+    Connexion parses a form body a second time for the handler, and would fail there on an empty value
+    for a nullable integer and take the text `null` for null again, so the validated body is passed on
+    as JSON, which Connexion hands the handler as it is.
     """
 
     MUTABLE_VALIDATION = True
     form_parser: type[StrictFormParser | StrictMultiPartParser] = StrictFormParser
 
     def reencode(self, body: t.Any, scope: Scope) -> tuple[Message, Scope]:
-        fields = body or {}
-        encoded = urlencode({name: "null" if value is None else value for name, value in fields.items()}).encode()
+        encoded = json.dumps(body or {}).encode()
         new_scope = {**scope, "headers": list(scope["headers"])}
         headers = MutableHeaders(scope=new_scope)
-        headers["content-type"] = "application/x-www-form-urlencoded"
+        headers["content-type"] = "application/json"
         headers["content-length"] = str(len(encoded))
         return {"type": "http.request", "body": encoded, "more_body": False}, new_scope
 
@@ -120,7 +121,7 @@ class FormBodyValidator(FormAdapter):
             values = data.getlist(name)
             if any(isinstance(value, UploadFile) for value in values):
                 typed[name] = [""] * len(values)  # a file part for a text field: left to validation to refuse
-            elif properties.get(name, {}).get("nullable") and values[-1] in FORM_NULLS:
+            elif properties.get(name, {}).get("nullable") and values[-1] == FORM_NULL:
                 typed[name] = None
             else:
                 fields[name] = values[-1:]  # a repeated field: the last value counts, as in DRF's QueryDict

@@ -6,6 +6,8 @@ answer and the next read hold the new value and every other field's value unchan
 references stay (other checks cover them); an external reference changes only to another value the
 target serves. A form carries null as the empty value: what it reads back as is the spec's decision
 `empty-form-value`, whose admitted values (null or "") each count where the field's schema allows them.
+A nullable string is also set to the text `null`, which a form parser may take for null (Connexion's
+did): only the empty value is a form's null, and the text reads back as sent (decision `form-text`).
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ from typing import Any
 
 from contract_tests.judge.domain.data import Context, differences
 from contract_tests.judge.domain.http import Exchange, Session
-from contract_tests.judge.domain.media import admitted, encoded, media_types
+from contract_tests.judge.domain.media import admitted, allows_text, encoded, media_types
 from contract_tests.spec import JSON, Collection
 
 CHECK = "patch_locality"
+NULL_TEXT = "null"
 
 
 def run(ctx: Context, session: Session) -> None:
@@ -35,7 +38,8 @@ def run(ctx: Context, session: Session) -> None:
 
 
 def changes(ctx: Context, collection: Collection, state: JSON) -> Iterator[tuple[str, Any]]:
-    """(field, value) for each PATCH in turn: every writable field changed; a nullable one nulled and back."""
+    """(field, value) for each PATCH in turn: every writable field changed; a nullable one nulled, set to
+    the text `null` where its schema allows it, and back."""
     props = collection.request_schema["properties"]
     fixed = ctx.fixed_fields(collection)
     for name, value in state.items():
@@ -45,6 +49,8 @@ def changes(ctx: Context, collection: Collection, state: JSON) -> Iterator[tuple
         yield name, changed
         if props[name].get("nullable"):
             yield name, None
+            if allows_text(props[name], NULL_TEXT):
+                yield name, NULL_TEXT
             yield name, changed
 
 

@@ -50,13 +50,18 @@ def admitted(ctx: Context, collection: Collection, field: str, value: Any, media
 
 
 def allows_empty(schema: JSON) -> bool:
-    """Whether the field's schema lets it hold the empty string: a string without a minimum length or a
-    `format` (a decimal or a date is never empty), whose pattern and enum allow it."""
+    """Whether the field's schema lets it hold the empty string (a decimal or a date is never empty)."""
+    return allows_text(schema, "")
+
+
+def allows_text(schema: JSON, text: str) -> bool:
+    """Whether the field's schema lets it hold `text`: a string without a `format`, whose length bounds,
+    pattern and enum allow it."""
     pattern = schema.get("pattern")
     return (
         schema.get("type") == "string"
         and "format" not in schema
-        and schema.get("minLength", 0) == 0
-        and (pattern is None or re.search(pattern, "") is not None)
-        and "" in schema.get("enum", [""])
+        and schema.get("minLength", 0) <= len(text) <= schema.get("maxLength", len(text))
+        and (pattern is None or re.search(pattern, text) is not None)
+        and text in schema.get("enum", [text])
     )
