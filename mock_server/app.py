@@ -47,14 +47,18 @@ from mock_server.control.backend_client import BackendClient
 from mock_server.control.bypass import Bypass
 from mock_server.control.dashboard.page import SHELL as DASHBOARD_SHELL
 from mock_server.control.dashboard.page import Dashboard
-from mock_server.control.faults import FaultRules, Faults, note_connection
-from mock_server.control.journal.memory import Journal, RequestJournal
+from mock_server.control.faults.connection import note_connection
+from mock_server.control.faults.memory import FaultRules
+from mock_server.control.faults.middleware import Faults
+from mock_server.control.journal.base import Journal
+from mock_server.control.journal.middleware import RequestJournal
 from mock_server.control.landing import Landing
-from mock_server.control.proxy import Proxy, Violations
-from mock_server.control.sessions.registry import HEADER as SESSION_HEADER
-from mock_server.control.sessions.registry import Sessions
-from mock_server.control.sessions.scope import ScopedStore, SessionScope
+from mock_server.control.mock_sessions.registry import HEADER as SESSION_HEADER
+from mock_server.control.mock_sessions.registry import Sessions
+from mock_server.control.mock_sessions.scope import ScopedStore, SessionScope
+from mock_server.control.proxy import Proxy
 from mock_server.control.steering import Steering
+from mock_server.control.violations.memory import Violations
 from mock_server.http.cors import CORS
 from mock_server.http.middleware import INTERNAL_ERROR, AllowHeader, BodyLimit, LastResort, log_unexpected
 from mock_server.realm import Realm, open_realm

@@ -2,7 +2,8 @@
 shared state (`--state redis://... --workers N`).
 
 `shop-mock contract --out FILE` writes the consumer contract of a running mock's traffic (its
-`/__mock__/contract`, control/contract.py) and prints its summary.
+`/__mock__/contract`, control/contract.py) and prints its summary. `shop-mock generate` writes a
+large data set in the fixtures' format (generate.py).
 
 Every option can also come from an environment variable, `--some-option` from `SHOP_MOCK_SOME_OPTION`
 (the command line wins; the rule and its checks: mock_server/environment.py), for containers.
@@ -364,6 +365,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["contract"]:
         return contract(argv[1:])
+    if argv[:1] == ["generate"]:
+        from mock_server.generate import main as generate
+
+        return generate(argv[1:])
     settings = parse_settings(argv)
     missing = missing_mock_modules()
     if missing:

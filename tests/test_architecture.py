@@ -125,7 +125,7 @@ def test_the_loop_finder_finds_a_loop() -> None:
 
 def test_the_layers_are_the_packages() -> None:
     """A new package of mock_server gets a row in MAY_IMPORT, or its modules would go unchecked."""
-    top = {"mock_server", "__main__", "app", "cli", "environment", "backends", "replicas", "shutdown"}  # composition
+    top = {"mock_server", "__main__", "app", "cli", "environment", "backends", "replicas", "shutdown", "generate"}
     assert {layer(name) for name in MOCK} - top == set(MAY_IMPORT)
 
 

@@ -21,9 +21,10 @@ from collections.abc import Callable
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mock_server.control.admin import PREFIX as ADMIN_PREFIX
-from mock_server.control.faults import FaultRules
-from mock_server.control.journal.memory import Journal, RequestJournal
-from mock_server.control.sessions.registry import HEADER
+from mock_server.control.faults.memory import FaultRules
+from mock_server.control.journal.base import Journal
+from mock_server.control.journal.middleware import RequestJournal
+from mock_server.control.mock_sessions.registry import HEADER
 from mock_server.http.cors import varying_origin
 from mock_server.http.header_names import header_names
 from mock_server.http.middleware import LastResort

@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 from mock_server.realm.flows import Realm
 from mock_server.realm.keys import KEEP_KEYS, KeyFileError, KeyRing
+from mock_server.realm.logins import Memory
 from mock_server.realm.realm_file import RealmFileError, read_realm_file
-from mock_server.realm.sessions import Memory
 from mock_server.settings import Settings
 
 __all__ = ["KeyFileError", "Realm", "RealmFileError", "SharedValue", "open_realm"]

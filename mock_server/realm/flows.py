@@ -22,8 +22,7 @@ from urllib.parse import urlencode
 
 from mock_server.realm import codecs
 from mock_server.realm.keys import KeyRing
-from mock_server.realm.realm_file import Client, RealmConfig, User
-from mock_server.realm.sessions import (
+from mock_server.realm.logins import (
     AuthorizationCode,
     AuthorizationRequest,
     InProcess,
@@ -32,6 +31,7 @@ from mock_server.realm.sessions import (
     PendingLogout,
     Session,
 )
+from mock_server.realm.realm_file import Client, RealmConfig, User
 from mock_server.realm.tokens import ACCESS, ID, REFRESH, Tokens, half_hash
 
 CODE_TTL = 60  # Keycloak's accessCodeLifespan
