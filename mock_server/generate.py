@@ -13,8 +13,13 @@ standard library is used, so it runs without the server's dependencies::
 
     shop-mock generate --products 1000000 --out /tmp/bench [--seed 7]
 
-It is a tool beside the server, not a layer of it: nothing in the mock imports it, and the CLI hands
-it the subcommand's arguments.
+It is a tool beside the server, not a layer of it. Nothing in the mock imports it, and the CLI
+hands it the subcommand's arguments.
+
+Long because a third of it is the vocabulary the records are drawn from (product lines, vendors,
+names, cities), each table next to the one generator that reads it. The rest is one pass that
+writes the six collections so that every reference resolves; split, the parts would only import
+each other.
 """
 
 from __future__ import annotations
