@@ -1,7 +1,7 @@
 """The dev identity realm: a Keycloak-compatible OpenID Connect provider for front ends and tests.
 
 keys (the signing keys, kept in a file), realm_file (users and clients from a Keycloak realm
-export), tokens (signing, strict verification), sessions (bounded, expiring state), flows (the
+export), tokens (signing, strict verification), logins (what it remembers: bounded, expiring), flows (the
 grants and the browser flows), login_page (HTML), identity (its HTTP endpoints).
 
 May import: `http` (masking the access log) and `settings` (read only); the core (all but
