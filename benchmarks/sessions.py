@@ -22,7 +22,7 @@ from typing import Any
 
 from benchmarks import record, wrk
 from benchmarks.servers import API_KEY, free_port, mock_command, running
-from mock_server.control.sessions.registry import SessionRegistry
+from mock_server.control.mock_sessions.registry import SessionRegistry
 from mock_server.settings import DEFAULT_FIXTURES
 from mock_server.state.fixtures import read_fixtures, record_fields
 from mock_server.state.memory import MemoryStore

@@ -12,7 +12,7 @@ the run as a budget does, run/interrupts.py), said in one line on stderr;
 3: a partial verdict, no violation in what the time budget (`--max-time`) let the run reach. The reports
 are written whenever testing started.
 The command line itself (its parsers, secrets from the environment, the `Options` it makes) is
-`arguments.py`, shared with the pytest plugin; the suite is imported by `main` only.
+`run/arguments.py`, shared with the pytest plugin; the suite is imported by `main` only.
 """
 
 from __future__ import annotations

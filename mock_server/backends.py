@@ -9,11 +9,12 @@ import socket
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mock_server.control.faults import FaultRules
-from mock_server.control.journal.memory import Journal
-from mock_server.control.proxy import Violations
-from mock_server.control.sessions.registry import SessionRegistry, Sessions
-from mock_server.realm.sessions import Memory
+from mock_server.control.faults.memory import FaultRules
+from mock_server.control.journal.base import Journal
+from mock_server.control.journal.memory import MemoryJournal
+from mock_server.control.mock_sessions.registry import SessionRegistry, Sessions
+from mock_server.control.violations.memory import Violations
+from mock_server.realm.logins import Memory
 from mock_server.settings import MEMORY, Settings
 from mock_server.spec.operations import OperationIndex
 from mock_server.spec.schemas import Schema
@@ -76,7 +77,7 @@ def open_sessions(store: Store, settings: Settings) -> Sessions:
     """Sessions over `store`'s seed: in this process for the in-memory store, shared in Redis for a shared one."""
     if isinstance(store, MemoryStore):
         return SessionRegistry(store.seed_store, settings.session_ttl, settings.max_sessions)
-    from mock_server.control.sessions.redis import RedisSessions
+    from mock_server.control.mock_sessions.redis import RedisSessions
     from mock_server.state.redis.store import RedisStore
 
     if not isinstance(store, RedisStore):
@@ -100,10 +101,12 @@ def open_control(store: Store, settings: Settings, index: OperationIndex) -> Con
     Redis (one for all replicas) for a shared one."""
     replica = replica_name(settings)
     if isinstance(store, MemoryStore):
-        return Control(Journal(settings.journal_size, index, replica), FaultRules(index), Violations(), IN_THIS_PROCESS)
-    from mock_server.control.faults_redis import RedisFaultRules  # redis is an optional dependency
+        return Control(
+            MemoryJournal(settings.journal_size, index, replica), FaultRules(index), Violations(), IN_THIS_PROCESS
+        )
+    from mock_server.control.faults.redis import RedisFaultRules  # redis is an optional dependency
     from mock_server.control.journal.redis import RedisJournal
-    from mock_server.control.violations_redis import RedisViolations
+    from mock_server.control.violations.redis import RedisViolations
 
     client = shared_client(settings.state)
     return Control(

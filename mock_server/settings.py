@@ -44,7 +44,7 @@ class Settings:
     state: str = MEMORY  # or redis://host:port/db (mock_server.backends)
     workers: int = 1  # uvicorn worker processes; more than one needs a shared state
     session_ttl: float = 1800.0  # seconds a session (X-Mock-Session) may stay idle before it is gone
-    max_sessions: int = 100  # sessions alive at once; one more is a 429 (mock_server.control.sessions.registry)
+    max_sessions: int = 100  # sessions alive at once; one more is a 429 (mock_server.control.mock_sessions.registry)
     shutdown_timeout: float = 2.0  # seconds from SIGINT or SIGTERM to exit: requests still running are cut
     replica_name: str | None = None  # names this replica in the journal; None: HOST:PID (mock_server.backends)
 

@@ -1,10 +1,15 @@
 """The layout's promises, read from the source: which package may import which, no import loop,
-the core imports no web framework, Connexion's internals are touched from one module; and the
-handler table is the spec's."""
+the core imports no web framework, Connexion's internals are touched from one module, every folder
+is a regular package, no module is long without a reason, and what a docstring or a comment names
+exists; and the handler table is the spec's."""
 
 from __future__ import annotations
 
 import ast
+import io
+import re
+import tokenize
+from pathlib import Path
 
 import pytest
 
@@ -12,10 +17,11 @@ from mock_server.api.routing import handler_table, operation_table
 from mock_server.spec.schemas import load_spec
 from mock_server.state.fixtures import record_fields
 from mock_server.state.memory import MemoryStore
-from tests.import_graph import cycles, graph, longest_chain, modules
+from tests.import_graph import ROOT, cycles, graph, longest_chain, modules
 
 # A layer of mock_server -> the other parts of mock_server it may import. The top-level modules
-# (app, cli, backends, replicas, shutdown: the composition) may import anything; settings imports nothing.
+# (app, stack, surfaces, rendering, arguments, cli, backends, replicas, shutdown: the composition) may import
+# anything; settings imports nothing.
 MAY_IMPORT = {
     "spec": set(),
     "state": {"spec"},
@@ -103,10 +109,11 @@ def too_long_unexplained(source: str) -> bool:
     return len(source.splitlines()) > MAX_LINES and not explained
 
 
-@pytest.mark.parametrize("module", sorted(SUITE))
-def test_each_suite_module_is_short_or_says_why(module: str) -> None:
+@pytest.mark.parametrize("module", sorted(SUITE) + sorted(MOCK))
+def test_each_module_is_short_or_says_why(module: str) -> None:
     """A module of one job stays readable in one sitting; a longer one states why it is not split."""
-    assert not too_long_unexplained(SUITE[module].read_text(encoding="utf-8")), (
+    path = SUITE.get(module) or MOCK[module]
+    assert not too_long_unexplained(path.read_text(encoding="utf-8")), (
         f"{module}: over {MAX_LINES} lines; split it, or say why in a paragraph starting {LONG_BECAUSE!r}"
     )
 
@@ -125,7 +132,8 @@ def test_the_loop_finder_finds_a_loop() -> None:
 
 def test_the_layers_are_the_packages() -> None:
     """A new package of mock_server gets a row in MAY_IMPORT, or its modules would go unchecked."""
-    top = {"mock_server", "__main__", "app", "cli", "environment", "backends", "replicas", "shutdown"}  # composition
+    top = {"mock_server", "__main__", "app", "cli", "environment", "backends", "replicas", "shutdown", "generate"}
+    top |= {"stack", "surfaces", "rendering", "arguments"}
     assert {layer(name) for name in MOCK} - top == set(MAY_IMPORT)
 
 
@@ -194,3 +202,81 @@ def test_the_handler_table_covers_exactly_the_spec_operations() -> None:
         if isinstance(operation, dict) and "operationId" in operation
     }
     assert set(handler_table(*operation_table(MemoryStore(record_fields())))) == operation_ids
+
+
+PACKAGES = ("mock_server", "contract_tests")
+
+
+def folders_without_init(top: Path) -> list[str]:
+    """The folders under `top` holding modules but no `__init__.py` (namespace packages)."""
+    folders = {path.parent for path in top.rglob("*.py")}
+    return sorted(str(folder.relative_to(top.parent)) for folder in folders if not (folder / "__init__.py").exists())
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_folder_of_modules_is_a_regular_package(package: str) -> None:
+    """A namespace package imports, but pyproject's package list and the layer rules miss it."""
+    assert folders_without_init(ROOT / package) == []
+
+
+def test_a_folder_without_init_is_found(tmp_path: Path) -> None:
+    (tmp_path / "top" / "sub").mkdir(parents=True)
+    (tmp_path / "top" / "__init__.py").write_text("")
+    (tmp_path / "top" / "sub" / "module.py").write_text("")
+    assert folders_without_init(tmp_path / "top") == ["top/sub"]
+
+
+PATH_NAMED = re.compile(r"(?<![\w./:-])((?:[\w-]+/)*\w+\.py)\b")
+DOTTED_NAMED = re.compile(r"\b(?:mock_server|contract_tests)(?:\.\w+)+")
+
+
+def prose(source: str) -> list[str]:
+    """The docstrings and comments of a module's source."""
+    texts = [
+        docstring
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and (docstring := ast.get_docstring(node, clean=False))
+    ]
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    return texts + [token.string for token in tokens if token.type == tokenize.COMMENT]
+
+
+def path_exists(named: str, module: Path) -> bool:
+    """`x/y.py` from the repository's root, from the module's package or from any package it is in."""
+    bases = [ROOT, *(folder for folder in module.parents if ROOT in folder.parents)]
+    return any((base / named).is_file() for base in bases)
+
+
+def dotted_exists(named: str, known: set[str]) -> bool:
+    """`mock_server.x.y` is a module, or a name in one (`mock_server.x.y.Name`)."""
+    return named in known or named.rpartition(".")[0] in known
+
+
+def missing_names(source: str, module: Path, known: set[str]) -> list[str]:
+    found = []
+    for text in prose(source):
+        found += [named for named in PATH_NAMED.findall(text) if not path_exists(named, module)]
+        found += [named for named in DOTTED_NAMED.findall(text) if not dotted_exists(named, known)]
+    return sorted(set(found))
+
+
+KNOWN_MODULES = set(MOCK) | set(SUITE)
+
+
+@pytest.mark.parametrize("module", sorted(KNOWN_MODULES))
+def test_every_module_a_docstring_or_comment_names_exists(module: str) -> None:
+    """A renamed or removed module leaves no reader looking for it."""
+    path = SUITE.get(module) or MOCK[module]
+    assert missing_names(path.read_text(encoding="utf-8"), path, KNOWN_MODULES) == []
+
+
+def test_a_stale_module_name_is_found() -> None:
+    module = ROOT / "mock_server" / "control" / "bypass.py"
+    source = (
+        '"""See control/bypass.py, api/fastpath.py, tests/test_bypass.py and mock_server.http.cors.CORS;\n'
+        'not state/gone.py nor mock_server.gone.module."""\n'
+        "x = 1  # nor gone.py\n"
+        'y = "a string is no prose: lost.py"\n'
+    )
+    assert missing_names(source, module, KNOWN_MODULES) == ["gone.py", "mock_server.gone.module", "state/gone.py"]

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from mock_server.app import create_app
-from mock_server.control.faults import Faults
+from mock_server.control.faults.middleware import Faults
 from mock_server.settings import Settings
 from tests.conftest import API_KEY_HEADERS, BACKEND
 from tests.live import running

@@ -12,7 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mock_server.cli import banner, main, parse_settings
+from mock_server.arguments import parse_settings
+from mock_server.cli import banner, main
 from tests.live import free_port
 
 

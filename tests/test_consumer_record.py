@@ -250,7 +250,7 @@ def test_an_unfilled_journal_is_not_said_to_be_full(mock: httpx.Client) -> None:
 
 
 def test_journal_size_is_an_option_of_the_mock() -> None:
-    from mock_server.cli import parse_settings
+    from mock_server.arguments import parse_settings
 
     assert parse_settings(["--journal-size", "5000"]).journal_size == 5000
     with pytest.raises(SystemExit):

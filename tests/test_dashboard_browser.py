@@ -19,9 +19,10 @@ from typing import Any
 import httpx
 import pytest
 
-from mock_server.app import MockApp, create_app, operation_index
+from mock_server.app import MockApp, create_app
 from mock_server.settings import DEFAULT_API_KEY, Settings
 from mock_server.spec.schemas import load_spec, mount_points
+from mock_server.surfaces import operation_index
 from tests.browser import clipboard_readable, downloaded, downloading_to, in_scheme, kept_screenshot
 from tests.contract.variants import VARIANTS
 from tests.live import running

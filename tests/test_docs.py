@@ -30,6 +30,7 @@ README_MAX_LINES = 200
 COMMANDS = {
     "shop-mock": ("shop-mock", []),
     "shop-mock contract": ("shop-mock", ["contract"]),
+    "shop-mock generate": ("shop-mock", ["generate"]),
     "shop-contract": ("shop-contract", []),
     "shop-contract replay": ("shop-contract", ["replay"]),
     "shop-contract merge": ("shop-contract", ["merge"]),

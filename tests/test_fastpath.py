@@ -23,12 +23,13 @@ from starlette.types import Receive, Scope, Send
 from mock_server.api.fastpath import VERDICTS_KEPT, FastPath, Route, fast_routes
 from mock_server.api.routing import operation_table
 from mock_server.api.security import ApiKeys
-from mock_server.app import BACKEND_PREFIX, GATEWAY_PREFIX, create_app, credential_checks, gateway_spec
+from mock_server.app import create_app
 from mock_server.realm import open_realm
 from mock_server.settings import DEFAULT_API_KEY, DEFAULT_FIXTURES, Settings
 from mock_server.spec.schemas import load_spec
 from mock_server.state.fixtures import read_fixtures, record_fields
 from mock_server.state.memory import MemoryStore
+from mock_server.surfaces import BACKEND_PREFIX, GATEWAY_PREFIX, credential_checks, gateway_spec
 from tests.conftest import DEV_CLIENT, TOKEN_PATH
 from tests.test_store import product
 

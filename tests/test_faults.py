@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from mock_server.app import create_app
-from mock_server.control.faults import MAX_DELAY_MS
+from mock_server.control.prefer import MAX_DELAY_MS
 from mock_server.settings import MEMORY, Settings
 from tests.conftest import API_KEY_HEADERS, BACKEND
 from tests.live import running
@@ -21,7 +21,7 @@ DISCONNECTED = (httpx.RemoteProtocolError, httpx.ReadError)  # closed before or 
 
 @pytest.fixture(params=[MEMORY, "redis"])
 def origin(request: pytest.FixtureRequest) -> Iterator[str]:
-    """The mock with its rules in this process, and with them shared in Redis (control.faults_redis)."""
+    """The mock with its rules in this process, and with them shared in Redis (control.faults.redis)."""
     state = request.getfixturevalue("redis_url") if request.param == "redis" else MEMORY
     with running(create_app(Settings(state=state))) as served:
         yield served

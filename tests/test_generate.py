@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mock_server.state.generate import main
+from mock_server.generate import main
 from tests.fixture_rules import Dataset, check_consistency, load_dataset
 
 PRODUCTS = 500
@@ -60,11 +60,11 @@ def test_bad_arguments_exit_2(argv: list[str], tmp_path: Path, capsys: pytest.Ca
     argv = [str(tmp_path / "out") if arg == "OUT" else arg for arg in argv]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err.startswith("generate: error:") and err.count("\n") == 1
+    assert err.startswith("shop-mock generate: error:") and err.count("\n") == 1
 
 
 def test_unwritable_directory_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
     assert main(["--products", "10", "--out", str(blocker / "sub")]) == 2
-    assert capsys.readouterr().err.startswith("generate: error: cannot write")
+    assert capsys.readouterr().err.startswith("shop-mock generate: error: cannot write")

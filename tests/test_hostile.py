@@ -22,7 +22,8 @@ import httpx
 import pytest
 
 from mock_server.app import MockApp, create_app
-from mock_server.cli import banner, parse_settings
+from mock_server.arguments import parse_settings
+from mock_server.cli import banner
 from mock_server.http.limits import Limits, uvicorn_options
 from mock_server.settings import DEFAULT_FIXTURES, Settings
 from mock_server.spec.inputs import MAX_JSON_DEPTH

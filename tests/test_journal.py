@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from mock_server.app import create_app
-from mock_server.control.journal.memory import BODY_LIMIT
+from mock_server.control.journal.base import BODY_LIMIT
 from mock_server.settings import DEFAULT_API_KEY, Settings
 from tests.conftest import API_KEY_HEADERS, BACKEND, TOKEN_PATH, fetch_token
 from tests.live import running

@@ -154,7 +154,7 @@ def test_a_spec_the_mock_cannot_serve_is_one_line_and_exit_2(tmp_path: Path, bre
 def test_fixtures_dir_seeds_the_mock(tmp_path: Path) -> None:
     data = tmp_path / "data"
     subprocess.run(
-        [sys.executable, "-m", "mock_server.state.generate", "--products", "20", "--out", str(data)],
+        [sys.executable, "-m", "mock_server", "generate", "--products", "20", "--out", str(data)],
         check=True, capture_output=True, timeout=120,
     )  # fmt: skip
     with mock_process("--fixtures", str(data), port_file=tmp_path / "port") as (process, origin):

@@ -13,7 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mock_server.cli import banner, parse_settings
+from mock_server.arguments import parse_settings
+from mock_server.cli import banner
 from mock_server.environment import variable
 
 MOUNTS = ("/shop/api/v1", "/customers/v1")

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from mock_server.app import create_app
-from mock_server.cli import parse_settings
+from mock_server.arguments import parse_settings
 from mock_server.settings import Settings
 from tests.conftest import API_KEY_HEADERS, BACKEND
 from tests.contract.faults import Fault

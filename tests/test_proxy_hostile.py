@@ -29,7 +29,7 @@ import httpx
 import pytest
 
 from mock_server.control.backend_client import MAX_DECODED_BYTES, MAX_HEAD_BYTES, MAX_RECEIVED_BYTES
-from mock_server.control.proxy import VIOLATIONS_PER_PART
+from mock_server.control.violations.memory import VIOLATIONS_PER_PART
 from mock_server.settings import DEFAULT_FIXTURES
 from mock_server.spec.quoting import MESSAGE_CHARS
 from tests.conftest import API_KEY_HEADERS, BACKEND

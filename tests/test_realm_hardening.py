@@ -13,7 +13,7 @@ import jwt
 import pytest
 
 from mock_server.app import MockApp, create_app
-from mock_server.cli import parse_settings
+from mock_server.arguments import parse_settings
 from mock_server.settings import Settings
 from tests.conftest import BACKEND, DEV_CLIENT, GATEWAY, TOKEN_PATH
 from tests.live import running

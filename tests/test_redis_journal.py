@@ -18,7 +18,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from mock_server.app import create_app
-from mock_server.control.journal.memory import BODY_LIMIT, Journal
+from mock_server.control.journal.base import BODY_LIMIT
+from mock_server.control.journal.memory import MemoryJournal
 from mock_server.settings import DEFAULT_API_KEY, Settings
 from tests.conftest import API_KEY_HEADERS, BACKEND, fetch_token
 from tests.redis_server import redis_server
@@ -141,7 +142,7 @@ def test_bytes_round_trip_through_redis_losslessly(redis_url: str) -> None:
     every_byte = bytes(range(256))
     scope = {"method": "POST", "path": "/ü/", "query_string": every_byte, "headers": [(b"x-raw", every_byte)]}
     index = create_app(Settings()).journal.index
-    memory, shared = Journal(5, index), RedisJournal(redis_url, 5, index)
+    memory, shared = MemoryJournal(5, index), RedisJournal(redis_url, 5, index)
 
     async def serve() -> None:
         for kept in (memory, shared):

@@ -28,7 +28,8 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from mock_server.app import create_app
-from mock_server.cli import main, parse_settings
+from mock_server.arguments import parse_settings
+from mock_server.cli import main
 from mock_server.settings import DEFAULT_FIXTURES, MEMORY, Settings
 from mock_server.spec.schemas import load_spec
 from mock_server.state.fixtures import read_fixtures, record_fields

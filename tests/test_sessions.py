@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 from mock_server.app import MockApp, create_app
-from mock_server.cli import parse_settings
-from mock_server.control.sessions.registry import SessionError, SessionRegistry, session_name
+from mock_server.arguments import parse_settings
+from mock_server.control.mock_sessions.registry import SessionError, SessionRegistry, session_name
 from mock_server.settings import MEMORY, Settings
 from mock_server.state.fixtures import record_fields
 from mock_server.state.memory import MemoryStore

@@ -30,10 +30,11 @@ from mock_server.backends import (
     replica_name,
     shared_client,
 )
-from mock_server.control.faults import FaultRules, parse_rules
-from mock_server.control.faults_redis import RedisFaultRules
+from mock_server.control.faults.memory import FaultRules
+from mock_server.control.faults.redis import RedisFaultRules
+from mock_server.control.faults.rules import parse_rules
 from mock_server.realm import codecs
-from mock_server.realm.sessions import InProcess, Memory
+from mock_server.realm.logins import InProcess, Memory
 from mock_server.realm.shared import RedisMemory
 from mock_server.settings import MEMORY, Settings
 from tests.conftest import API_KEY_HEADERS, BACKEND, DEV_CLIENT, TOKEN_PATH

@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mock_server.cli import parse_settings
+from mock_server.arguments import parse_settings
 from tests.conftest import API_KEY_HEADERS
 from tests.test_redis_store import LINES, assert_sound, open_redis_store
 from tests.test_store import line

@@ -14,10 +14,11 @@ import httpx
 import jsonschema
 import pytest
 
-from mock_server.app import BACKEND_PREFIX, GATEWAY_PREFIX, create_app, operation_index
+from mock_server.app import create_app
 from mock_server.settings import Settings
 from mock_server.spec.operations import Operation
 from mock_server.spec.schemas import component_schema, load_spec, mount_points, to_json_schema
+from mock_server.surfaces import BACKEND_PREFIX, GATEWAY_PREFIX, operation_index
 from tests.conftest import API_KEY_HEADERS, BACKEND
 from tests.live import running
 

@@ -17,10 +17,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from mock_server.control.contract import Recorder, summary
-from mock_server.control.faults import FaultRules, parse_rules
-from mock_server.control.journal.memory import Journal
-from mock_server.control.proxy import Violations
-from mock_server.control.sessions.registry import Sessions, requested
+from mock_server.control.faults.memory import FaultRules
+from mock_server.control.faults.rules import parse_rules
+from mock_server.control.journal.base import Journal
+from mock_server.control.mock_sessions.registry import Sessions, requested
+from mock_server.control.violations.memory import Violations
 from mock_server.spec.errors import BadRequest, problem_body
 from mock_server.spec.inputs import decode_strictly, load_json
 from mock_server.spec.quoting import quote

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
-from mock_server.control.journal.memory import BODY_LIMIT, Entry, Journal
+from mock_server.control.journal.base import BODY_LIMIT, Entry, Journal
 from mock_server.spec.operations import Operation
 from mock_server.spec.schemas import Schema
 from shop_contract.document import dereference, digest

@@ -23,10 +23,7 @@ one endpoint at a time. The admin API, the realm and the docs stay the mock's.
 
 from __future__ import annotations
 
-import datetime
 import logging
-from collections import deque
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -40,69 +37,18 @@ from mock_server.control.backend_client import (
     Unreachable,
     decoded,
 )
-from mock_server.control.journal.memory import VIOLATIONS
+from mock_server.control.violations.memory import VIOLATIONS_PER_PART, Violations
 from mock_server.http.middleware import replay, send_problem
 from mock_server.spec.errors import BadRequest
 from mock_server.spec.inputs import load_json
 from mock_server.spec.operations import Operation, OperationIndex, describe
-from mock_server.spec.quoting import cut
 from mock_server.spec.schemas import Schema, SchemaValidator
 
-KEPT = 500  # violations kept for /__mock__/violations
-VIOLATIONS_PER_PART = 100  # listed per request or response: one per item of the largest page, at most
 HOP_BY_HOP = frozenset(
     {b"connection", b"keep-alive", b"proxy-connection", b"te", b"trailer", b"transfer-encoding", b"upgrade", b"host"}
 )
 NOT_SERVED = (404, 501)
 log = logging.getLogger("mock_server.proxy")
-
-
-@dataclass(frozen=True)
-class Violation:
-    time: str
-    method: str
-    path: str
-    operationId: str  # the name the admin API and the spec use
-    status: int | None  # the backend's status; None for a request violation with no answer
-    part: str  # "request" or "response"
-    message: str
-
-
-class Violations:
-    """This process's violations; a shared state's replicas share theirs (`violations_redis`)."""
-
-    def __init__(self) -> None:
-        self.kept: deque[Violation] = deque(maxlen=KEPT)
-
-    def report(self, scope: Scope, operation: Operation, status: int | None, part: str, problems: list[str]) -> None:
-        """Keep, log and note in the journal each of `problems`: cut, and the first `VIOLATIONS_PER_PART`;
-        the path they are kept and logged with is cut too (the journal keeps it whole)."""
-        now = datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
-        path = cut(scope["path"])  # the client's: up to the request head's limit, 32 KiB, in each violation
-        messages = [cut(problem) for problem in problems[:VIOLATIONS_PER_PART]]
-        if len(problems) > VIOLATIONS_PER_PART:
-            messages.append(f"more violations of this {part} are not listed (the first {VIOLATIONS_PER_PART} are)")
-        found = [Violation(now, scope["method"], path, operation.operation_id, status, part, m) for m in messages]
-        self.keep(found)
-        for violation in found:
-            log.warning(
-                "spec violation: %s %s (%s) %s: %s",
-                violation.method,
-                violation.path,
-                operation.operation_id,
-                part,
-                violation.message,
-            )
-        scope.setdefault(VIOLATIONS, []).extend(f"{part}: {message}" for message in messages)
-
-    def keep(self, violations: list[Violation]) -> None:
-        self.kept.extend(violations)
-
-    def as_json(self) -> list[dict[str, Any]]:
-        return [asdict(violation) for violation in self.kept]
-
-    def clear(self) -> None:
-        self.kept.clear()
 
 
 class Proxy:

@@ -22,8 +22,8 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mock_server.api.security import CHALLENGE
+from mock_server.control.mock_sessions.scope import CURRENT
 from mock_server.control.prefer import PreferenceError, preferences, sent
-from mock_server.control.sessions.scope import CURRENT
 from mock_server.http.middleware import send_problem
 from mock_server.spec.errors import PROBLEM_JSON, problem_bytes
 from mock_server.spec.operations import Operation, OperationIndex, describe

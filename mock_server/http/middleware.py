@@ -7,6 +7,8 @@
 - `BodyLimit`: 413 for a body over the limit, without reading past the limit.
 - `AllowHeader`: Connexion registers one route per (path, method), so its 405 lists only some of a
   path's methods and a plain OPTIONS gets 405; this answers both from the spec's paths.
+
+`chain` builds a list of starlette `Middleware` entries around an app, as Starlette builds its own.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ import contextlib
 import logging
 import re
 import traceback
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from starlette.datastructures import Headers, MutableHeaders
+from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mock_server.spec.errors import problem_bytes
@@ -31,6 +34,13 @@ NO_CONTENT_TYPE = (
 )
 INTERNAL_ERROR = "The mock met an unexpected error; nothing was changed."
 logger = logging.getLogger("mock_server")
+
+
+def chain(entries: Sequence[Middleware], app: ASGIApp) -> ASGIApp:
+    """`entries` built around `app`, the first the outermost."""
+    for cls, args, kwargs in reversed(entries):
+        app = cls(app, *args, **kwargs)
+    return app
 
 
 def log_unexpected(error: BaseException) -> None:

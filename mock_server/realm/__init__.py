@@ -1,7 +1,7 @@
 """The dev identity realm: a Keycloak-compatible OpenID Connect provider for front ends and tests.
 
 keys (the signing keys, kept in a file), realm_file (users and clients from a Keycloak realm
-export), tokens (signing, strict verification), sessions (bounded, expiring state), flows (the
+export), tokens (signing, strict verification), logins (what it remembers: bounded, expiring), flows (the
 grants and the browser flows), login_page (HTML), identity (its HTTP endpoints).
 
 May import: `http` (masking the access log) and `settings` (read only); the core (all but
@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 from mock_server.realm.flows import Realm
 from mock_server.realm.keys import KEEP_KEYS, KeyFileError, KeyRing
+from mock_server.realm.logins import Memory
 from mock_server.realm.realm_file import RealmFileError, read_realm_file
-from mock_server.realm.sessions import Memory
 from mock_server.settings import Settings
 
 __all__ = ["KeyFileError", "Realm", "RealmFileError", "SharedValue", "open_realm"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mock_server.realm.logins import AuthorizationCode, AuthorizationRequest, PendingLogin, PendingLogout, Session
 from mock_server.realm.realm_file import RealmConfig
-from mock_server.realm.sessions import AuthorizationCode, AuthorizationRequest, PendingLogin, PendingLogout, Session
 
 
 def _dumps(value: dict[str, Any]) -> bytes:

@@ -6,6 +6,11 @@ client_credentials grants, userinfo and end-session. Pure Python: the HTTP layer
 Starlette (or any async) server integration, and its error names differ from Keycloak's where
 front ends and tests look (a wrong client secret is `invalid_client` there, `unauthorized_client`
 here); the flows are small, so they are written out here and tested over HTTP error by error.
+
+Long because the flows are one object, `Realm`. Every grant and every browser step reads and
+changes the same remembered maps (codes, login sessions, pending logins and logouts), signs with
+the same keys and answers with Keycloak's error names. Split by flow, each module would reach into
+the state of the others.
 """
 
 from __future__ import annotations
@@ -22,8 +27,7 @@ from urllib.parse import urlencode
 
 from mock_server.realm import codecs
 from mock_server.realm.keys import KeyRing
-from mock_server.realm.realm_file import Client, RealmConfig, User
-from mock_server.realm.sessions import (
+from mock_server.realm.logins import (
     AuthorizationCode,
     AuthorizationRequest,
     InProcess,
@@ -32,6 +36,7 @@ from mock_server.realm.sessions import (
     PendingLogout,
     Session,
 )
+from mock_server.realm.realm_file import Client, RealmConfig, User
 from mock_server.realm.tokens import ACCESS, ID, REFRESH, Tokens, half_hash
 
 CODE_TTL = 60  # Keycloak's accessCodeLifespan

@@ -19,7 +19,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from mock_server.http.masking import mask_access_log
 from mock_server.realm.flows import LoginFailed, LogoutConfirmation, OAuthError, PageError, Realm, RedirectedError
 from mock_server.realm.login_page import error_page, logged_out_page, login_page, logout_confirm_page
-from mock_server.realm.sessions import RealmUnavailable
+from mock_server.realm.logins import RealmUnavailable
 
 Endpoint = Callable[[Request], Any]
 SESSION_COOKIE = "KEYCLOAK_IDENTITY"  # the single-sign-on cookie: a secret of its own, never the `sid`

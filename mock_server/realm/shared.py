@@ -16,7 +16,7 @@ from typing import Generic, TypeVar
 
 import redis
 
-from mock_server.realm.sessions import Codec, RealmUnavailable, Remembered
+from mock_server.realm.logins import Codec, RealmUnavailable, Remembered
 
 Kept = TypeVar("Kept")
 

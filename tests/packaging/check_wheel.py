@@ -1,6 +1,7 @@
 """Install the built wheel as a user would and use it from outside the checkout (`tox -e wheel`).
 
-1. Build the wheel; check it carries the spec and the fixtures, byte for byte the repository's.
+1. Build the wheel; check it carries the spec and the fixtures, byte for byte the repository's, and
+   every module of the source tree (a package missing from pyproject's list would be left out).
 2. A fresh venv with the `mock` extra: from an empty directory, `shop-mock --port 0 --port-file F`,
    then `shop-contract --profile fast` against its backend and gateway (the documented dev credentials): exit 0.
 3. A fresh venv without the extra: `shop-contract --version` and `--help` work, pytest lists the plugin's options,
@@ -22,6 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = {"openapi": "shop_contract/openapi", "fixtures": "shop_contract/fixtures"}
+CODE = ("shop_contract", "mock_server", "contract_tests")
 MOCK_HINT = 'pip install "shop-contract-suite[mock]"'
 
 
@@ -54,7 +56,11 @@ def build_wheel(out: Path) -> Path:
                     fail(f"the wheel lacks {name}")
                 if archive.read(name) != source.read_bytes():
                     fail(f"the wheel's {name} differs from {folder}/{source.name}")
-    step(f"built {wheel.name}: spec and fixtures inside, identical to the repository's")
+        modules = {path.relative_to(ROOT).as_posix() for top in CODE for path in (ROOT / top).rglob("*.py")}
+        left_out = sorted(modules - names)
+        if left_out:
+            fail(f"the wheel lacks {len(left_out)} module(s) of the source tree, first {left_out[0]}")
+    step(f"built {wheel.name}: every module, and the spec and fixtures identical to the repository's")
     return wheel
 
 

@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from mock_server.control.admin import PREFIX
 from mock_server.control.dashboard.stream import Broadcast
-from mock_server.control.journal.memory import Journal
+from mock_server.control.journal.base import Journal
 from mock_server.spec.operations import Operation
 
 UI = f"{PREFIX}/ui/"

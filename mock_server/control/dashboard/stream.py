@@ -27,8 +27,8 @@ from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from mock_server.control.admin import problem
-from mock_server.control.faults import connection
-from mock_server.control.journal.memory import Entry, Journal
+from mock_server.control.faults.connection import connection
+from mock_server.control.journal.base import Entry, Journal
 from mock_server.http.stopping import when_stopping
 
 MAX_STREAMS = 16  # pages streaming at once

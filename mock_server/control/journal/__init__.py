@@ -1,6 +1,7 @@
-"""The request journal: `memory` records each exchange in a ring buffer (the `RequestJournal`
-middleware and the `Journal` it fills and queries); `redis` shares the replicas' journal through
-Redis behind the same interface.
+"""The request journal, one concept in four modules. `base` is what an exchange is and how the
+journal is read (the `Journal` base class and its ring). `memory` is this process's journal and
+`redis` the one the replicas of a Redis state share. `middleware` is the `RequestJournal` layer
+that fills either.
 
 May import what `control` may.
 """

@@ -29,7 +29,7 @@ import orjson
 import redis
 from starlette.types import Scope
 
-from mock_server.control.journal.memory import NO_HEADERS, Entry, Journal, RawHeaders
+from mock_server.control.journal.base import NO_HEADERS, Entry, Journal, RawHeaders
 from mock_server.spec.operations import OperationIndex
 from mock_server.spec.quoting import cut
 from mock_server.state.redis.layout import HASH_TAG

@@ -1,7 +1,7 @@
 """The state in Redis (or Valkey), shared by every replica that names the same server and database.
 
-Each operation is one Lua script of `redis_scripts` (reads too, so a page is one consistent
-snapshot), over the keys of `redis_layout`; the domain rules and error messages are those of the
+Each operation is one Lua script of `scripts.py` (reads too, so a page is one consistent
+snapshot), over the keys of `layout.py`; the domain rules and error messages are those of the
 in-memory store. The first replica to start seeds the state (under a lock, from fixtures it reads
 only then) and keeps the seed in Redis for reset; a replica that finds the state seeded joins it
 without reading any fixture. A bulk load (seed, import) is written to staging keys and swapped in by
@@ -16,6 +16,11 @@ A page is asked for by rank, which Redis reads as a 64-bit integer: a rank past 
 Redis could hold is asked for as `MAX_RANK`, so every page past the last, however large its number,
 is an empty page (404, as in memory), never a Redis error. A Redis error is logged whole (a
 script's SHA and line are for the operator) and answered with one stable message (`unavailable`).
+
+Long because it is one class, the `Store` protocol over Redis, as `memory.MemoryStore` is over a
+dict. Every operation is a method over the same client, local copy and key layout. What stands
+apart already is apart: the scripts (`scripts.py`), the key layout (`layout.py`) and the local
+copy (`copy.py`).
 """
 
 from __future__ import annotations

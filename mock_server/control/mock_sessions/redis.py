@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 import redis
 
-from mock_server.control.sessions.registry import Session, SessionStore, too_many
+from mock_server.control.mock_sessions.registry import Session, SessionStore, too_many
 from mock_server.state.redis import scripts as lua
 from mock_server.state.redis.layout import SEED, SESSIONS, SESSIONS_META, session
 from mock_server.state.redis.store import RedisStore, answering

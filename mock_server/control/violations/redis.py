@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import redis
 
-from mock_server.control.proxy import KEPT, Violation, Violations
+from mock_server.control.violations.memory import KEPT, Violation, Violations
 from mock_server.state.redis.layout import HASH_TAG
 from mock_server.state.redis.store import unavailable
 

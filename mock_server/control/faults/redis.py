@@ -22,7 +22,8 @@ from typing import Any
 import orjson
 import redis
 
-from mock_server.control.faults import FaultRules, Rule
+from mock_server.control.faults.memory import FaultRules
+from mock_server.control.faults.rules import Rule
 from mock_server.spec.operations import OperationIndex
 from mock_server.state.redis.copy import LocalCopy
 from mock_server.state.redis.layout import HASH_TAG

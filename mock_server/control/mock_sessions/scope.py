@@ -15,7 +15,7 @@ from contextvars import ContextVar
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mock_server.control.sessions.registry import HEADER, SessionError, Sessions, session_name
+from mock_server.control.mock_sessions.registry import HEADER, SessionError, Sessions, session_name
 from mock_server.http.header_names import header_names
 from mock_server.http.middleware import send_problem
 from mock_server.state.store import Dataset, Key, Record, StateUnavailable, Store

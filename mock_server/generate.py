@@ -1,4 +1,4 @@
-"""Generate a large, internally consistent shop data set for benchmarks.
+"""`shop-mock generate`: a large, internally consistent shop data set, for benchmarks and `--fixtures`.
 
 The committed fixtures in ``fixtures/`` are small and hand-made; load tests
 and benchmarks need the same six collections at a much larger scale (up to
@@ -11,7 +11,15 @@ Records are streamed to disk one at a time and every product attribute is
 derived from its index, so memory stays bounded whatever the size.  Only the
 standard library is used, so it runs without the server's dependencies::
 
-    python -m mock_server.state.generate --products 1000000 --out /tmp/bench [--seed 7]
+    shop-mock generate --products 1000000 --out /tmp/bench [--seed 7]
+
+It is a tool beside the server, not a layer of it. Nothing in the mock imports it, and the CLI
+hands it the subcommand's arguments.
+
+Long because a third of it is the vocabulary the records are drawn from (product lines, vendors,
+names, cities), each table next to the one generator that reads it. The rest is one pass that
+writes the six collections so that every reference resolves; split, the parts would only import
+each other.
 """
 
 from __future__ import annotations
@@ -440,7 +448,7 @@ def generate(out: Path, sizes: Sizes) -> dict[str, int]:
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = _Parser(prog="python -m mock_server.state.generate", description=DESCRIPTION)
+    parser = _Parser(prog="shop-mock generate", description=DESCRIPTION)
     parser.add_argument("--products", type=_positive_int, required=True, help="number of products to generate (>= 1)")
     parser.add_argument("--out", type=Path, required=True, help="output directory")
     parser.add_argument("--seed", type=int, default=42, help="random seed (default: 42)")
@@ -448,7 +456,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def _fail(message: str) -> int:
-    print(f"generate: error: {message}", file=sys.stderr)
+    print(f"shop-mock generate: error: {message}", file=sys.stderr)
     return 2
 
 
@@ -464,7 +472,3 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(f"cannot write to {args.out}: {exc.strerror or exc}")
     print(" ".join(f"{name}={count}" for name, count in counts.items()))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

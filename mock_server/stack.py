@@ -1,0 +1,139 @@
+"""The mock's middleware, outermost first. `layers` is the one place that states their order.
+
+Connexion runs them between its error middleware and its exception handlers, in the order of the
+list (`install`, at `MiddlewarePosition.BEFORE_EXCEPTION`). The layers up to `Steering` are the
+control layers. Without `--proxy`, `control.bypass.Bypass` wraps them, so that a request asking
+for none of them goes straight to the layer after `Steering` (`with_bypass`). ARCHITECTURE.md
+lists the layers in this order, and tests/test_stack.py holds the list there to this one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+from connexion import AsyncApp
+from connexion.middleware import MiddlewarePosition
+from starlette.middleware import Middleware
+
+from mock_server.api.addressing import RawPath, Template, left_as_sent, templates
+from mock_server.api.fastpath import FastPath, Route
+from mock_server.backends import Control
+from mock_server.control import swagger_ui
+from mock_server.control.admin import PREFIX as ADMIN_PREFIX
+from mock_server.control.admin_guard import AdminGuard
+from mock_server.control.backend_client import BackendClient
+from mock_server.control.bypass import Bypass
+from mock_server.control.dashboard.page import SHELL as DASHBOARD_SHELL
+from mock_server.control.faults.middleware import Faults
+from mock_server.control.journal.middleware import RequestJournal
+from mock_server.control.mock_sessions.registry import HEADER as SESSION_HEADER
+from mock_server.control.mock_sessions.registry import Sessions
+from mock_server.control.mock_sessions.scope import ScopedStore, SessionScope
+from mock_server.control.proxy import Proxy
+from mock_server.control.steering import Steering
+from mock_server.http.cors import CORS
+from mock_server.http.middleware import AllowHeader, BodyLimit, LastResort
+from mock_server.settings import Settings
+from mock_server.spec.operations import OperationIndex
+from mock_server.state.fixtures import record_fields
+from mock_server.state.memory import MemoryStore
+from mock_server.state.store import Store
+from mock_server.surfaces import Surfaces
+
+
+def layers(
+    settings: Settings,
+    surfaces: Surfaces,
+    index: OperationIndex,
+    control: Control,
+    sessions: Sessions,
+    store: ScopedStore,
+    shortcuts: list[Route] | None,
+) -> list[Middleware]:
+    """Every layer, outermost first; `shortcuts` are the fast path's routes (None: no fast path)."""
+    path_templates = templates(surfaces.spec, surfaces.mounts())
+
+    def scratch() -> Store:
+        """A scratch copy of the request's current state, for a steered write's success."""
+        return MemoryStore(record_fields(surfaces.spec), store.export())
+
+    proxy = (
+        [
+            Middleware(
+                Proxy,
+                index=index,
+                backend=BackendClient(settings.proxy, settings.proxy_timeout),
+                violations=control.violations,
+                fallback=settings.proxy_fallback,
+                max_body_bytes=settings.max_body_bytes,
+            )
+        ]
+        if settings.proxy
+        else []
+    )
+    fast_path = (
+        [] if shortcuts is None else [Middleware(FastPath, routes=shortcuts, max_body_bytes=settings.max_body_bytes)]
+    )
+    ui_specs = {
+        prefix: swagger_ui.ui_spec(doc, prefix, settings.api_keys) for prefix, doc in surfaces.documents().items()
+    }
+    return [
+        # Faults owns the connection, so it can close it; it journals what it answers itself.
+        Middleware(LastResort),
+        Middleware(Faults, rules=control.faults, journal=control.journal),
+        Middleware(RequestJournal, journal=control.journal, unrecorded=ADMIN_PREFIX),
+        Middleware(
+            AdminGuard,
+            enabled=settings.admin,
+            token=settings.admin_token,
+            bound_host=settings.host,
+            shell=DASHBOARD_SHELL,
+        ),
+        Middleware(
+            CORS,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+            allow_headers=["Authorization", "Content-Type", "X-API-Key", SESSION_HEADER],
+            expose_headers=["WWW-Authenticate", "Allow"],
+        ),
+        # Inside CORS, so that a refusal has its headers; outside every layer reading the state.
+        Middleware(SessionScope, registry=sessions),
+        Middleware(RawPath, templates=path_templates),
+        # With --proxy, the API's traffic goes to a real backend, checked.
+        *proxy,
+        # Outside the fast path, so that a steered request is never served plainly.
+        Middleware(Steering, index=index, scratch=scratch),
+        *fast_path,
+        # Behind the fast path, which the API's valid requests do not get past.
+        Middleware(swagger_ui.UISpec, documents=ui_specs),
+        Middleware(
+            BodyLimit,
+            max_bytes=settings.max_body_bytes,
+            api_prefixes=(f"{surfaces.backend_prefix}/", f"{surfaces.gateway_prefix}/"),
+        ),
+        Middleware(AllowHeader, routes=AllowHeader.table(surfaces.spec, surfaces.mounts())),
+    ]
+
+
+def with_bypass(entries: list[Middleware], control: Control) -> list[Middleware]:
+    """The same layers, the control layers (up to `Steering`) wrapped in a `Bypass`.
+
+    The proxy must see every request, so a stack with a `Proxy` is left whole. The bypass takes only
+    a path that the `RawPath` layer would leave as sent, so it reads that layer's templates."""
+    classes: list[object] = [entry.cls for entry in entries]
+    if Proxy in classes:
+        return entries
+    rejoin = 1 + classes.index(Steering)
+    path_templates = cast("list[Template]", entries[classes.index(RawPath)].kwargs["templates"])
+    as_sent = left_as_sent(path_templates)
+    bypass = Middleware(
+        Bypass, control=entries[:rejoin], rules=control.faults, journal=control.journal, as_sent=as_sent
+    )
+    return [bypass, *entries[rejoin:]]
+
+
+def install(app: AsyncApp, entries: Sequence[Middleware]) -> None:
+    """Hand `entries` to Connexion in their order, inside its error middleware."""
+    for entry in entries:
+        app.add_middleware(entry.cls, position=MiddlewarePosition.BEFORE_EXCEPTION, **entry.kwargs)
