@@ -24,7 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from contract_tests.outcome import standalone
+from contract_tests.outcome import files, standalone
 from contract_tests.outcome.findings import Ledger, Violation
 from contract_tests.outcome.fingerprint import violation_id
 from contract_tests.outcome.reproduce import SECRET_FLAGS, NotACurl, recorded_request
@@ -259,9 +259,10 @@ def write(
     directory: Path,
     secrets: Sequence[str] = (),
 ) -> Path:
-    """Write the pytest file into `directory` (made if missing); its path."""
+    """Write the pytest file into `directory` (made if missing), whole or not at all (outcome/files.py); its
+    path."""
     text = source(violations, targets, spec, secrets)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / FILE
-    path.write_text(text, encoding="utf-8")
+    files.write(path, text.encode("utf-8"))
     return path

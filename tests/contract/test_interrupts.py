@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 
 from contract_tests.client.pacing import BudgetSpent, Pacer
-from contract_tests.outcome import findings_file, report
+from contract_tests.outcome import export_tests, findings_file, report
 from contract_tests.outcome.findings import Ledger, RunInfo, Violation
+from contract_tests.outcome.fingerprint import violation_id
 from contract_tests.run.interrupts import Interrupts
 from mock_server.app import create_app
 from mock_server.settings import Settings
@@ -205,3 +206,18 @@ def test_a_signal_stops_merge_in_one_line_with_its_files_whole_or_absent(
     assert created not in present and set(present) <= set(REPORTS), f"a temporary left behind: {present}"
     for name in present:
         assert whole(merged / name), f"{name} is not whole ({(merged / name).stat().st_size} bytes)"
+
+
+def test_the_exported_tests_are_whole_or_absent_when_signals_come_as_they_are_written(tmp_path: Path) -> None:
+    """`--export-tests` writes through outcome/files.py too: SIGTERM then SIGINT the moment its file is
+    created leave none, nor its temporary."""
+    violation = a_shard(tmp_path / "shard")
+    exported = tmp_path / "exported"
+    env = signalled_at(exported / export_tests.FILE)
+    stopped = contract("merge", str(tmp_path / "shard"), "--export-tests", str(exported), env=env)
+    assert stopped.returncode == 2, stopped.stdout[-2000:] + stopped.stderr
+    assert "again: stopped at once" in stopped.stderr.strip().splitlines()[-1]
+    assert list(exported.iterdir()) == [], f"left behind: {[(p.name, p.stat().st_size) for p in exported.iterdir()]}"
+    written = contract("merge", str(tmp_path / "shard"), "--export-tests", str(exported))
+    assert written.returncode == 1, written.stderr
+    assert (exported / export_tests.FILE).read_text().rstrip().endswith(f"_judged({violation_id(violation)!r})")
