@@ -8,7 +8,7 @@ entry not reproduced or expired); 2: could not run or could not finish (bad argu
 unreadable spec, unreachable target or not this API, credentials refused or lost during the run, an
 internal error, a part of the run that could not complete: even with violations found, the verdict is
 incomplete; a time budget that ended the run before anything was judged; Ctrl-C or SIGTERM, which end
-the run as a budget does, run/interrupts.py), said in one line on stderr;
+the run as a budget does and stop `merge` where it is, run/interrupts.py), said in one line on stderr;
 3: a partial verdict, no violation in what the time budget (`--max-time`) let the run reach. The reports
 are written whenever testing started.
 The command line itself (its parsers, secrets from the environment, the `Options` it makes) is
@@ -30,7 +30,7 @@ from contract_tests.outcome import baseline
 from contract_tests.outcome.findings import Ledger
 from contract_tests.redact import Redactor, escape
 from contract_tests.run.arguments import VersionAsked, merge_parser, options_from, replay_arguments
-from contract_tests.run.interrupts import Interrupts
+from contract_tests.run.interrupts import Interrupted, Interrupts, stop_here
 from contract_tests.usage import UsageError
 from shop_contract.document import SpecError
 
@@ -88,7 +88,18 @@ def incomplete(ledger: Ledger) -> str:
 
 def merge(argv: Sequence[str]) -> int:
     """`shop-contract merge DIR... [--report-dir OUT] [--junit-xml FILE] [--baseline FILE]`: the shards' reports
-    as one."""
+    as one. Ctrl-C or SIGTERM stops it where it is (run/interrupts.py): one line, exit 2, each file whole or
+    not written."""
+    try:
+        with Interrupts(EXIT_CANNOT_RUN, ending="the merge").installed() as interrupts:
+            interrupts.on(stop_here)
+            return _merged(argv)
+    except Interrupted as exc:
+        return _fail(str(exc))
+
+
+def _merged(argv: Sequence[str]) -> int:
+    """The merge itself, its reports and its exit code."""
     from contract_tests.outcome import merge, report
 
     try:

@@ -4,8 +4,11 @@ The file is self-contained: pytest and httpx, no import of this package. It hold
 `standalone.py` (how a violation is re-enacted and what each check's rule asks of the answer), then the
 violations as data, then one test per violation named by its id. Credentials come from the variables
 `shop-contract` reads (SHOP_CONTRACT_API_KEY, SHOP_CONTRACT_TOKEN), each surface's base URL from its
-own variable with the recorded one as default. What the contract documents for a check (statuses,
-media types, response schemas) is read from the spec now and written as data.
+own variable, never from the report: as `shop-contract replay` (run/replay.py), a test sends the user's
+credentials only to a target the user names, every recorded request (setup steps of either surface
+included) moved onto it, and fails, sending nothing, when one would go to another origin. What the
+contract documents for a check (statuses, media types, response schemas) is read from the spec now and
+written as data.
 
 A target's answers and a report's text are hostile input: every value goes into the file as a Python
 literal (`repr` of plain data, checked by parsing it back), never as code, a comment or a docstring.
@@ -21,7 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from contract_tests.outcome import standalone
+from contract_tests.outcome import files, standalone
 from contract_tests.outcome.findings import Ledger, Violation
 from contract_tests.outcome.fingerprint import violation_id
 from contract_tests.outcome.reproduce import SECRET_FLAGS, NotACurl, recorded_request
@@ -50,18 +53,38 @@ def _credentials():
     return api_key, token
 
 
+def _targets(surface):
+    \"\"\"Each surface's base URL the environment names. The credentials go there only, never to a target this
+    file records: it may come from anyone's run (a CI artifact of a fork's pull request).\"\"\"
+    targets = {name: os.environ[variable] for name, variable in TARGET_VARIABLES.items() if os.environ.get(variable)}
+    if surface not in targets:
+        pytest.fail(
+            f"set {TARGET_VARIABLES[surface]} to the {surface}'s base URL: the credentials are sent only to a "
+            "target named in the environment, never to the one this file records"
+        )
+    return targets
+
+
 def _judged(violation_id):
     violation = VIOLATIONS[violation_id]
     if violation["skip"]:
         pytest.skip(violation["skip"])
-    surface = violation["surface"]
-    base = os.environ.get(TARGET_VARIABLES[surface]) or TARGETS[surface]
+    credentials = _credentials()
+    targets = _targets(violation["surface"])
+    bases = {TARGETS[name]: url for name, url in targets.items() if name in TARGETS}
+    steps = [{**step, "url": rebased(step["url"], bases)} for step in violation["steps"]]
+    stray = elsewhere(steps, targets.values())
+    if stray is not None:
+        pytest.fail(
+            f"a recorded request goes to {ascii(stray[:80])[1:-1]}, which is not the target being tested "
+            f"({', '.join(TARGET_VARIABLES.values())}): refused, nothing sent"
+        )
     with httpx.Client(timeout=TIMEOUT) as client:
 
         def send(method, url, headers, body):
             return client.request(method, url, headers=headers, content=body)
 
-        exchanges = reenact(violation["steps"], COLLECTIONS, TARGETS[surface], base, _credentials(), send)
+        exchanges = reenact(steps, COLLECTIONS, targets[violation["surface"]], credentials, send)
     problem = broken(violation["check"], violation["expect"], exchanges)
     assert problem is None, f"{violation['check']} on {violation['operation']}: {problem}"
 """
@@ -216,8 +239,9 @@ def source(violations: Sequence[Violation], targets: Mapping[str, str], spec: Sp
     header = (
         '"""Contract violations found by shop-contract, as pytest tests (generated: do not edit).\n\n'
         "Each test sends a violation's setup requests and its failing request again, then asserts the rule\n"
-        "its check states. Set SHOP_CONTRACT_BASE_URL (and SHOP_CONTRACT_GATEWAY_URL) to test another target\n"
-        'than the one recorded, and SHOP_CONTRACT_API_KEY or SHOP_CONTRACT_TOKEN. Needs pytest and httpx."""\n\n'
+        "its check states. Set SHOP_CONTRACT_BASE_URL (and SHOP_CONTRACT_GATEWAY_URL): the target to test, the\n"
+        "only one the credentials (SHOP_CONTRACT_API_KEY or SHOP_CONTRACT_TOKEN) are sent to; a request recorded\n"
+        'on another origin fails its test, sending nothing. Needs pytest and httpx."""\n\n'
         "from __future__ import annotations\n\nimport os\n\nimport pytest\n\n"
     )
     return "\n\n".join([header + library.rstrip(), *data, _RUNNER.strip(), *tests]) + "\n"
@@ -235,9 +259,10 @@ def write(
     directory: Path,
     secrets: Sequence[str] = (),
 ) -> Path:
-    """Write the pytest file into `directory` (made if missing); its path."""
+    """Write the pytest file into `directory` (made if missing), whole or not at all (outcome/files.py); its
+    path."""
     text = source(violations, targets, spec, secrets)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / FILE
-    path.write_text(text, encoding="utf-8")
+    files.write(path, text.encode("utf-8"))
     return path

@@ -9,12 +9,17 @@ A second Ctrl-C ends the process at once, by `os._exit` (run/interrupts.py), whi
 the temporaries being written are listed here before they are created, so that the signal handler
 removes them first (`discard_unfinished`). Their names start with a dot and end in `.tmp`, so a file
 left by a `kill -9` is never taken for a report (`findings.json` is `.findings.json.1a2b3c4d.tmp`).
+
+A file others write to as well (GitHub's job summary, which each step of a job adds to) is appended to
+instead (`append`), never renamed over: their part would be lost. The addition is whole or absent all the
+same: one write, with the signals that end the process held until it is whole or taken back.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 from pathlib import Path
 
 _UNFINISHED: set[Path] = set()
@@ -50,6 +55,31 @@ def write(path: Path, data: bytes) -> None:
         raise
     finally:
         _UNFINISHED.discard(temporary)
+
+
+_HELD = {signal.SIGINT, signal.SIGTERM}
+"""The signals a handler ends the process on (run/interrupts.py): held while an append is made."""
+
+
+def append(path: Path, data: bytes) -> None:
+    """Add `data` at the end of `path` (made if missing), whole or not at all. OSError when it cannot be
+    added, `path` as it was.
+
+    It is one write to a descriptor opened to append (the kernel places it after what others wrote), with
+    `_HELD` blocked: a second Ctrl-C's handler, which ends the process, runs only after it. A write the file
+    takes only part of (a full disk, a file size limit) is taken back, the file cut to its length before."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    try:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+        try:
+            written = os.write(descriptor, data)
+            if written < len(data):
+                os.ftruncate(descriptor, os.fstat(descriptor).st_size - written)
+                raise OSError(f"only {written} of {len(data)} bytes could be written (taken back)")
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    finally:
+        os.close(descriptor)
 
 
 def discard_unfinished() -> None:

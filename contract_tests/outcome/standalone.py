@@ -3,8 +3,9 @@
 This module imports only the standard library and httpx: `--export-tests` copies its source, as it is,
 into the pytest file it writes, so that file needs no install of the suite. A request is plain data
 (`{"method", "url", "headers": [[name, value]], "body"}`), as a report records it. Re-enacting sends a
-violation's setup requests and its failing request to today's target: the recorded base URL swapped
-for the current one, masked credentials for the current ones, and an item a setup request creates
+violation's setup requests and its failing request to today's target: each recorded surface's base URL
+swapped for the current one (a request to any other origin refused before anything is sent), masked
+credentials for the current ones, and an item a setup request creates
 given a fresh identifier when one with its recorded identifier exists already (substituted in every
 later request). `broken` states, for the exported tests, what each check's rule asks of the answer.
 
@@ -18,7 +19,7 @@ import json
 import random
 import re
 import string
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -126,10 +127,36 @@ def fresh_identifier(prop: Mapping[str, Any], old: Any) -> Any:
     return (head + suffix)[: limit - len(tail)] + tail
 
 
-def rebased(url: str, recorded: str, current: str) -> str:
-    """`url` under the `current` base URL when it is under the `recorded` one."""
-    recorded, current = recorded.rstrip("/"), current.rstrip("/")
-    return current + url[len(recorded) :] if url == recorded or url.startswith(recorded + "/") else url
+def rebased(url: str, bases: Mapping[str, str]) -> str:
+    """`url` under the base URL it is re-enacted on when it is under a recorded one (`bases`: each recorded
+    surface's base URL to today's; the longest that holds it), else as it is."""
+    for old in sorted(bases, key=len, reverse=True):
+        recorded = old.rstrip("/")
+        if url == recorded or url.startswith(recorded + "/"):
+            return bases[old].rstrip("/") + url[len(recorded) :]
+    return url
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """The scheme, host and port `url` names (the default port of its scheme when none is written)."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
+    except ValueError:  # a port that is not one
+        port = None
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port
+
+
+def elsewhere(steps: Sequence[Request], targets: Iterable[str]) -> str | None:
+    """The origin (`scheme://host:port`, as written) of the first of `steps` going to none of the `targets`'
+    origins, or None. A report may be anyone's (a fork's CI artifact): such a request would carry the user's
+    credentials to a host the user never named, so it is refused before anything is sent."""
+    allowed = {origin(target) for target in targets}
+    for step in steps:
+        if origin(step["url"]) not in allowed:
+            scheme, host, port = origin(step["url"])
+            return f"{scheme}://{host}:{port}"
+    return None
 
 
 def with_credentials(headers: Sequence[Sequence[str]], api_key: str | None, token: str | None) -> list[tuple[str, str]]:
@@ -155,19 +182,19 @@ def _created(request: Request, collections: Sequence[Mapping[str, Any]], base: s
 def reenact(
     steps: Sequence[Request],
     collections: Sequence[Mapping[str, Any]],
-    recorded_base: str,
     base: str,
     credentials: tuple[str | None, str | None],
     send: Send,
 ) -> list[tuple[Request, httpx.Response]]:
-    """Send `steps` in order to `base`, each request as sent with its answer.
+    """Send `steps` in order, each request as sent with its answer: `steps` are on today's target already
+    (`rebased`, none `elsewhere`), `base` the base URL of the violation's surface there.
 
     `collections`: `{"create": path, "item": path template, "identifier": field, "schema": the field's
     schema}` per collection. A create whose identifier names an item that exists (its item path answers
     200) gets a fresh one, and every later request names the new item instead; a later create of an
     identifier this re-enactment chose is sent as recorded (a duplicate, when the violation is about one).
     """
-    pending = [{**step, "url": rebased(step["url"], recorded_base, base)} for step in steps]
+    pending = list(steps)
     exchanges = []
     ours: set[str] = set()  # identifiers this re-enactment chose: a second create of one is the recorded duplicate
     for index, request in enumerate(pending):

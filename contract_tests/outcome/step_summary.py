@@ -1,6 +1,11 @@
 """The GitHub Actions job summary: when GITHUB_STEP_SUMMARY names a file, a short Markdown summary is
 appended to it (the verdict, the counts, the coverage figure, the first violations with their curl).
 
+Appended, not written whole through a temporary renamed over it as the reports are: the file is the job's,
+other steps (and other commands of this one) add to it, and a rename would drop what they wrote. The
+summary is added whole or not at all all the same (outcome/files.py, `append`): a half summary could leave
+a Markdown fence open, swallowing what the job adds after it.
+
 What a target sent is already redacted (secrets masked, controls escaped); here it is also kept from
 acting as Markdown or HTML: table cells and headings have their Markdown and HTML characters escaped,
 and curl commands sit in fenced blocks whose fence is longer than any backtick run inside them.
@@ -13,6 +18,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from contract_tests.outcome import files
 from contract_tests.outcome.baseline import shown_fingerprint, strict_failures
 from contract_tests.outcome.findings import Ledger
 from contract_tests.outcome.fingerprint import violation_id
@@ -117,7 +123,6 @@ def append(ledger: Ledger, environ: Mapping[str, str]) -> None:
     if not path:
         return
     try:
-        with Path(path).open("a", encoding="utf-8") as summary:
-            summary.write(markdown(ledger))
+        files.append(Path(path), markdown(ledger).encode("utf-8"))
     except OSError as exc:
         print(f"shop-contract: warning: cannot append to {VARIABLE} ({exc.strerror or exc})", file=sys.stderr)

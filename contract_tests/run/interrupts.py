@@ -5,6 +5,9 @@ end within one request deadline, and the reports say the run was stopped and wha
 file is written whole or not at all (outcome/files.py), and the one being written when the signal came
 is not left behind, not even as its temporary.
 
+`shop-contract merge` has no run to end, only files to read and write: its first signal stops it where
+it is (`stop_here`), and the same one line, exit 2 and files whole or absent follow.
+
 Only `shop-contract`'s own process installs the handlers (`installed`); the pytest plugin leaves the
 signals to pytest.
 """
@@ -24,12 +27,25 @@ from contract_tests.outcome import files
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-class Interrupts:
-    """The signals a run received, and the stops (`Pacer.stop`) a first one calls; a second signal ends the
-    process with `at_once_exit` (the CLI's "could not finish")."""
+class Interrupted(BaseException):
+    """A first signal, raised where the main thread is by `stop_here`: a BaseException, as KeyboardInterrupt
+    is, so that no `except Exception` on the way takes it for an error of the command."""
 
-    def __init__(self, at_once_exit: int) -> None:
+
+def stop_here(reason: str) -> None:
+    """The stop of a command with no run to end (`merge`): it ends where it is. Each file it writes is whole
+    or absent (outcome/files.py removes the temporary of the one being written when this passes through)."""
+    raise Interrupted(reason)
+
+
+class Interrupts:
+    """The signals a command received, and the stops (`Pacer.stop`, `stop_here`) a first one calls; a second
+    signal ends the process with `at_once_exit` (the CLI's "could not finish"). `ending` names what the
+    first one ends, in the line it says."""
+
+    def __init__(self, at_once_exit: int, ending: str = "the run") -> None:
         self.at_once_exit = at_once_exit
+        self.ending = ending
         self.reason: str | None = None
         self._stops: list[Callable[[str], None]] = []
         self._lock = threading.RLock()  # the handler may run while its own thread holds it
@@ -52,7 +68,7 @@ class Interrupts:
         with self._lock:
             self.reason = f"interrupted by {name}"
             stops = list(self._stops)
-        print(f"shop-contract: {name}: ending the run (again to stop at once)", file=sys.stderr, flush=True)
+        print(f"shop-contract: {name}: ending {self.ending} (again to stop at once)", file=sys.stderr, flush=True)
         for stop in stops:
             stop(self.reason)
 

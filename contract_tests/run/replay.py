@@ -21,7 +21,6 @@ import argparse
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import httpx
 
@@ -126,45 +125,25 @@ def moves(recorded: Mapping[str, str], options: Options) -> dict[str, str]:
     return {recorded[name]: url for name, url in current.items() if url and name in recorded}
 
 
-def rebased(url: str, bases: Mapping[str, str]) -> str:
-    """`url` under the base it is replayed on when it is under a recorded surface's base URL, else as it is."""
-    for old, new in bases.items():
-        old = old.rstrip("/")
-        if url == old or url.startswith(old + "/"):
-            return new.rstrip("/") + url[len(old) :]
-    return url
-
-
-def origin(url: str) -> tuple[str, str, int | None]:
-    """The scheme, host and port `url` names (the default port of its scheme when none is written)."""
-    parts = urlsplit(url)
-    try:
-        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
-    except ValueError:  # a port that is not one
-        port = None
-    return parts.scheme.lower(), (parts.hostname or "").lower(), port
-
-
 def refuse_elsewhere(violations: Mapping[str, Violation], recorded: Mapping[str, str], options: Options) -> None:
     """ReplayError, before anything is sent, when a request a violation records (its setup or itself) would go
     to an origin that is none of the target's being replayed: it would carry the user's credentials there."""
     targets = {"backend": options.base_url, "gateway": options.gateway_url}
-    allowed = {origin(url) for url in targets.values() if url}
+    given = [url for url in targets.values() if url]
     bases = moves(recorded, options)
     for name, violation in violations.items():
         if not targets.get(violation.surface):
             continue  # not judged: its surface is not given, nothing of it is sent
         for curl in (*violation.setup, violation.curl):
             try:
-                url = rebased(recorded_request(curl)["url"], bases)
+                step = recorded_request(curl)
             except NotACurl:
                 continue  # not judged either: it cannot be sent
-            if origin(url) not in allowed:
-                scheme, host, port = origin(url)
-                elsewhere = escape(f"{scheme}://{host}:{port}"[:80])
+            stray = standalone.elsewhere([{**step, "url": standalone.rebased(step["url"], bases)}], given)
+            if stray is not None:
                 raise ReplayError(
-                    f"violation {escape(name[:SHOWN_ID])} records a request to {elsewhere}, which is not the "
-                    "target being replayed: refused, nothing sent"
+                    f"violation {escape(name[:SHOWN_ID])} records a request to {escape(stray[:80])}, which is not "
+                    "the target being replayed: refused, nothing sent"
                 )
 
 
@@ -237,7 +216,7 @@ def resent(
         recorded = [recorded_request(curl) for curl in (*violation.setup, violation.curl)]
     except NotACurl as exc:
         return Verdict(name, violation, NOT_JUDGED, f"its request cannot be sent again: {exc}")
-    steps = [{**step, "url": rebased(step["url"], bases)} for step in recorded]
+    steps = [{**step, "url": standalone.rebased(step["url"], bases)} for step in recorded]
     op = spec.operations.get(violation.operation)
     if op is None:
         return Verdict(name, violation, NOT_JUDGED, f"the spec has no operation {violation.operation}")
@@ -248,9 +227,7 @@ def resent(
             return send_httpx(client, client.build_request(method, url, headers=headers, content=body), target.limits)
 
         try:
-            exchanges = standalone.reenact(
-                steps, export_tests.collections(spec), surface.base_url, surface.base_url, credentials, send
-            )
+            exchanges = standalone.reenact(steps, export_tests.collections(spec), surface.base_url, credentials, send)
         except (httpx.TimeoutException, ResponseTooLarge) as exc:
             caught = "response_time" if isinstance(exc, httpx.TimeoutException) else "response_size"
             if violation.check == caught:

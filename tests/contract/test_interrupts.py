@@ -19,7 +19,9 @@ from typing import Any
 import pytest
 
 from contract_tests.client.pacing import BudgetSpent, Pacer
-from contract_tests.outcome import findings_file
+from contract_tests.outcome import export_tests, findings_file, report
+from contract_tests.outcome.findings import Ledger, RunInfo, Violation
+from contract_tests.outcome.fingerprint import violation_id
 from contract_tests.run.interrupts import Interrupts
 from mock_server.app import create_app
 from mock_server.settings import Settings
@@ -113,6 +115,12 @@ def mock_api() -> Iterator[str]:
         yield f"{origin}/shop/api/v1"
 
 
+def signalled_at(path: Path, signals: str = "SIGTERM SIGINT") -> dict[str, str]:
+    """The environment of a child sending itself `signals` the moment it creates `path` (at_creation/)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(AT_CREATION), os.environ.get("PYTHONPATH")]))}
+    return {**env, "SHOP_TEST_SIGNALS_AT": str(path), "SHOP_TEST_SIGNALS": signals}
+
+
 def contract(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-W", "ignore", "-m", "contract_tests", *args]
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
@@ -124,7 +132,7 @@ def whole(path: Path) -> bool:
     text = path.read_text(encoding="utf-8")
     if path.name == "findings.json":
         try:
-            return findings_file.load(path)["run"]["shard"] == "1/1"
+            return findings_file.load(path) is not None
         except findings_file.FindingsError:
             return False
     if path.name == "junit.xml":
@@ -143,8 +151,7 @@ def test_signals_the_moment_a_report_file_is_created_leave_every_report_whole_or
     temporary left behind; findings.json is read back by `merge` and `replay` (the `run` of one shard, so
     that `merge` takes it)."""
     reports = tmp_path / "reports"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(AT_CREATION), os.environ.get("PYTHONPATH")]))}
-    env["SHOP_TEST_SIGNALS_AT"] = str(reports / created)
+    env = signalled_at(reports / created)
     run = ["--base-url", mock_api, "--api-key", "dev-api-key", "--include", "list_product_lines", "--no-domain"]
     stopped = contract(*run, "--max-examples", "1", "--shard", "1/1", "--report-dir", str(reports), env=env)
     assert stopped.returncode == 2, stopped.stdout[-2000:] + stopped.stderr
@@ -160,3 +167,57 @@ def test_signals_the_moment_a_report_file_is_created_leave_every_report_whole_or
             "replay", "--all", "--report-dir", str(reports), "--base-url", mock_api, "--api-key", "dev-api-key"
         )
         assert (replayed.returncode, replayed.stdout.strip()) == (0, "nothing replayed"), replayed.stderr
+
+
+def a_shard(directory: Path) -> Violation:
+    """The reports of one shard of one (1/1) holding one violation, written in `directory`; the violation."""
+    violation = Violation("round_trip", "backend", "get_product", "rule", "curl -X GET http://h/p/", "HTTP 200")
+    ledger = Ledger(run=RunInfo(seed=7, profile="fast", suite_version="0", spec_version="1", shard="1/1"))
+    ledger.run.targets["backend"] = "http://127.0.0.1:1/shop/api/v1"
+    ledger.violated(violation)
+    report.write_files(ledger, None, directory)
+    return violation
+
+
+@pytest.mark.parametrize(
+    ("signals", "created", "last_line"),
+    [
+        ("SIGINT", "findings.json", "shop-contract: error: interrupted by SIGINT"),
+        ("SIGTERM", "summary.txt", "shop-contract: error: interrupted by SIGTERM"),
+        (
+            "SIGTERM SIGINT",
+            "report.html",
+            "shop-contract: error: SIGINT again: stopped at once, no further report written",
+        ),
+    ],
+)
+def test_a_signal_stops_merge_in_one_line_with_its_files_whole_or_absent(
+    signals: str, created: str, last_line: str, tmp_path: Path
+) -> None:
+    """`merge` has no run to end: a first signal stops it where it is, as a second one does a run."""
+    a_shard(tmp_path / "shard")
+    merged = tmp_path / "merged"
+    env = signalled_at(merged / created, signals)
+    stopped = contract("merge", str(tmp_path / "shard"), "--report-dir", str(merged), env=env)
+    assert stopped.returncode == 2, stopped.stdout[-2000:] + stopped.stderr
+    assert stopped.stderr.strip().splitlines()[-1] == last_line, stopped.stderr
+    assert "Traceback" not in stopped.stderr
+    present = sorted(path.name for path in merged.iterdir())
+    assert created not in present and set(present) <= set(REPORTS), f"a temporary left behind: {present}"
+    for name in present:
+        assert whole(merged / name), f"{name} is not whole ({(merged / name).stat().st_size} bytes)"
+
+
+def test_the_exported_tests_are_whole_or_absent_when_signals_come_as_they_are_written(tmp_path: Path) -> None:
+    """`--export-tests` writes through outcome/files.py too: SIGTERM then SIGINT the moment its file is
+    created leave none, nor its temporary."""
+    violation = a_shard(tmp_path / "shard")
+    exported = tmp_path / "exported"
+    env = signalled_at(exported / export_tests.FILE)
+    stopped = contract("merge", str(tmp_path / "shard"), "--export-tests", str(exported), env=env)
+    assert stopped.returncode == 2, stopped.stdout[-2000:] + stopped.stderr
+    assert "again: stopped at once" in stopped.stderr.strip().splitlines()[-1]
+    assert list(exported.iterdir()) == [], f"left behind: {[(p.name, p.stat().st_size) for p in exported.iterdir()]}"
+    written = contract("merge", str(tmp_path / "shard"), "--export-tests", str(exported))
+    assert written.returncode == 1, written.stderr
+    assert (exported / export_tests.FILE).read_text().rstrip().endswith(f"_judged({violation_id(violation)!r})")

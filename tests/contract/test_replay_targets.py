@@ -8,53 +8,20 @@ a collector socket on another loopback port that records every connection, repla
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from contract_tests.outcome import report
 from contract_tests.outcome.findings import Ledger, RunInfo, Violation
-from mock_server.app import create_app
-from mock_server.settings import Settings
+from tests.contract.elsewhere import MOUNT, SECRETS, Collector, Counted
 from tests.contract.support import ROOT
 from tests.live import running
-
-MOUNT = "/shop/api/v1"
-SECRETS = {"SHOP_CONTRACT_API_KEY": "dev-api-key", "SHOP_CONTRACT_TOKEN": "a-token-of-the-user"}
-
-
-class Collector:
-    """A listening socket on a loopback port of its own, counting the connections made to it."""
-
-    def __init__(self) -> None:
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.origin = f"http://127.0.0.1:{self.server.getsockname()[1]}"
-        self.received: list[bytes] = []
-        self._thread = threading.Thread(target=self._accept, daemon=True)
-        self._thread.start()
-
-    def _accept(self) -> None:
-        with contextlib.suppress(OSError):  # closed: the test is over
-            while True:
-                connection, _ = self.server.accept()
-                with connection:
-                    connection.settimeout(1)
-                    with contextlib.suppress(OSError):
-                        self.received.append(connection.recv(65536))
-
-    def close(self) -> None:
-        self.server.shutdown(socket.SHUT_RDWR)
-        self.server.close()
-        self._thread.join(timeout=5)
 
 
 @pytest.fixture
@@ -62,18 +29,6 @@ def collector() -> Iterator[Collector]:
     listening = Collector()
     yield listening
     listening.close()
-
-
-class Counted:
-    """The mock, counting the requests it gets."""
-
-    def __init__(self) -> None:
-        self.app, self.requests = create_app(Settings()), 0
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            self.requests += 1
-        await self.app(scope, receive, send)
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,11 @@
 """Signals timed on the creation of a file, for a test's child process (this directory on its PYTHONPATH).
 
-With SHOP_TEST_SIGNALS_AT=DIR/NAME in its environment, the process sends itself SIGTERM, then SIGINT, the
-moment it has created NAME in DIR, or a temporary file for it (a name holding NAME): an audit hook sees
-the file opened for writing, and the first function call or return after that open (when the file
-exists, before a byte is written) sends the signals. An external watcher of the directory would race the
-write, which takes microseconds; this hits the window every time, as a user's unlucky second Ctrl-C does.
+With SHOP_TEST_SIGNALS_AT=DIR/NAME in its environment, the process sends itself SIGTERM, then SIGINT (or the
+signals SHOP_TEST_SIGNALS names, e.g. `SIGINT`), the moment it has created NAME in DIR, or a temporary file
+for it (a name holding NAME): an audit hook sees the file opened for writing, and the first function call
+or return after that open (when the file exists, before a byte is written) sends the signals. An external
+watcher of the directory would race the write, which takes microseconds; this hits the window every time,
+as a user's unlucky second Ctrl-C does.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from types import FrameType
 from typing import Any
 
 _WATCHED = os.environ.get("SHOP_TEST_SIGNALS_AT")
+_SENT = [signal.Signals[name] for name in os.environ.get("SHOP_TEST_SIGNALS", "SIGTERM SIGINT").split()]
 _armed = _WATCHED is not None
 
 
@@ -43,8 +45,16 @@ def _signalled(frame: FrameType, event: str, arg: object) -> None:
     if frame.f_code is _audit.__code__:
         return
     sys.setprofile(None)
-    os.kill(os.getpid(), signal.SIGTERM)
-    os.kill(os.getpid(), signal.SIGINT)
+    _send(_SENT)
+
+
+def _send(signals: list[signal.Signals]) -> None:
+    """Each of `signals` in turn, the next one even when the handler of one raises (as `merge`'s does)."""
+    if signals:
+        try:
+            os.kill(os.getpid(), signals[0])
+        finally:
+            _send(signals[1:])
 
 
 if _WATCHED is not None:
