@@ -56,13 +56,18 @@ class BudgetSpent(Exception):
 
 
 def retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait by a `Retry-After` value (delay-seconds or an HTTP date), bounded by MAX_WAIT;
-    None when absent or unreadable (the caller's default applies)."""
+    """Seconds to wait by a `Retry-After` value, bounded by MAX_WAIT; None when absent or unreadable (the
+    caller's default applies). Never raises: what a target sends is not trusted to parse.
+
+    RFC 9110 (10.2.3) allows delay-seconds, ASCII digits only, or an HTTP date. `str.isdigit` alone also
+    accepts "²" (superscript two), which `int` refuses, and fullwidth or Arabic-Indic digits, which it
+    reads as numbers no HTTP peer meant: all are unreadable here, as are a sign, a fraction and a date
+    `email.utils` cannot place in time."""
     if value is None:
         return None
     text = value.strip()[:64]
-    if text.isdigit():
-        return min(float(int(text[:6])), MAX_WAIT)
+    if text.isascii() and text.isdigit():
+        return min(float(text[:6]), MAX_WAIT)
     try:
         when = email.utils.parsedate_to_datetime(text).timestamp()
     except (TypeError, ValueError, IndexError, OverflowError):

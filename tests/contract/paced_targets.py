@@ -1,0 +1,53 @@
+"""Targets that set the suite's pace, as ASGI wrappers around the mock (served by uvicorn on a loopback
+port, tests/live.py): one that sends odd `Retry-After` values. Each logs when every request arrived,
+by its own clock, so that a test can say what reached the server and when."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+Scope = dict[str, Any]
+
+
+class Logged:
+    """`app`, with the arrival time (`time.monotonic()`) of every HTTP request it got."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.arrivals: list[float] = []
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            self.arrivals.append(time.monotonic())
+            await self.answer(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+    async def answer(self, scope: Scope, receive: Any, send: Any) -> None:
+        await self.app(scope, receive, send)
+
+
+async def refuse(send: Any, status: int, retry_after: bytes) -> None:
+    """An answer `status` with `Retry-After: retry_after`, as a throttle or a busy server sends it."""
+    headers = [(b"retry-after", retry_after), (b"content-type", b"text/plain")]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": b"slow down"})
+
+
+class OddRetryAfter(Logged):
+    """The mock answering every `every`-th request 429 with the next of `values` as its `Retry-After`,
+    each value once; then only the mock."""
+
+    def __init__(self, app: Any, values: list[bytes], every: int = 4) -> None:
+        super().__init__(app)
+        self.values, self.every = list(values), every
+        self.sent: list[bytes] = []
+
+    async def answer(self, scope: Scope, receive: Any, send: Any) -> None:
+        if len(self.arrivals) % self.every == 0 and len(self.sent) < len(self.values):
+            value = self.values[len(self.sent)]
+            self.sent.append(value)
+            await refuse(send, 429, value)
+            return
+        await self.app(scope, receive, send)
