@@ -24,7 +24,7 @@ from contract_tests.client.bounded import Limits
 from contract_tests.client.bounded_httpx import BoundedHttpx
 from contract_tests.client.capacity import bounded_workers, parallel_capacity
 from contract_tests.client.keyring import Keyring
-from contract_tests.client.pacing import Pacer
+from contract_tests.client.pacing import BudgetSpent, Pacer
 from contract_tests.client.surface import Surface
 from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.http import Session
@@ -127,6 +127,8 @@ def sized(
         if workers > 1 and probe is not None:
             try:
                 capacity = parallel_capacity(probe)
+            except BudgetSpent:
+                workers, seen = 1, f"{seen}; the time budget ended the capacity probe"
             except Exception as exc:  # any failure of the probe: the safe choice, said
                 workers, seen = 1, f"{seen}; the capacity probe failed: {type(exc).__name__}"
             else:
@@ -147,8 +149,8 @@ def capacity_probe(
     spec: Spec, surface: Surface, limits: Limits, keyring: Keyring | None
 ) -> Iterator[Callable[[], object] | None]:
     """The one safe request `--workers auto` measures the target's capacity with: the first list `surface`
-    serves, unpaced (the pacer would hold the batch to one in flight) and into no report. An answer other
-    than 2xx fails the probe."""
+    serves, past the pacer's limit (it would hold the batch to one in flight) but within the run's time
+    budget, and into no report. An answer other than 2xx fails the probe."""
     lists = [spec.operations[name] for name in surface.operations if name in spec.operations]
     listing = next((op for op in lists if op.method.upper() == "GET" and not op.path_parameters), None)
     if listing is None:
@@ -158,7 +160,7 @@ def capacity_probe(
 
     def send() -> object:
         if not opened:  # the probe's first calls are one at a time (client/capacity.py): no race here
-            opened.append(Session(surface, Ledger(), BoundedHttpx(replace(limits, pacer=None)), keyring))
+            opened.append(Session(surface, Ledger(), BoundedHttpx(replace(limits, held=False)), keyring))
         status = opened[0].call(listing).status
         if not 200 <= status < 300:
             raise ValueError(f"{listing.id} answered {status}")

@@ -1,9 +1,11 @@
 """Targets that set the suite's pace, as ASGI wrappers around the mock (served by uvicorn on a loopback
-port, tests/live.py): one that sends odd `Retry-After` values. Each logs when every request arrived,
-by its own clock, so that a test can say what reached the server and when."""
+port, tests/live.py): one that trickles its answers, one that sends odd `Retry-After` values. Each
+logs when every request arrived, by its own clock, so that a test can say what reached the server and
+when."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -33,6 +35,32 @@ async def refuse(send: Any, status: int, retry_after: bytes) -> None:
     headers = [(b"retry-after", retry_after), (b"content-type", b"text/plain")]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": b"slow down"})
+
+
+class Trickling(Logged):
+    """The mock sending every answer's body in `pieces` writes, a pause apart: the n-th answer's pause is
+    `pauses[n]`, the last for every later one (a slow link, or a server trickling on purpose)."""
+
+    def __init__(self, app: Any, pauses: list[float], pieces: int = 20) -> None:
+        super().__init__(app)
+        self.pauses, self.pieces = pauses, pieces
+
+    async def answer(self, scope: Scope, receive: Any, send: Any) -> None:
+        pause = self.pauses[min(len(self.arrivals), len(self.pauses)) - 1]
+
+        async def trickle(message: dict[str, Any]) -> None:
+            if message["type"] != "http.response.body":
+                await send(message)
+                return
+            body: bytes = message.get("body", b"")
+            step = max(1, len(body) // self.pieces)
+            for start in range(0, len(body), step):
+                await send({"type": "http.response.body", "body": body[start : start + step], "more_body": True})
+                await asyncio.sleep(pause)
+            if not message.get("more_body"):
+                await send({"type": "http.response.body", "body": b""})
+
+        await self.app(scope, receive, trickle)
 
 
 class OddRetryAfter(Logged):

@@ -1,5 +1,6 @@
-"""The CLI against targets that set the pace (tests/contract/paced_targets.py): odd `Retry-After`
-values are a default back-off, never an internal error."""
+"""The CLI against targets that set the pace (tests/contract/paced_targets.py): a trickling one does
+not keep a run past its `--max-time`, odd `Retry-After` values are a default back-off, never an
+internal error."""
 
 from __future__ import annotations
 
@@ -9,16 +10,39 @@ from pathlib import Path
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from tests.contract.paced_targets import OddRetryAfter
+from tests.contract.paced_targets import OddRetryAfter, Trickling
 from tests.contract.support import shop_contract
 from tests.live import running
 
 NARROW = ["--profile", "fast", "--include", "list_product_lines", "--include", "get_product_line", "--no-domain"]
 """A short run: two operations, the fast profile, Schemathesis only."""
+LATE_S = 0.5
+"""How long after the budget a request the suite started before it may still arrive (loopback, a loaded
+machine)."""
 
 
 def base(origin: str) -> list[str]:
     return ["--base-url", f"{origin}/shop/api/v1", "--api-key", "dev-api-key", "--seed", "3"]
+
+
+def test_no_request_reaches_a_trickling_target_after_the_budget(tmp_path: Path) -> None:
+    """Every answer trickles: the first three over 0.4 s, the others over 10 s (the request deadline).
+    Before: the capacity probe's requests went out after the budget, and the request in flight when it
+    ended ran to its own deadline, reported as the target's `response_time`: a run of 5 s ended at 18 s."""
+    budget = 4.0
+    app = Trickling(create_app(Settings()), pauses=[0.02, 0.02, 0.02, 0.5])
+    with running(app, timeout_graceful_shutdown=1) as origin:  # the cut answer trickles on at the server
+        outcome = shop_contract([*base(origin), "--max-time", f"{budget:g}"], tmp_path)
+    first = app.arrivals[0]  # the budget started before the first request did
+    late = [round(arrival - first, 2) for arrival in app.arrivals if arrival > first + budget + LATE_S]
+    assert late == [], f"{len(late)} of {len(app.arrivals)} requests arrived after the budget: {late}"
+    assert outcome.code in (2, 3), outcome.stdout[-2000:] + outcome.stderr
+    # the request in flight was cut at the budget; then the parts not reached are listed (a margin for a
+    # loaded machine)
+    assert outcome.findings["run"]["duration"] <= budget + 2
+    assert outcome.findings["unreached"], outcome.stdout[-2000:]
+    assert "time budget" in outcome.stdout + outcome.stderr
+    assert outcome.findings["violations"] == [] and outcome.findings["errors"] == []  # a cut is no response_time
 
 
 def test_odd_retry_after_values_are_a_default_back_off_not_an_internal_error(tmp_path: Path) -> None:

@@ -174,3 +174,33 @@ def test_auto_workers_cover_the_latency_and_stay_one_nearby(latency: float, work
     for _ in range(5):
         pacer._answered(latency, False)
     assert pacer.suggested_workers() == workers
+
+
+def test_a_request_failing_once_the_budget_is_spent_is_budget_spent_not_the_targets_failure() -> None:
+    """A request in flight is cut at the budget (its deadline is the time left): its timeout is no answer
+    of the target's to judge."""
+    pacer = Pacer(1, stop_at=time.monotonic() + 0.2)
+
+    def cut() -> Answer:
+        time.sleep(0.3)
+        raise TimeoutError("the request's deadline passed")
+
+    with pytest.raises(BudgetSpent):
+        pacer.send(cut, lambda answer: answer.status, lambda answer: answer.wait)
+    left = Pacer(1, stop_at=time.monotonic() + 5).left()
+    assert left is not None and 4 < left <= 5 and Pacer(1).left() is None
+
+
+def test_a_batch_sent_at_once_passes_the_limit_but_not_the_budget() -> None:
+    pacer = Pacer(1)
+    target = Target([Answer(429, "1")], seconds=0.1)
+    threads = [threading.Thread(target=pacer.at_once, args=(target.send,)) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert target.most == 4 and pacer.waits == 0  # no limit, and a 429 is not waited out
+    pacer.stop("interrupted")
+    with pytest.raises(BudgetSpent, match="interrupted"):
+        pacer.at_once(target.send)
+    assert target.sent == 4
