@@ -1,11 +1,12 @@
 """Targets that set the suite's pace, as ASGI wrappers around the mock (served by uvicorn on a loopback
-port, tests/live.py): one that trickles its answers, one that sends odd `Retry-After` values. Each
-logs when every request arrived, by its own clock, so that a test can say what reached the server and
-when."""
+port, tests/live.py): one that throttles, one that trickles its answers, one that sends odd
+`Retry-After` values. Each logs when every request arrived, by its own clock, so that a test can say
+what reached the server and when."""
 
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from typing import Any
 
@@ -35,6 +36,32 @@ async def refuse(send: Any, status: int, retry_after: bytes) -> None:
     headers = [(b"retry-after", retry_after), (b"content-type", b"text/plain")]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": b"slow down"})
+
+
+class Throttled(Logged):
+    """The mock far away and throttled: every answer `low`-`high` seconds late (seeded), and a request
+    arriving while `slots` are in flight answered 429 with `Retry-After: 1` (nginx `limit_conn`, a
+    concurrency throttle), as late."""
+
+    def __init__(self, app: Any, slots: int = 4, low: float = 0.1, high: float = 0.3) -> None:
+        super().__init__(app)
+        self.slots, self.low, self.high = slots, low, high
+        self.random = random.Random(1)
+        self.in_flight = self.refused = 0
+
+    async def answer(self, scope: Scope, receive: Any, send: Any) -> None:
+        delay = asyncio.sleep(self.random.uniform(self.low, self.high))
+        if self.in_flight >= self.slots:
+            self.refused += 1
+            await delay
+            await refuse(send, 429, b"1")
+            return
+        self.in_flight += 1
+        try:
+            await delay
+            await self.app(scope, receive, send)
+        finally:
+            self.in_flight -= 1
 
 
 class Trickling(Logged):

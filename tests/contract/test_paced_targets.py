@@ -1,6 +1,6 @@
-"""The CLI against targets that set the pace (tests/contract/paced_targets.py): a trickling one does
-not keep a run past its `--max-time`, odd `Retry-After` values are a default back-off, never an
-internal error."""
+"""The CLI against targets that set the pace (tests/contract/paced_targets.py): a throttled one gets
+the workers it serves, a trickling one does not keep a run past its `--max-time`, odd `Retry-After`
+values are a default back-off, never an internal error."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from tests.contract.paced_targets import OddRetryAfter, Trickling
+from tests.contract.paced_targets import OddRetryAfter, Throttled, Trickling
 from tests.contract.support import shop_contract
 from tests.live import running
 
@@ -23,6 +23,21 @@ machine)."""
 
 def base(origin: str) -> list[str]:
     return ["--base-url", f"{origin}/shop/api/v1", "--api-key", "dev-api-key", "--seed", "3"]
+
+
+def test_workers_auto_reads_a_throttled_target_as_serving_what_it_answered(tmp_path: Path) -> None:
+    """429 past four in flight: the capacity probe counts the refusals, and the run keeps four in flight
+    (before: "the capacity probe failed: ValueError", one worker, a run far longer)."""
+    app = Throttled(create_app(Settings()), slots=4, low=0.05, high=0.1)
+    with running(app) as origin:
+        outcome = shop_contract([*base(origin), *NARROW, "--workers", "auto"], tmp_path)
+    assert outcome.code == 0, outcome.stdout[-2000:] + outcome.stderr
+    line = next(line for line in outcome.stdout.splitlines() if line.startswith("workers:"))
+    assert line.startswith("workers: 4 (auto: median latency"), line
+    assert "the target refused 4 of 8 sent at once with 429" in line, line
+    assert outcome.findings["run"]["workers"] == 4
+    assert outcome.findings["violations"] == [] and outcome.findings["errors"] == []
+    assert app.refused >= 8  # the probe's two batches: what the run waited out past them is not judged
 
 
 def test_no_request_reaches_a_trickling_target_after_the_budget(tmp_path: Path) -> None:
