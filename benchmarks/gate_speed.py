@@ -7,11 +7,14 @@ broken variants of it (tests/contract/variants.py) each on a loopback port, puts
 
 - on loopback (the reference violations),
 - through the proxy with `--workers auto` (the goal: at most 3 minutes, the same violations),
+- through a throttled proxy with `--workers auto`: the same delays, and 429 with `Retry-After: 1` past
+  `--throttle` (4) requests in flight, as nginx `limit_conn` answers (the goal: a verdict within 400 s,
+  the same violations, no run error; the progress line saying which workers `auto` chose and why),
 - with `--before`, through the proxy with `--workers 1` too: requests one after another, as before
   (about 20 minutes on the correct mock alone; measured once, not in every run).
 
     python -m benchmarks gate_speed [--variants product_without_msrp,patch_resets_other_fields]
-                                    [--seed 5] [--min 0.1] [--max 0.3] [--before]
+                                    [--seed 5] [--min 0.1] [--max 0.3] [--throttle 4] [--before]
 """
 
 from __future__ import annotations
@@ -27,66 +30,82 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import record
-from benchmarks.servers import API_KEY, free_port, python_module, running
+from benchmarks.servers import API_KEY, free_ports, python_module, running
 
 PREFIX = "/shop/api/v1"
 GOAL_S = 180.0
+THROTTLED_GOAL_S = 400.0
 DEFAULT_VARIANTS = "product_without_msrp,patch_resets_other_fields"
 
 
 def suite(origin: str, seed: int, workers: str, workdir: Path) -> dict[str, Any]:
-    """One default-profile run against `origin`: wall time, exit code, the violations' fingerprints."""
+    """One default-profile run against `origin`: wall time, exit code, the violations' fingerprints, the
+    run errors, and the progress line saying which workers it chose and why."""
     reports = workdir / f"report-{time.monotonic_ns()}"
     command = [
         sys.executable, "-m", "contract_tests", "--base-url", f"{origin}{PREFIX}", "--api-key", API_KEY,
-        "--seed", str(seed), "--workers", workers, "--quiet", "--report-dir", str(reports),
+        "--seed", str(seed), "--workers", workers, "--report-dir", str(reports),
     ]  # fmt: skip
     started = time.perf_counter()
     done = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
     wall = time.perf_counter() - started
     findings = json.loads((reports / "findings.json").read_text()) if (reports / "findings.json").exists() else {}
     found = sorted({violation["fingerprint"] for violation in findings.get("violations", [])})
+    chose = [line for line in done.stdout.splitlines() if line.startswith("workers: ")]
     return {
         "workers": workers,
         "wall_s": round(wall, 1),
         "exit_code": done.returncode,
         "workers_used": findings.get("run", {}).get("workers"),
+        "workers_line": chose[0] if chose else None,
         "fingerprints": found,
+        "run_errors": len(findings.get("errors", [])),
         "stderr": done.stderr.strip()[-300:],
     }
 
 
-def measure(name: str, seed: int, low: float, high: float, before: bool) -> dict[str, Any]:
-    """The runs of one target (`mock` or a variant's name): loopback, far, and far with one worker."""
-    port, proxy_port = free_port(), free_port()
+def measure(name: str, seed: int, low: float, high: float, throttle: int, before: bool) -> dict[str, Any]:
+    """The runs of one target (`mock` or a variant's name): loopback, far, far and throttled (unless
+    `throttle` is 0), and far with one worker (`before`)."""
+    port, proxy_port, throttled_port = free_ports(3)
     serve = python_module("benchmarks.serve_variant", name, str(port))
-    proxy = python_module(
-        "benchmarks.latency_proxy", "--upstream", f"http://127.0.0.1:{port}", "--port", str(proxy_port),
-        "--min", str(low), "--max", str(high),
-    )  # fmt: skip
+
+    def proxy(listen: int, *extra: str) -> list[str]:
+        return python_module(
+            "benchmarks.latency_proxy", "--upstream", f"http://127.0.0.1:{port}", "--port", str(listen),
+            "--min", str(low), "--max", str(high), *extra,
+        )  # fmt: skip
+
     health = {"ready_path": "/__mock__/health"}
     with (
         running(name, serve, port=port, **health),
-        running("latency proxy", proxy, port=proxy_port, **health),
+        running("latency proxy", proxy(proxy_port), port=proxy_port, **health),
         tempfile.TemporaryDirectory(prefix="gate-speed-") as workdir,
     ):
         runs = {"loopback": suite(f"http://127.0.0.1:{port}", seed, "auto", Path(workdir))}
         runs["far"] = suite(f"http://127.0.0.1:{proxy_port}", seed, "auto", Path(workdir))
+        if throttle:
+            limited = proxy(throttled_port, "--throttle", str(throttle))
+            with running("throttled proxy", limited, port=throttled_port, **health):
+                runs["far, throttled"] = suite(f"http://127.0.0.1:{throttled_port}", seed, "auto", Path(workdir))
         if before:
             runs["far, one worker"] = suite(f"http://127.0.0.1:{proxy_port}", seed, "1", Path(workdir))
-    same = runs["far"]["fingerprints"] == runs["loopback"]["fingerprints"]
+    same = all(run["fingerprints"] == runs["loopback"]["fingerprints"] for run in runs.values())
     for label, run in runs.items():
         print(f"  {name:28} {label:16} {run['wall_s']:7.1f} s  workers {run['workers_used']}  "
-              f"exit {run['exit_code']}  {len(run['fingerprints'])} violation(s)", flush=True)  # fmt: skip
+              f"exit {run['exit_code']}  {len(run['fingerprints'])} violation(s)  "
+              f"{run['run_errors']} run error(s)", flush=True)  # fmt: skip
+        if label != "loopback":
+            print(f"  {'':28} {'':16} {run['workers_line']}", flush=True)
     return {"target": name, "runs": runs, "same_violations": same}
 
 
 def report(results: list[dict[str, Any]]) -> str:
-    header = ["target", "run", "workers", "wall (s)", "exit", "violations", "same as loopback"]
+    header = ["target", "run", "workers", "wall (s)", "exit", "violations", "run errors", "same as loopback"]
     rows = [
         [
             result["target"], label, str(run["workers_used"]), f"{run['wall_s']:.1f}", str(run["exit_code"]),
-            str(len(run["fingerprints"])), "" if label == "loopback" else str(
+            str(len(run["fingerprints"])), str(run["run_errors"]), "" if label == "loopback" else str(
                 run["fingerprints"] == result["runs"]["loopback"]["fingerprints"]),
         ]
         for result in results
@@ -101,20 +120,32 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--min", type=float, default=0.1, dest="low")
     parser.add_argument("--max", type=float, default=0.3, dest="high")
+    parser.add_argument("--throttle", type=int, default=4, help="requests in flight past which the throttled "
+                        "proxy answers 429 (0: no throttled run)")  # fmt: skip
     parser.add_argument("--before", action="store_true", help="also one worker through the proxy (~20 min)")
     args = parser.parse_args(argv)
     names = ["mock", *[name for name in args.variants.split(",") if name]]
-    results = [measure(name, args.seed, args.low, args.high, args.before and name == "mock") for name in names]
+    results = [
+        measure(name, args.seed, args.low, args.high, args.throttle, args.before and name == "mock") for name in names
+    ]
     far = [result["runs"]["far"]["wall_s"] for result in results]
+    throttled = [result["runs"]["far, throttled"] for result in results if "far, throttled" in result["runs"]]
     verdict = {
         "goal_s": GOAL_S,
         "far_within_goal": all(wall <= GOAL_S for wall in far),
+        "throttled_goal_s": THROTTLED_GOAL_S,
+        "throttled_within_goal": all(
+            run["wall_s"] <= THROTTLED_GOAL_S and run["run_errors"] == 0 and run["exit_code"] in (0, 1)
+            for run in throttled
+        ),
         "same_violations": all(result["same_violations"] for result in results),
     }
     print(report(results))
     print(
-        f"far runs within {GOAL_S:.0f} s: {verdict['far_within_goal']}; same violations: {verdict['same_violations']}"
+        f"far runs within {GOAL_S:.0f} s: {verdict['far_within_goal']}; throttled runs within "
+        f"{THROTTLED_GOAL_S:.0f} s with a verdict and no run error: {verdict['throttled_within_goal']}; "
+        f"same violations: {verdict['same_violations']}"
     )
     path = record.write("gate_speed", {"machine": record.machine(), "results": results, "verdict": verdict})
     print(f"wrote {path}")
-    return 0 if verdict["far_within_goal"] and verdict["same_violations"] else 1
+    return 0 if verdict["far_within_goal"] and verdict["throttled_within_goal"] and verdict["same_violations"] else 1

@@ -2,8 +2,9 @@
 
 A target may trickle its headers or body one byte at a time, send an endless body, a huge one, or a
 small gzip body that inflates to gigabytes. So each request gets a total deadline (connect, headers and
-body together: every socket read waits at most what is left of it, not a fresh timeout per read) and its
-body is read up to a maximum size, decompressed bytes counted, in small pieces. Each client meets these
+body together: every socket read waits at most what is left of it, not a fresh timeout per read; and no
+later than the end of the run's time budget, `Limits.seconds`) and its body is read up to a maximum
+size, decompressed bytes counted, in small pieces. Each client meets these
 rules in its own module: httpx (the domain tests) in `bounded_httpx`, requests (Schemathesis) in
 `bounded_requests`; both raise `ResponseTooLarge` beyond the size, their usual timeout errors at the
 deadline, ask for the same encodings (ACCEPT_ENCODING) and trust the same certificates (`Trust`).
@@ -91,11 +92,24 @@ class Limits:
     """Bytes of one response body, after decompression."""
     trust: Trust = field(default_factory=Trust)
     pacer: Pacer | None = None
-    """The run's gate on requests in flight and on the waits a target asks for (None: unpaced)."""
+    """The run's gate on requests in flight, on the waits a target asks for and on the time budget (None:
+    unpaced)."""
+    held: bool = True
+    """Whether requests wait for the pacer's limit and pauses. False: the capacity probe's batch, sent at
+    once and never again on a 429; the time budget holds either way."""
 
     def paced(self, send: Callable[[], T], status: Callable[[T], int], wait_header: Callable[[T], str | None]) -> T:
         """`send()` through the pacer, if any (client/pacing.py)."""
-        return send() if self.pacer is None else self.pacer.send(send, status, wait_header)
+        if self.pacer is None:
+            return send()
+        if not self.held:
+            return self.pacer.at_once(send)
+        return self.pacer.send(send, status, wait_header)
+
+    def seconds(self) -> float:
+        """The deadline of a request starting now: `deadline`, cut at the end of the run's time budget."""
+        left = None if self.pacer is None else self.pacer.left()
+        return self.deadline if left is None else min(self.deadline, left)
 
 
 class ResponseTooLarge(Exception):

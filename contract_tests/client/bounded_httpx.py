@@ -123,7 +123,7 @@ def send_httpx(client: httpx.Client, request: httpx.Request, limits: Limits) -> 
 
 
 def _send_httpx(client: httpx.Client, request: httpx.Request, limits: Limits) -> httpx.Response:
-    with deadline(limits.deadline):
+    with deadline(limits.seconds()):  # the budget's end cuts it (client/pacing.py)
         send = functools.partial(client.send, request, stream=True)
         response = once_more_if_dropped(send, (httpx.NetworkError, httpx.RemoteProtocolError))
         try:

@@ -189,7 +189,7 @@ class BoundedAdapter(HTTPAdapter):
         )
 
     def _send_once(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
-        with deadline(self.limits.deadline):
+        with deadline(self.limits.seconds()):  # the budget's end cuts it (client/pacing.py)
             send = functools.partial(super().send, request, stream=True, **kwargs)
             response = once_more_if_dropped(send, (requests.exceptions.ConnectionError,))
             method, url = request.method or "", request.url or ""

@@ -1,4 +1,4 @@
-"""How many requests a target serves at once: what tells a far target from a busy one.
+"""How many requests a target serves at once: what tells a far target from a busy or a throttled one.
 
 Latency alone cannot: a service 200 ms away answers eight requests sent together as fast as one, while
 a small server (gunicorn with two sync workers, a few tens of milliseconds a request) queues them, and
@@ -8,6 +8,10 @@ then PROBE copies of it are sent at once, twice (the first batch opens the conne
 serving `c` at a time answers the batch's requests after 1, 1, ..., 2, 2, ... up to PROBE/c service
 times: their mean is (PROBE/c + 1)/2 of one request alone, which gives `c`; on a far target the mean
 stays about one request's time, and `c` is PROBE.
+
+A throttled target (a DRF throttle, nginx `limit_conn`) says so instead of queueing: it answers 429 or
+503 past what it takes. Such an answer is a measurement, not a failure: the requests of the batch it
+did answer bound what it serves at once, and only their times are compared with the request alone.
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ import statistics
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+
+from contract_tests.client.pacing import OVERLOADED
 
 PROBE = 8
 """Requests sent at once to measure the target's capacity: past what `--workers auto` would choose for
@@ -24,22 +31,61 @@ a target that queues, and few enough for any server to take."""
 ALONE = 3
 """Times the request is sent alone first: its median is the time one request takes."""
 PARALLEL = 0.6
-"""A capacity of this part of PROBE or more: the target served the whole batch side by side."""
+"""A capacity of this part of the answered requests or more: the target served them side by side."""
 MARGIN = 0.25
 """Part of a request counted in as measurement noise: 1.8 served at once is taken as 2, 1.6 as 1."""
 
+Send = Callable[[], int]
+"""One safe request, sent: its status code."""
 
-def timed(send: Callable[[], object]) -> float:
-    """Seconds `send()` took."""
+
+@dataclass(frozen=True)
+class Capacity:
+    """What the probe saw of a batch sent at once."""
+
+    sent: int
+    """Requests sent at once (1: the request alone was refused, and no batch was sent)."""
+    answered: int
+    """Of them, answered with anything but 429 or 503."""
+    at_once: float
+    """About how many the target served side by side, from the answered requests' times (at most `answered`)."""
+    refused_with: int | None = None
+    """The status the target refused the others with (429 or 503), if it refused any."""
+
+    @property
+    def side_by_side(self) -> bool:
+        """The answered requests took about as long as one alone: the target queued none of them."""
+        return self.answered > 0 and self.at_once >= self.answered * PARALLEL
+
+    def bound(self) -> int | None:
+        """The most requests in flight the target takes (None: it served the whole batch side by side)."""
+        if self.side_by_side:
+            return None if self.refused_with is None else self.answered
+        return max(1, math.floor(self.at_once + MARGIN))
+
+    def describe(self) -> str:
+        """What the probe saw, for the run's progress."""
+        served = f"about {self.at_once:.1f} served at once"
+        if self.refused_with is None:
+            return served
+        if self.sent == 1:
+            return f"the target refused a request sent alone with {self.refused_with}"
+        refused = self.sent - self.answered
+        return f"the target refused {refused} of {self.sent} sent at once with {self.refused_with}, {served}"
+
+
+def timed(send: Send) -> tuple[float, int]:
+    """Seconds `send()` took, and the status it answered."""
     started = time.monotonic()
-    send()
-    return time.monotonic() - started
+    status = send()
+    return time.monotonic() - started, status
 
 
-def together(send: Callable[[], object], probe: int) -> list[float]:
-    """Seconds each of `probe` calls of `send` took, started at once on threads; an exception is raised here."""
+def together(send: Send, probe: int) -> list[tuple[float, int]]:
+    """Seconds each of `probe` calls of `send` took and its status, started at once on threads; an
+    exception is raised here."""
     barrier = threading.Barrier(probe)
-    took: list[float] = []
+    took: list[tuple[float, int]] = []
     failures: list[BaseException] = []
 
     def one() -> None:
@@ -59,20 +105,30 @@ def together(send: Callable[[], object], probe: int) -> list[float]:
     return took
 
 
-def parallel_capacity(send: Callable[[], object], probe: int = PROBE) -> float:
-    """About how many requests the target serves at once (at most `probe`): `send` (one safe request)
-    timed alone, then `probe` times at once on threads, twice: the first batch opens the connections
-    (a new TLS connection far away costs round trips one request alone does not pay), the second is
-    measured. An exception of `send` is raised here."""
-    alone = max(statistics.median(timed(send) for _ in range(ALONE)), 1e-6)
+def parallel_capacity(send: Send, probe: int = PROBE) -> Capacity:
+    """What the target serves at once (at most `probe`): `send` (one safe request) timed alone, then
+    `probe` times at once on threads, twice: the first batch opens the connections (a new TLS connection
+    far away costs round trips one request alone does not pay), the second is measured. An answer 429 or
+    503 is a refusal, counted; an exception of `send` is raised here."""
+    alone = [timed(send) for _ in range(ALONE)]
+    refused = [status for _, status in alone if status in OVERLOADED]
+    if refused:  # it cannot take even one at a time: nothing to time a batch against
+        return Capacity(1, 0, 0.0, refused[0])
+    one = max(statistics.median(seconds for seconds, _ in alone), 1e-6)
     together(send, probe)
-    slower = max(1.0, statistics.mean(together(send, probe)) / alone)
-    return min(float(probe), probe / (2 * slower - 1))
+    batch = together(send, probe)
+    answered = [seconds for seconds, status in batch if status not in OVERLOADED]
+    refused = [status for _, status in batch if status in OVERLOADED]
+    refused_with = refused[0] if refused else None
+    if not answered:
+        return Capacity(probe, 0, 0.0, refused_with)
+    slower = max(1.0, statistics.mean(answered) / one)
+    count = len(answered)
+    return Capacity(probe, count, min(float(count), count / (2 * slower - 1)), refused_with)
 
 
-def bounded_workers(suggested: int, capacity: float, probe: int = PROBE) -> int:
-    """`suggested` (what the latency asks for), unless the target queued the probe: then no more than it
-    serves at once."""
-    if capacity >= probe * PARALLEL:
-        return suggested
-    return max(1, min(suggested, math.floor(capacity + MARGIN)))
+def bounded_workers(suggested: int, capacity: Capacity) -> int:
+    """`suggested` (what the latency asks for), unless the target queued or refused some of the probe:
+    then no more than it serves at once."""
+    bound = capacity.bound()
+    return suggested if bound is None else max(1, min(suggested, bound))

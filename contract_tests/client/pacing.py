@@ -16,8 +16,11 @@ passes through one `Pacer`:
 
 The latency seen also sizes `--workers auto` (`suggested_workers`): enough requests in flight to cover
 the network's wait, one when the target answers at once. A time budget (`--max-time`, `stop_at`) ends
-here too: no request starts past it (`BudgetSpent`), so a run ends within its budget and one deadline;
-`stop` ends it now (Ctrl-C or SIGTERM: run/interrupts.py).
+here too: no request starts past it (`BudgetSpent`), not even one sent past the limit (`at_once`, the
+capacity probe's batch); a request in flight is given no more than the budget's time `left`, and one
+that fails once the budget is spent raises `BudgetSpent` too, so that a cut request is not reported as
+the target's slowness. A run thus ends at its budget. `stop` ends it now (Ctrl-C or SIGTERM:
+run/interrupts.py).
 """
 
 from __future__ import annotations
@@ -56,13 +59,18 @@ class BudgetSpent(Exception):
 
 
 def retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait by a `Retry-After` value (delay-seconds or an HTTP date), bounded by MAX_WAIT;
-    None when absent or unreadable (the caller's default applies)."""
+    """Seconds to wait by a `Retry-After` value, bounded by MAX_WAIT; None when absent or unreadable (the
+    caller's default applies). Never raises: what a target sends is not trusted to parse.
+
+    RFC 9110 (10.2.3) allows delay-seconds, ASCII digits only, or an HTTP date. `str.isdigit` alone also
+    accepts "²" (superscript two), which `int` refuses, and fullwidth or Arabic-Indic digits, which it
+    reads as numbers no HTTP peer meant: all are unreadable here, as are a sign, a fraction and a date
+    `email.utils` cannot place in time."""
     if value is None:
         return None
     text = value.strip()[:64]
-    if text.isdigit():
-        return min(float(int(text[:6])), MAX_WAIT)
+    if text.isascii() and text.isdigit():
+        return min(float(text[:6]), MAX_WAIT)
     try:
         when = email.utils.parsedate_to_datetime(text).timestamp()
     except (TypeError, ValueError, IndexError, OverflowError):
@@ -118,7 +126,7 @@ class Pacer:
             self._acquire()
             started = time.monotonic()
             try:
-                response = send()
+                response = self._within_budget(send)
             finally:
                 self._release()
             code = status(response)
@@ -128,6 +136,18 @@ class Pacer:
             asked = retry_after(wait_header(response))
             self._overloaded(asked if asked is not None else min(DEFAULT_WAIT * 2**attempt, MAX_WAIT))
         raise AssertionError("unreachable")  # pragma: no cover  (the loop returns on its last attempt)
+
+    def at_once(self, send: Callable[[], R]) -> R:
+        """`send()` now, past the limit and the waits a target asked for (the capacity probe's batch must
+        go out together, and reads a 429 as a measurement), but within the budget like every request."""
+        with self._lock:
+            self._check_budget(time.monotonic())
+        return self._within_budget(send)
+
+    def left(self) -> float | None:
+        """Seconds left of the budget (None: no budget): the most a request starting now may take."""
+        stop_at = self.stop_at
+        return None if stop_at is None else max(0.0, stop_at - time.monotonic())
 
     def suggested_workers(self) -> int:
         """Requests in flight that cover the target's median latency (1 on loopback, more far away)."""
@@ -148,12 +168,25 @@ class Pacer:
         """Whether the budget is spent."""
         return self.stop_at is not None and time.monotonic() >= self.stop_at
 
+    def _check_budget(self, now: float) -> None:
+        if self.stop_at is not None and now >= self.stop_at:
+            raise BudgetSpent(self.stopped_by or "the time budget (--max-time) is spent")
+
+    def _within_budget(self, send: Callable[[], R]) -> R:
+        """`send()`; its failure once the budget is spent is `BudgetSpent` (the request was cut at the
+        budget, or failed as the run ended: not the target's answer to judge)."""
+        try:
+            return send()
+        except Exception as exc:
+            if self.spent:
+                raise BudgetSpent(self.stopped_by or "the time budget (--max-time) is spent") from exc
+            raise
+
     def _acquire(self) -> None:
         with self._lock:
             while True:
                 now = time.monotonic()
-                if self.stop_at is not None and now >= self.stop_at:
-                    raise BudgetSpent(self.stopped_by or "the time budget (--max-time) is spent")
+                self._check_budget(now)
                 pause = self._resume_at - now
                 if self.stop_at is not None:
                     pause = min(pause, self.stop_at - now)

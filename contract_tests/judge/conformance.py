@@ -40,6 +40,9 @@ def run(
     """Run `plan` (by default, every plan of `surface` in turn, see `plans`), its requests through `limits`
     (the run's bounds, pacer and budget: `client.target.limits_of`)."""
     for each in [plan] if plan is not None else plans(spec, options, surface):
+        if limits.pacer is not None and limits.pacer.spent:  # said as a stopped engine says it (`execute`)
+            ledger.unreached.append(f"[{surface.name}] schemathesis: every phase")
+            return
         schema = load_schema(
             spec, options, surface, set(each.operations), known, limits, keyring,
             stateful=each.stateful, stateless=each.stateless, share=each.share,

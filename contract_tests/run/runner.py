@@ -190,7 +190,11 @@ def _piece(ctx: Context, session: Session, name: str, gone: threading.Event) -> 
 
 
 def _domain_test(ctx: Context, target: Target, surface: Surface, ledger: Ledger, name: str) -> bool:
-    """One domain test on `surface` into `ledger`; False when the surface stopped answering."""
+    """One domain test on `surface` into `ledger` (none once the time budget is spent); False when the
+    surface stopped answering."""
+    if target.limits.pacer is not None and target.limits.pacer.spent:
+        ledger.unreached.append(f"[{surface.name}] {name}")
+        return True
     on_surface = open_session(surface, ledger, target)
     try:
         return guarded(ledger, surface.name, name, partial(PER_SURFACE[name], ctx, on_surface))

@@ -24,7 +24,7 @@ from contract_tests.client.bounded import Limits
 from contract_tests.client.bounded_httpx import BoundedHttpx
 from contract_tests.client.capacity import bounded_workers, parallel_capacity
 from contract_tests.client.keyring import Keyring
-from contract_tests.client.pacing import Pacer
+from contract_tests.client.pacing import OVERLOADED, BudgetSpent, Pacer
 from contract_tests.client.surface import Surface
 from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.http import Session
@@ -115,23 +115,26 @@ def sized(
     pacer: Pacer | None,
     ledger: Ledger,
     progress: Callable[[str], None],
-    probe: Callable[[], object] | None = None,
+    probe: Callable[[], int] | None = None,
 ) -> Options:
     """The options with `--workers auto` made a number: as many requests in flight as the latency the
     run has seen so far asks for (`pacer`'s), never more than the target serves at once (`probe`, one
-    safe request, sent alone then several at once: client/capacity.py)."""
+    safe request, sent alone then several at once: client/capacity.py). The progress says what it chose
+    and why."""
     if options.workers is None:
         latency = pacer.median_latency() if pacer is not None else None
         workers = pacer.suggested_workers() if pacer is not None else 1
-        seen = "no answer seen" if latency is None else f"median latency {latency * 1000:.0f} ms"
+        seen = "no answer seen" if latency is None else f"median latency {latency * 1000:.0f} ms asks {workers}"
         if workers > 1 and probe is not None:
             try:
                 capacity = parallel_capacity(probe)
+            except BudgetSpent:
+                workers, seen = 1, f"{seen}; the time budget ended the capacity probe"
             except Exception as exc:  # any failure of the probe: the safe choice, said
                 workers, seen = 1, f"{seen}; the capacity probe failed: {type(exc).__name__}"
             else:
                 workers = bounded_workers(workers, capacity)
-                seen = f"{seen}, about {capacity:.1f} served at once"
+                seen = f"{seen}; {capacity.describe()}"
         progress(f"workers: {workers} (auto: {seen}; --workers N fixes it)")
         options = replace(options, workers=workers, seed=options.seed_value)
     if pacer is not None:
@@ -145,10 +148,11 @@ def sized(
 @contextlib.contextmanager
 def capacity_probe(
     spec: Spec, surface: Surface, limits: Limits, keyring: Keyring | None
-) -> Iterator[Callable[[], object] | None]:
+) -> Iterator[Callable[[], int] | None]:
     """The one safe request `--workers auto` measures the target's capacity with: the first list `surface`
-    serves, unpaced (the pacer would hold the batch to one in flight) and into no report. An answer other
-    than 2xx fails the probe."""
+    serves, past the pacer's limit (it would hold the batch to one in flight) but within the run's time
+    budget, and into no report. Its status is the measurement: 429 or 503 is a refusal, counted
+    (client/capacity.py); any other answer but 2xx fails the probe."""
     lists = [spec.operations[name] for name in surface.operations if name in spec.operations]
     listing = next((op for op in lists if op.method.upper() == "GET" and not op.path_parameters), None)
     if listing is None:
@@ -156,11 +160,11 @@ def capacity_probe(
         return
     opened: list[Session] = []  # made at the first call: a run whose workers are known sends no probe
 
-    def send() -> object:
+    def send() -> int:
         if not opened:  # the probe's first calls are one at a time (client/capacity.py): no race here
-            opened.append(Session(surface, Ledger(), BoundedHttpx(replace(limits, pacer=None)), keyring))
+            opened.append(Session(surface, Ledger(), BoundedHttpx(replace(limits, held=False)), keyring))
         status = opened[0].call(listing).status
-        if not 200 <= status < 300:
+        if not 200 <= status < 300 and status not in OVERLOADED:
             raise ValueError(f"{listing.id} answered {status}")
         return status
 

@@ -1,6 +1,7 @@
 """`--workers auto` keeps no more requests in flight than a target serves at once: a real threaded HTTP
 server on a loopback port, which serves `slots` requests at a time (the rest wait, as in a small
-gunicorn's backlog) or every request side by side (as a far target, whose wait is the network's)."""
+gunicorn's backlog) or every request side by side (as a far target, whose wait is the network's), and
+may refuse past `throttle` in flight with 429 (nginx `limit_conn`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from contract_tests.client.capacity import PROBE, bounded_workers, parallel_capacity
+from contract_tests.client.capacity import PROBE, Capacity, bounded_workers, parallel_capacity
 
 SERVICE_S = 0.15
 """Each request's time on the server: long beside the machine's noise."""
@@ -25,16 +26,33 @@ class Server(ThreadingHTTPServer):
 
 
 @contextlib.contextmanager
-def server(slots: int | None) -> Iterator[str]:
-    """A server on a free loopback port taking SERVICE_S a request, `slots` at a time (None: all at once)."""
+def server(slots: int | None, throttle: int | None = None) -> Iterator[str]:
+    """A server on a free loopback port taking SERVICE_S a request, `slots` at a time (None: all at once),
+    answering 429 with `Retry-After: 1` to a request that arrives while `throttle` are in flight."""
     gate = threading.Semaphore(slots) if slots is not None else contextlib.nullcontext()
+    counting = threading.Lock()
+    in_flight = [0]
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            with gate:
-                time.sleep(SERVICE_S)
-            self.send_response(503 if self.path == "/fail" else 200)
-            self.send_header("Content-Length", "2")
+            with counting:
+                refused = throttle is not None and in_flight[0] >= throttle
+                in_flight[0] += 0 if refused else 1
+            if refused:
+                self.answer(429, ("Retry-After", "1"))
+                return
+            try:
+                with gate:
+                    time.sleep(SERVICE_S)
+            finally:
+                with counting:
+                    in_flight[0] -= 1
+            self.answer(500 if self.path == "/fail" else 200)
+
+        def answer(self, status: int, *headers: tuple[str, str]) -> None:
+            self.send_response(status)
+            for name, value in [*headers, ("Content-Length", "2")]:
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(b"{}")
 
@@ -51,30 +69,59 @@ def server(slots: int | None) -> Iterator[str]:
         httpd.server_close()
 
 
-def workers_for(slots: int | None) -> tuple[int, float]:
-    with server(slots) as url, httpx.Client(limits=httpx.Limits(max_connections=PROBE)) as client:
-        capacity = parallel_capacity(lambda: client.get(url).raise_for_status())
-    return bounded_workers(SUGGESTED, capacity), capacity
+def capacity_of(slots: int | None, throttle: int | None = None, path: str = "") -> Capacity:
+    with server(slots, throttle) as url, httpx.Client(limits=httpx.Limits(max_connections=PROBE)) as client:
+        return parallel_capacity(lambda: client.get(url + path).status_code)
 
 
 @pytest.mark.parametrize("slots", [1, 2])
 def test_a_target_that_queues_gets_no_more_requests_in_flight_than_it_serves(slots: int) -> None:
-    workers, capacity = workers_for(slots)
-    assert 1 <= workers <= slots, f"capacity measured {capacity:.2f}"
+    capacity = capacity_of(slots)
+    assert 1 <= bounded_workers(SUGGESTED, capacity) <= slots, capacity
 
 
 def test_a_target_that_serves_side_by_side_keeps_what_its_latency_asks_for() -> None:
-    workers, capacity = workers_for(None)
-    assert workers == SUGGESTED, f"capacity measured {capacity:.2f}"
+    capacity = capacity_of(None)
+    assert bounded_workers(SUGGESTED, capacity) == SUGGESTED, capacity
+
+
+def test_a_throttled_target_serves_what_it_answered_and_says_it_refused_the_rest() -> None:
+    """429 past four in flight is a measurement: four served side by side, four refused."""
+    capacity = capacity_of(None, throttle=4)
+    assert (capacity.sent, capacity.answered, capacity.refused_with) == (PROBE, 4, 429), capacity
+    assert bounded_workers(SUGGESTED, capacity) == 4
+    assert capacity.describe().startswith("the target refused 4 of 8 sent at once with 429")
+
+
+def test_a_throttled_target_that_also_queues_gets_what_it_serves_at_once() -> None:
+    capacity = capacity_of(1, throttle=4)
+    assert capacity.answered == 4 and bounded_workers(SUGGESTED, capacity) == 1, capacity
+
+
+def test_a_target_refusing_a_request_sent_alone_gets_one_worker() -> None:
+    capacity = capacity_of(None, throttle=0)
+    assert (capacity.sent, capacity.answered, capacity.refused_with) == (1, 0, 429), capacity
+    assert bounded_workers(SUGGESTED, capacity) == 1
+    assert capacity.describe() == "the target refused a request sent alone with 429"
 
 
 def test_a_request_that_fails_in_the_probe_is_raised_not_measured() -> None:
     with server(None) as url, httpx.Client() as client, pytest.raises(httpx.HTTPStatusError):
-        parallel_capacity(lambda: client.get(url + "fail").raise_for_status())
+        parallel_capacity(lambda: client.get(url + "fail").raise_for_status().status_code)
 
 
-def test_the_capacity_bound_only_ever_lowers_the_suggestion() -> None:
-    assert bounded_workers(3, 2.0) == 2
-    assert bounded_workers(3, 1.6) == 1
-    assert bounded_workers(1, 7.0) == 1
-    assert bounded_workers(16, PROBE * 0.6) == 16
+@pytest.mark.parametrize(
+    ("capacity", "workers"),
+    [
+        (Capacity(PROBE, PROBE, 2.0), 2),
+        (Capacity(PROBE, PROBE, 1.6), 1),
+        (Capacity(PROBE, PROBE, 7.0), SUGGESTED),
+        (Capacity(PROBE, PROBE, PROBE * 0.6), SUGGESTED),
+        (Capacity(PROBE, 5, 5.0, 429), 5),
+        (Capacity(PROBE, 4, 1.2, 503), 1),
+        (Capacity(PROBE, 0, 0.0, 429), 1),
+    ],
+)
+def test_the_capacity_bound_only_ever_lowers_the_suggestion(capacity: Capacity, workers: int) -> None:
+    assert bounded_workers(SUGGESTED, capacity) == workers
+    assert bounded_workers(1, capacity) == 1

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import datetime
 import email.utils
 import threading
 import time
 from dataclasses import dataclass, field
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from contract_tests.client.pacing import (
     MAX_AUTO_WORKERS,
@@ -56,10 +59,31 @@ def paced(pacer: Pacer, target: Target) -> Answer:
 @pytest.mark.parametrize(
     ("value", "seconds"),
     [("2", 2.0), (" 0 ", 0.0), ("99999999999999", MAX_WAIT), ("-1", None), ("soon", None), ("", None), (None, None),
-     ("1.5", None), ("\u202e7", None), ("9" * 5000, MAX_WAIT)],
+     ("1.5", None), ("\u202e7", None), ("9" * 5000, MAX_WAIT), ("   ", None), ("+3", None), ("1 2", None)],
 )  # fmt: skip
 def test_retry_after_reads_seconds_bounded_and_refuses_the_rest(value: str | None, seconds: float | None) -> None:
     assert retry_after(value) == seconds
+
+
+@pytest.mark.parametrize("value", ["\u00b2", "\uff11", "\u0663", "1\u00b2", "\u00b9\u2070", "\U0001d7ce"])
+def test_retry_after_reads_only_ascii_digits_as_seconds(value: str) -> None:
+    """Superscripts, fullwidth, Arabic-Indic and mathematical digits pass `str.isdigit`; RFC 9110's
+    delay-seconds is ASCII digits only. "²" made `int` raise, and the run ended in an internal error."""
+    assert value.isdigit()
+    assert retry_after(value) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.text(),
+        st.from_regex(r"\A\s*[0-9\u00b2\uff11\u0663+-]{0,30}\s*\Z"),
+        st.builds(lambda when: email.utils.format_datetime(when), st.datetimes(timezones=st.just(datetime.UTC))),
+    )
+)
+def test_retry_after_never_raises_and_stays_within_bounds(value: str) -> None:
+    seconds = retry_after(value)
+    assert seconds is None or 0.0 <= seconds <= MAX_WAIT
 
 
 def test_retry_after_reads_an_http_date() -> None:
@@ -150,3 +174,33 @@ def test_auto_workers_cover_the_latency_and_stay_one_nearby(latency: float, work
     for _ in range(5):
         pacer._answered(latency, False)
     assert pacer.suggested_workers() == workers
+
+
+def test_a_request_failing_once_the_budget_is_spent_is_budget_spent_not_the_targets_failure() -> None:
+    """A request in flight is cut at the budget (its deadline is the time left): its timeout is no answer
+    of the target's to judge."""
+    pacer = Pacer(1, stop_at=time.monotonic() + 0.2)
+
+    def cut() -> Answer:
+        time.sleep(0.3)
+        raise TimeoutError("the request's deadline passed")
+
+    with pytest.raises(BudgetSpent):
+        pacer.send(cut, lambda answer: answer.status, lambda answer: answer.wait)
+    left = Pacer(1, stop_at=time.monotonic() + 5).left()
+    assert left is not None and 4 < left <= 5 and Pacer(1).left() is None
+
+
+def test_a_batch_sent_at_once_passes_the_limit_but_not_the_budget() -> None:
+    pacer = Pacer(1)
+    target = Target([Answer(429, "1")], seconds=0.1)
+    threads = [threading.Thread(target=pacer.at_once, args=(target.send,)) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert target.most == 4 and pacer.waits == 0  # no limit, and a 429 is not waited out
+    pacer.stop("interrupted")
+    with pytest.raises(BudgetSpent, match="interrupted"):
+        pacer.at_once(target.send)
+    assert target.sent == 4
