@@ -16,7 +16,7 @@ import pytest
 
 from contract_tests.client.capacity import PROBE, Capacity, bounded_workers, parallel_capacity
 
-SERVICE_S = 0.15
+SERVICE_S = 0.3
 """Each request's time on the server: long beside the machine's noise."""
 SUGGESTED = 16
 
