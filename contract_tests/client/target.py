@@ -89,7 +89,7 @@ def _keyring(options: Options, limits: Limits) -> Keyring:
 
 def build_target(options: Options, spec: Spec) -> Target:
     """Resolve credentials and surfaces, and check each surface answers and accepts them."""
-    give_up = time.monotonic() + options.wait
+    give_up = time.monotonic() + waiting_time(options)
     limits = limits_of(options)
     keyring = _waiting(give_up, partial(_keyring, options, limits))
     try:
@@ -124,6 +124,12 @@ def build_target(options: Options, spec: Spec) -> Target:
     for surface in surfaces:
         _waiting(give_up, partial(_probe, surface, spec, limits, keyring))
     return Target(tuple(surfaces), credentials, keyring, limits)
+
+
+def waiting_time(options: Options) -> float:
+    """Seconds to wait for a target still starting: `--wait`, never past the `--max-time` budget, which
+    counts from the run's start (no request starts once it is spent, the first probes' neither)."""
+    return options.wait if options.max_time is None else min(options.wait, options.max_time)
 
 
 def _probe_operation(surface: Surface, spec: Spec) -> Operation:

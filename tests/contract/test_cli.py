@@ -189,6 +189,14 @@ def test_wait_gives_up_after_its_seconds() -> None:
     assert time.monotonic() - started >= 2
 
 
+def test_the_time_budget_bounds_the_wait_for_a_target() -> None:
+    """`--max-time` counts from the run's start: no probe of a target still starting is sent past it."""
+    started = time.monotonic()
+    unreachable = ["--base-url", f"http://127.0.0.1:{free_port()}/x", "--api-key", "k"]
+    assert_cannot_run([*unreachable, "--wait", "60", "--max-time", "2"], "cannot reach")
+    assert time.monotonic() - started < 30
+
+
 def test_excluded_checks_are_not_judged(tmp_path: Path) -> None:
     """The variant's defect (a count one too high) is seen by pagination_walk and list_order (a walk returns
     fewer items than the count): excluding both leaves a clean run."""
