@@ -7,6 +7,11 @@ the spec's schemas, a handler of `routing.handler_table` per operation) and the 
 and its layers go in the order `stack.layers` states. `_add_routes` adds the plain routes beside
 the API: the admin API and dashboard under /__mock__, the realm under /realms/shop, and the
 landing page.
+
+`MockApp` is the entry of every request. Once Connexion has built its stack (on the first call),
+the entry asks the `Bypass` layer found there (`connexion_seam.built_layers`) whether the request
+takes the bypass, and serves it that way itself, past Connexion's entry and its error middleware,
+which do nothing for such a request (control/bypass.py).
 """
 
 from __future__ import annotations
@@ -19,7 +24,13 @@ from connexion.resolver import Resolver
 from starlette.middleware import Middleware
 
 from mock_server.api.addressing import BoundedURIParser
-from mock_server.api.connexion_seam import decorate_handlers_once, quiet_content_type_note, validate_each_document_once
+from mock_server.api.connexion_seam import (
+    built_layers,
+    decorate_handlers_once,
+    enter_as_connexion,
+    quiet_content_type_note,
+    validate_each_document_once,
+)
 from mock_server.api.fastpath import Route, fast_routes
 from mock_server.api.routing import handler_table, operation_table
 from mock_server.api.security import ApiKeys
@@ -27,6 +38,7 @@ from mock_server.api.validation import validator_map
 from mock_server.backends import Control, open_control, open_sessions, open_store, realm_memory
 from mock_server.control import swagger_ui
 from mock_server.control.admin import Admin
+from mock_server.control.bypass import Bypass
 from mock_server.control.dashboard.page import Dashboard
 from mock_server.control.faults.connection import note_connection
 from mock_server.control.faults.memory import FaultRules
@@ -59,14 +71,31 @@ class MockApp(AsyncApp):  # type: ignore[misc]
     backend_prefix: str
     gateway_prefix: str
     layers: list[Middleware]  # as `stack.layers` ordered them, before the bypass wrapped the control layers
+    bypass: Bypass | None = None  # the `Bypass` layer as Connexion built it, if there is one
+    built = False  # whether Connexion has built its stack, and `bypass` was looked for in it
 
     def __init__(self, import_name: str, **options: Any) -> None:
         super().__init__(import_name, **options)
         decorate_handlers_once(self)  # per operation, not per request (see mock_server.api.connexion_seam)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if not self.built:
+            self._find_bypass()
+        bypass = self.bypass
+        if bypass is not None and bypass.takes(scope):
+            enter_as_connexion(self, scope)
+            await bypass.serve(scope, receive, send)
+            return
         note_connection(scope, send)  # the server's own `send`, before Connexion's error middleware wraps it
         await super().__call__(scope, receive, send)
+
+    def _find_bypass(self) -> None:
+        """Look for the `Bypass` layer once Connexion has built its stack (until then, every request
+        enters Connexion, and the layer decides there)."""
+        layers = built_layers(self)
+        if layers is not None:
+            self.bypass = next((layer for layer in layers if isinstance(layer, Bypass)), None)
+            self.built = True
 
 
 def create_app(settings: Settings | None = None, dataset: domain.Dataset | None = None) -> MockApp:

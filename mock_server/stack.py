@@ -3,8 +3,9 @@
 Connexion runs them between its error middleware and its exception handlers, in the order of the
 list (`install`, at `MiddlewarePosition.BEFORE_EXCEPTION`). The layers up to `Steering` are the
 control layers. Without `--proxy`, `control.bypass.Bypass` wraps them, so that a request asking
-for none of them goes straight to the layer after `Steering` (`with_bypass`). ARCHITECTURE.md
-lists the layers in this order, and tests/test_stack.py holds the list there to this one.
+for none of them goes straight to the layer after `Steering` (`with_bypass`); the app's entry
+asks that layer first, as Connexion built it (`app.MockApp`). ARCHITECTURE.md lists the layers in
+this order, and tests/test_stack.py holds the list there to this one.
 """
 
 from __future__ import annotations

@@ -8,8 +8,10 @@ from typing import Any
 
 import httpx
 import pytest
+from connexion.middleware import ConnexionMiddleware
 
 from mock_server.app import create_app
+from mock_server.control.bypass import Bypass
 from mock_server.control.faults.middleware import Faults
 from mock_server.settings import Settings
 from tests.conftest import API_KEY_HEADERS, BACKEND
@@ -25,6 +27,8 @@ def http() -> Iterator[httpx.Client]:
         running(create_app(Settings())) as origin,
         httpx.Client(base_url=origin, headers=API_KEY_HEADERS, timeout=30) as client,
     ):
+        # Connexion builds its stack on the first call; from the next one, the app's entry serves the bypass.
+        assert client.get("/__mock__/health").status_code == 200
         yield client
 
 
@@ -108,3 +112,31 @@ def test_a_rule_for_other_operations_leaves_a_plain_request_on_the_bypass(monkey
         assert client.delete(f"{BACKEND}/products/NOPE/").status_code == 503  # the first rule's operation
         assert client.get(PRODUCT, headers={"X-Mock-Session": "only-this-one"}).status_code == 502
     assert passed == ["PUT", "DELETE", "GET"]
+
+
+def test_a_plain_request_skips_connexions_entry_and_each_request_is_asked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Connexion's entry and its error middleware do nothing for a plain request (an eighth of GET one's
+    time: benchmarks/README.md, section 9); a request the app's entry sends into Connexion is not asked again."""
+    entered: list[str] = []
+    asked: list[str] = []
+    enter, takes = ConnexionMiddleware.__call__, Bypass.takes
+
+    async def counted(self: ConnexionMiddleware, scope: Any, receive: Any, send: Any) -> None:
+        entered.append(scope["path"])
+        await enter(self, scope, receive, send)
+
+    def asking(self: Bypass, scope: Any) -> bool:
+        asked.append(scope["path"])
+        return takes(self, scope)
+
+    monkeypatch.setattr(ConnexionMiddleware, "__call__", counted)
+    monkeypatch.setattr(Bypass, "takes", asking)
+    with (
+        running(create_app(Settings())) as origin,
+        httpx.Client(base_url=origin, headers=API_KEY_HEADERS, timeout=30) as client,
+    ):
+        assert client.get(PRODUCT).status_code == 200  # Connexion's stack is built now, by this request
+        assert client.get(PRODUCT).status_code == 200
+        assert client.get(PRODUCT, headers={"Prefer": "code=404"}).status_code == 404
+    assert entered == [PRODUCT, PRODUCT]  # the first, and the one asking for steering
+    assert asked == [PRODUCT] * 3

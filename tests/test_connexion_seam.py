@@ -10,12 +10,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import pytest
 from connexion import AsyncApp
 from connexion.apps.asynchronous import AsyncApi, AsyncASGIApp, AsyncOperation
 from connexion.decorators import StarletteDecorator
 from connexion.exceptions import TypeValidationError
 from connexion.frameworks.starlette import Starlette
+from connexion.middleware import MiddlewarePosition
 from connexion.middleware.main import ConnexionMiddleware
 from connexion.security import AbstractSecurityHandler
 from connexion.spec import OpenAPISpecification
@@ -32,9 +34,11 @@ from mock_server.api.connexion_seam import (
     InspectOnce,
     JSONBodyAdapter,
     URIParserAdapter,
+    built_layers,
     decorate_handlers_once,
     enter_as_connexion,
 )
+from tests.live import running
 
 # callable -> its parameters as (name, kind), as the seam calls or overrides it
 SIGNATURES: list[tuple[Callable[..., Any], list[str]]] = [
@@ -110,6 +114,28 @@ def test_connexion_enters_a_request_as_the_seam_does_for_a_bypassed_one() -> Non
     scope: dict[str, Any] = {}
     enter_as_connexion(app, scope)
     assert scope["app"] is app.middleware
+
+
+class Passing:
+    """A middleware that only passes requests on."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.app(scope, receive, send)
+
+
+def test_connexion_builds_its_layers_on_the_first_call_where_the_seam_finds_them() -> None:
+    app = AsyncApp(__name__)
+    app.add_middleware(Passing, position=MiddlewarePosition.BEFORE_EXCEPTION)
+    assert built_layers(app) is None
+    with running(app) as origin:
+        assert httpx.get(f"{origin}/nowhere", timeout=30).status_code == 404
+    layers = built_layers(app)
+    assert layers is not None
+    assert [type(layer) for layer in layers].count(Passing) == 1
+    assert (layers[0], layers[-1]) == (app.middleware.app, app._middleware_app)  # outermost first
 
 
 def test_the_adapters_read_what_connexion_was_given() -> None:

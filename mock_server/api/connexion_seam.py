@@ -11,6 +11,10 @@ private hooks and fields public names; nothing else reaches past Connexion's pub
 Connexion release that renames or changes one fails there first. This is why pyproject.toml keeps
 Connexion to the 3.3 series.
 
+Long because it is the one module holding Connexion's internals, so that one test module pins them
+all (tests/test_architecture.py holds every other module to Connexion's public surface); split, the
+rule would name several modules, and each would pin its own part.
+
 Private names relied on (underscored):
 - `AsyncApp._middleware_app`: the innermost app, replaced by `DecoratedOnceASGIApp`;
 - `AsyncOperation._fn`: the operation's resolved handler;
@@ -32,7 +36,8 @@ Internal modules and names relied on (not underscored, but not Connexion's docum
 - `connexion.uri_parsing.OpenAPIURIParser`: `resolve_params`, `resolve_form`, `param_schemas`;
 - `connexion.datastructures.MediaTypeDict`; `connexion.spec.OpenAPISpecification`;
 - `connexion.frameworks.starlette.Starlette.connexion_to_framework_response`;
-- `AsyncApp.middleware` (the `ConnexionMiddleware`), and its `__call__` setting `scope["app"]`.
+- `AsyncApp.middleware` (the `ConnexionMiddleware`), its `__call__` setting `scope["app"]`, and its
+  `middleware_stack`, the layers its first `__call__` builds.
 """
 
 from __future__ import annotations
@@ -222,6 +227,13 @@ def enter_as_connexion(app: AsyncApp, scope: Scope) -> None:
     own instance as `scope["app"]`, so that Starlette's router raises (to Connexion's error handlers)
     rather than answers a 404 or 405 itself."""
     scope["app"] = app.middleware
+
+
+def built_layers(app: AsyncApp) -> list[ASGIApp] | None:
+    """The layers Connexion built, outermost first (its own, each middleware added, and its innermost
+    app), or None before the app's first call: Connexion builds them then, not as they are added."""
+    built: list[ASGIApp] | None = app.middleware.middleware_stack
+    return None if built is None else list(built)
 
 
 def framework_response(response: ConnexionResponse) -> ASGIApp:
