@@ -36,6 +36,7 @@ class Settings:
     fast_path: bool = True  # valid requests answered by mock_server.api.fastpath; off only to compare with Connexion
     admin: bool = True  # the admin API (/__mock__/); off with --no-admin
     admin_token: str | None = None  # required as `Authorization: Bearer` on /__mock__/ when set
+    allowed_hosts: tuple[str, ...] = ()  # Host names (NAME or NAME:PORT) of proxies admitted to the admin API
     admin_token_generated: bool = False  # made at start: the banner prints it (a given token is never printed)
     proxy: str | None = None  # a real backend's origin: the API's traffic goes there, checked (control.proxy)
     proxy_fallback: bool = False  # with proxy: what the backend does not serve (404, 501, refused) is the mock's

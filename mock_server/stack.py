@@ -89,6 +89,7 @@ def layers(
             token=settings.admin_token,
             bound_host=settings.host,
             shell=DASHBOARD_SHELL,
+            allowed_hosts=settings.allowed_hosts,
         ),
         Middleware(
             CORS,
