@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from mock_server.environment import Parser
 from mock_server.http.hosts import split_host
+from mock_server.http.jsonlog import FORMATS
 from mock_server.realm.keys import default_key_file
 from mock_server.settings import (
     DEFAULT_API_KEY,
@@ -82,6 +83,15 @@ def options() -> Parser:
     )
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="info", help="debug also logs every request")
     parser.add_argument("--access-log", action="store_true", help="log one line per request")
+    parser.add_argument(
+        "--log-format",
+        choices=FORMATS,
+        default="text",
+        help="text (default) or json: one JSON object a line, one per request and per lifecycle event",
+    )
+    parser.add_argument(
+        "--no-metrics", action="store_true", help="count nothing for /__mock__/metrics (the request observer is off)"
+    )
     parser.add_argument(
         "--token-ttl", type=int, help="lifetime of access tokens in seconds (default: the realm file's, 300)"
     )
@@ -245,7 +255,9 @@ def settings_of(args: argparse.Namespace) -> Settings:
         api_keys=frozenset(args.api_keys or [DEFAULT_API_KEY]),
         cors_origins=tuple(args.cors_origins or ["*"]),
         log_level=args.log_level,
-        access_log=args.access_log or args.log_level == "debug",
+        access_log=(args.access_log or args.log_level == "debug") and args.log_format == "text",
+        log_format=args.log_format,
+        metrics=not args.no_metrics,
         token_ttl=args.token_ttl,
         validate_responses=args.validate_responses,
         issuer=args.issuer,

@@ -26,6 +26,8 @@ class Settings:
     cors_origins: tuple[str, ...] = ("*",)
     log_level: str = "info"
     access_log: bool = False  # one line per request (uvicorn's access log)
+    log_format: str = "text"  # or "json": one JSON object a line, a request's included (mock_server.http.jsonlog)
+    metrics: bool = True  # requests counted and timed for /__mock__/metrics (mock_server.control.observe)
     max_body_bytes: int = 1024 * 1024
     journal_size: int = 200
     token_ttl: int | None = None  # None: the realm file's accessTokenLifespan
