@@ -9,6 +9,7 @@ from benchmarks import (
     asgi,
     dashboard,
     gate_speed,
+    metrics_cost,
     replicas,
     scale,
     sessions,
@@ -30,6 +31,7 @@ BENCHMARKS: dict[str, Callable[[Sequence[str]], int]] = {
     "asgi": asgi.main,
     "dashboard": dashboard.main,
     "shared_control": shared_control.main,
+    "metrics_cost": metrics_cost.main,
 }
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from mock_server.environment import Parser
+from mock_server.http.hosts import split_host
+from mock_server.http.jsonlog import FORMATS
 from mock_server.realm.keys import default_key_file
 from mock_server.settings import (
     DEFAULT_API_KEY,
@@ -81,6 +83,15 @@ def options() -> Parser:
     )
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="info", help="debug also logs every request")
     parser.add_argument("--access-log", action="store_true", help="log one line per request")
+    parser.add_argument(
+        "--log-format",
+        choices=FORMATS,
+        default="text",
+        help="text (default) or json: one JSON object a line, one per request and per lifecycle event",
+    )
+    parser.add_argument(
+        "--no-metrics", action="store_true", help="count nothing for /__mock__/metrics (the request observer is off)"
+    )
     parser.add_argument(
         "--token-ttl", type=int, help="lifetime of access tokens in seconds (default: the realm file's, 300)"
     )
@@ -159,6 +170,14 @@ def options() -> Parser:
         help="stopped (SIGINT, SIGTERM) within this; requests still running then are cut "
         f"(default: {Settings.shutdown_timeout:g}); a second signal stops at once",
     )
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        dest="allowed_hosts",
+        metavar="HOST",
+        help="a Host name (NAME, any port, or NAME:PORT) a proxy or ingress uses, admitted to the admin API "
+        "beside the loopback names and the bound address, repeatable",
+    )
     admin = parser.add_mutually_exclusive_group()
     admin.add_argument(
         "--admin-token",
@@ -215,6 +234,9 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(
             f"--shutdown-timeout must be above 0 and at most {MAX_SHUTDOWN_S:g} seconds, not {args.shutdown_timeout}"
         )
+    for host in args.allowed_hosts or ():
+        if split_host(host) is None:
+            parser.error(f"--allowed-host must be a host name or address, with an optional :PORT, not {host!r}")
     if args.replica_name is not None and not (args.replica_name.strip() and len(args.replica_name) <= 200):
         parser.error("--replica-name must be 1 to 200 characters, not blank")
 
@@ -233,7 +255,9 @@ def settings_of(args: argparse.Namespace) -> Settings:
         api_keys=frozenset(args.api_keys or [DEFAULT_API_KEY]),
         cors_origins=tuple(args.cors_origins or ["*"]),
         log_level=args.log_level,
-        access_log=args.access_log or args.log_level == "debug",
+        access_log=(args.access_log or args.log_level == "debug") and args.log_format == "text",
+        log_format=args.log_format,
+        metrics=not args.no_metrics,
         token_ttl=args.token_ttl,
         validate_responses=args.validate_responses,
         issuer=args.issuer,
@@ -242,6 +266,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
         rotate_realm_key=args.rotate_realm_key,
         admin=not args.no_admin,
         admin_token=token,
+        allowed_hosts=tuple(args.allowed_hosts or ()),
         admin_token_generated=token is not None and token is not args.admin_token,
         proxy=args.proxy,
         proxy_fallback=args.proxy_fallback,

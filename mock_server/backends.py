@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -37,6 +38,20 @@ class Control:
     faults: FaultRules
     violations: Violations
     per_replica: tuple[str, ...]  # what this replica keeps to itself (docs/platform.md: "Replicas: one state in Redis")
+    ready: Callable[[], bool] = lambda: True  # the readiness probe: the data is loaded once the app is built
+
+
+def answers(client: redis.Redis) -> Callable[[], bool]:
+    """Readiness with a shared state: Redis answers a PING within `SHARED_TIMEOUT_S`."""
+    import redis
+
+    def ready() -> bool:
+        try:
+            return bool(client.ping())
+        except redis.RedisError:
+            return False
+
+    return ready
 
 
 # what stays per replica, as the admin API's health says it (and why, in docs/platform.md)
@@ -114,6 +129,7 @@ def open_control(store: Store, settings: Settings, index: OperationIndex) -> Con
         RedisFaultRules(client, settings.state, index, SHARED_TIMEOUT_S),
         RedisViolations(client),
         PER_REPLICA,
+        answers(client),
     )
 
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from mock_server.api.security import DEV_CLIENT_ID, DEV_CLIENT_SECRET, DEV_PASSWORD, DEV_USERNAME, REALM_PATH
 from mock_server.arguments import DISTRIBUTION, is_http_url, parse_settings, version
+from mock_server.http.jsonlog import log_json_lines, uvicorn_log_options
 from mock_server.realm import KeyFileError, RealmFileError
 from mock_server.settings import MEMORY, Settings
 
@@ -35,7 +36,10 @@ if TYPE_CHECKING:
     from mock_server.app import MockApp
 
 # The top-level modules of the `mock` extra's requirements (python-multipart installs `multipart`).
-MOCK_MODULES = ("connexion", "starlette", "uvicorn", "jsonschema", "jsonschema_rs", "orjson", "multipart")
+MOCK_MODULES = (
+    *("connexion", "starlette", "uvicorn", "jsonschema", "jsonschema_rs", "orjson", "multipart"),
+    "prometheus_client",
+)
 EXIT_CANNOT_RUN = 2
 
 
@@ -177,7 +181,10 @@ def main(argv: list[str] | None = None) -> int:
         sock.close()
         return fail(str(error))
     gc.freeze()  # the data set lives as long as the process: keep the collector from walking it again
-    logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    if settings.log_format == "json":
+        log_json_lines(settings.log_level)
+    else:
+        logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("connexion").setLevel(max(logging.WARNING, logging.getLogger().level))
     # httpx's line per proxied request repeats the journal and quotes the backend's reason phrase (up to 100 KiB)
     logging.getLogger("httpx").setLevel(max(logging.WARNING, logging.getLogger().level))
@@ -192,8 +199,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def announce(settings: Settings, port: int, backend: str, gateway: str) -> None:
-    """The banner, and the port file: once connections to `port` are accepted (or queued, for workers)."""
-    print(banner(settings, port, backend, gateway), flush=True)
+    """The banner (a JSON line with `--log-format json`), and the port file: once connections to
+    `port` are accepted (or queued, for workers)."""
+    if settings.log_format == "json":
+        origin = f"http://{settings.host}:{port}"
+        event = {"event": "serving", "origin": origin, "admin": admin_line(settings, origin)}
+        logging.getLogger("shop_mock").warning("serving", extra={"event": {**event, "workers": settings.workers}})
+    else:
+        print(banner(settings, port, backend, gateway), flush=True)
     if settings.port_file is not None:
         settings.port_file.write_text(f"{port}\n", encoding="utf-8")
 
@@ -224,5 +237,6 @@ def serve(app: MockApp, settings: Settings, sock: socket.socket) -> None:
         lifespan="off",
         **uvicorn_options(Limits()),
         **grace_options(settings.shutdown_timeout),
+        **uvicorn_log_options(settings.log_format),
     )
     AnnouncingServer(config).run(sockets=[sock])

@@ -3,22 +3,29 @@
 uvicorn starts each worker from an import string, so a worker cannot be handed an app: it builds its
 own with `worker_app`, from the settings the parent leaves in an environment variable (pickled: the
 parent writes it for its own children only). The parent opens the state first, so the seed is in
-place, or the error reported, before any worker starts; the workers then join it.
+place, or the error reported, before any worker starts; the workers then join it. The workers'
+metrics go to one directory the parent makes for them (`metrics_directory`).
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import gc
 import logging
 import os
 import pickle
+import shutil
 import socket
+import tempfile
+from collections.abc import Iterator
 
 import uvicorn
 
 from mock_server.app import MockApp, create_app
+from mock_server.http.jsonlog import log_json_lines, uvicorn_log_options
 from mock_server.http.limits import WORKER_OPTIONS
+from mock_server.ops.instruments import MULTIPROCESS_DIRECTORY
 from mock_server.settings import Settings
 from mock_server.shutdown import Workers, grace_options, log_cut_requests
 
@@ -28,6 +35,27 @@ ENVIRONMENT = "SHOP_MOCK_WORKER_SETTINGS"
 def serve_workers(settings: Settings, sock: socket.socket) -> None:
     """Serve `settings.workers` workers on `sock` (bound by the CLI) until stopped (`shutdown.Workers`)."""
     os.environ[ENVIRONMENT] = base64.b64encode(pickle.dumps(settings)).decode("ascii")
+    with metrics_directory():
+        serve(settings, sock)
+
+
+@contextlib.contextmanager
+def metrics_directory() -> Iterator[None]:
+    """A fresh directory for every worker's metrics (prometheus_client's multiprocess mode), removed
+    at the end; one the environment names already is used as it is."""
+    if os.environ.get(MULTIPROCESS_DIRECTORY):
+        yield
+        return
+    directory = tempfile.mkdtemp(prefix="shop-mock-metrics-")
+    os.environ[MULTIPROCESS_DIRECTORY] = directory
+    try:
+        yield
+    finally:
+        del os.environ[MULTIPROCESS_DIRECTORY]
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def serve(settings: Settings, sock: socket.socket) -> None:
     config = uvicorn.Config(
         f"{__name__}:worker_app",
         factory=True,
@@ -37,6 +65,7 @@ def serve_workers(settings: Settings, sock: socket.socket) -> None:
         lifespan="off",
         **WORKER_OPTIONS,
         **grace_options(settings.shutdown_timeout),
+        **uvicorn_log_options(settings.log_format),
     )
     sock.set_inheritable(True)
     Workers(config, sockets=[sock]).run()
@@ -45,6 +74,8 @@ def serve_workers(settings: Settings, sock: socket.socket) -> None:
 def worker_app() -> MockApp:
     """The app of one worker (uvicorn's factory)."""
     settings: Settings = pickle.loads(base64.b64decode(os.environ[ENVIRONMENT]))
+    if settings.log_format == "json":
+        log_json_lines(settings.log_level)
     app = create_app(settings)
     gc.freeze()
     logging.getLogger("connexion").setLevel(logging.WARNING)

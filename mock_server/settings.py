@@ -26,6 +26,8 @@ class Settings:
     cors_origins: tuple[str, ...] = ("*",)
     log_level: str = "info"
     access_log: bool = False  # one line per request (uvicorn's access log)
+    log_format: str = "text"  # or "json": one JSON object a line, a request's included (mock_server.http.jsonlog)
+    metrics: bool = True  # requests counted and timed for /__mock__/metrics (mock_server.control.observe)
     max_body_bytes: int = 1024 * 1024
     journal_size: int = 200
     token_ttl: int | None = None  # None: the realm file's accessTokenLifespan
@@ -36,6 +38,7 @@ class Settings:
     fast_path: bool = True  # valid requests answered by mock_server.api.fastpath; off only to compare with Connexion
     admin: bool = True  # the admin API (/__mock__/); off with --no-admin
     admin_token: str | None = None  # required as `Authorization: Bearer` on /__mock__/ when set
+    allowed_hosts: tuple[str, ...] = ()  # Host names (NAME or NAME:PORT) of proxies admitted to the admin API
     admin_token_generated: bool = False  # made at start: the banner prints it (a given token is never printed)
     proxy: str | None = None  # a real backend's origin: the API's traffic goes there, checked (control.proxy)
     proxy_fallback: bool = False  # with proxy: what the backend does not serve (404, 501, refused) is the mock's

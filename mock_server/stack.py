@@ -1,11 +1,13 @@
 """The mock's middleware, outermost first. `layers` is the one place that states their order.
 
 Connexion runs them between its error middleware and its exception handlers, in the order of the
-list (`install`, at `MiddlewarePosition.BEFORE_EXCEPTION`). The layers up to `Steering` are the
-control layers. Without `--proxy`, `control.bypass.Bypass` wraps them, so that a request asking
-for none of them goes straight to the layer after `Steering` (`with_bypass`); the app's entry
-asks that layer first, as Connexion built it (`app.MockApp`). ARCHITECTURE.md lists the layers in
-this order, and tests/test_stack.py holds the list there to this one.
+list (`install`, at `MiddlewarePosition.BEFORE_EXCEPTION`). The first, `Observe`, counts every
+request; the layers from `LastResort` up to `Steering` are the control layers. Without `--proxy`,
+`control.bypass.Bypass` wraps them, so that a request asking for none of them goes straight from
+`Observe` to the layer after `Steering` (`with_bypass`). The app's entry asks that layer first, as
+Connexion built it, and sends such a request through the observer's watch and the bypass alone
+(`app.MockApp`). ARCHITECTURE.md lists the layers in this order, and tests/test_stack.py holds the
+list there to this one.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from starlette.middleware import Middleware
 
 from mock_server.api.addressing import RawPath, Template, left_as_sent, templates
 from mock_server.api.fastpath import FastPath, Route
-from mock_server.backends import Control
+from mock_server.backends import Control, replica_name
 from mock_server.control import swagger_ui
 from mock_server.control.admin import PREFIX as ADMIN_PREFIX
 from mock_server.control.admin_guard import AdminGuard
@@ -28,9 +30,12 @@ from mock_server.control.bypass import Bypass
 from mock_server.control.dashboard.page import SHELL as DASHBOARD_SHELL
 from mock_server.control.faults.middleware import Faults
 from mock_server.control.journal.middleware import RequestJournal
+from mock_server.control.metrics import MetricsRoute
 from mock_server.control.mock_sessions.registry import HEADER as SESSION_HEADER
 from mock_server.control.mock_sessions.registry import Sessions
 from mock_server.control.mock_sessions.scope import ScopedStore, SessionScope
+from mock_server.control.observe import Observe
+from mock_server.control.probes import Probes
 from mock_server.control.proxy import Proxy
 from mock_server.control.steering import Steering
 from mock_server.http.cors import CORS
@@ -79,9 +84,23 @@ def layers(
     ui_specs = {
         prefix: swagger_ui.ui_spec(doc, prefix, settings.api_keys) for prefix, doc in surfaces.documents().items()
     }
+    log_requests = settings.log_format == "json"
+    observe = (
+        [
+            Middleware(
+                Observe, index=index, count=settings.metrics, log_requests=log_requests, replica=replica_name(settings)
+            )
+        ]
+        if settings.metrics or log_requests
+        else []
+    )
     return [
-        # Faults owns the connection, so it can close it; it journals what it answers itself.
+        # Outside the bypass: every request counted and timed, a plain one too.
+        *observe,
         Middleware(LastResort),
+        # Before the guard: an orchestrator's probe has no token and the pod's address as its Host.
+        Middleware(Probes, ready=control.ready),
+        # Faults owns the connection, so it can close it; it journals what it answers itself.
         Middleware(Faults, rules=control.faults, journal=control.journal),
         Middleware(RequestJournal, journal=control.journal, unrecorded=ADMIN_PREFIX),
         Middleware(
@@ -90,7 +109,9 @@ def layers(
             token=settings.admin_token,
             bound_host=settings.host,
             shell=DASHBOARD_SHELL,
+            allowed_hosts=settings.allowed_hosts,
         ),
+        Middleware(MetricsRoute, sessions=sessions, journal=control.journal, enabled=settings.metrics),
         Middleware(
             CORS,
             allow_origins=list(settings.cors_origins),
@@ -118,20 +139,20 @@ def layers(
 
 
 def with_bypass(entries: list[Middleware], control: Control) -> list[Middleware]:
-    """The same layers, the control layers (up to `Steering`) wrapped in a `Bypass`.
+    """The same layers, the control layers (from `LastResort` up to `Steering`) wrapped in a `Bypass`.
 
     The proxy must see every request, so a stack with a `Proxy` is left whole. The bypass takes only
     a path that the `RawPath` layer would leave as sent, so it reads that layer's templates."""
     classes: list[object] = [entry.cls for entry in entries]
     if Proxy in classes:
         return entries
-    rejoin = 1 + classes.index(Steering)
+    first, rejoin = classes.index(LastResort), 1 + classes.index(Steering)
     path_templates = cast("list[Template]", entries[classes.index(RawPath)].kwargs["templates"])
     as_sent = left_as_sent(path_templates)
     bypass = Middleware(
-        Bypass, control=entries[:rejoin], rules=control.faults, journal=control.journal, as_sent=as_sent
+        Bypass, control=entries[first:rejoin], rules=control.faults, journal=control.journal, as_sent=as_sent
     )
-    return [bypass, *entries[rejoin:]]
+    return [*entries[:first], bypass, *entries[rejoin:]]
 
 
 def install(app: AsyncApp, entries: Sequence[Middleware]) -> None:

@@ -223,18 +223,22 @@ def documented_routes() -> set[tuple[str, str]]:
 
 
 def served_routes() -> set[tuple[str, str]]:
-    """(method, path) of every route the mock serves under /__mock__/ (HEAD goes with GET)."""
+    """(method, path) of every route the mock serves under /__mock__/ (HEAD goes with GET): the router's,
+    and the probes' and the metrics' that their layers answer."""
     from mock_server.app import create_app
+    from mock_server.control.metrics import PATH as METRICS
+    from mock_server.control.probes import LIVE, READY
     from mock_server.settings import Settings
 
     router = create_app(Settings()).middleware.app.router
-    return {
+    routes = {
         (method, route.path)
         for route in router.routes
         if getattr(route, "path", "").startswith("/__mock__/") and not DASHBOARD_FILES.match(route.path)
         for method in route.methods or ()
         if method != "HEAD"
     }
+    return routes | {("GET", path) for path in (LIVE, READY, METRICS)}  # answered by their layers (stack.py)
 
 
 def test_the_admin_page_lists_every_route_the_mock_serves_and_no_other() -> None:

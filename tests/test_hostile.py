@@ -300,9 +300,18 @@ def admin(client: httpx.Client, method: str, path: str, **headers: str) -> httpx
         {"Origin": "http://localhost:1"},  # another port is another origin
         {"Host": "evil.example"},
         {"Host": "rebound.example:{port}"},  # DNS rebinding: a foreign name, the right port
-        {"Host": "127.0.0.1:1"},
+        {"Host": "localhost.rebound.example:{port}"},  # a foreign name that starts as a loopback one
+        {"Host": "127.0.0.1:{port}@evil.example"},  # not a Host value at all
     ],
-    ids=["foreign-origin", "null-origin", "other-port-origin", "foreign-host", "rebound-host", "other-port-host"],
+    ids=[
+        "foreign-origin",
+        "null-origin",
+        "other-port-origin",
+        "foreign-host",
+        "rebound-host",
+        "suffixed-host",
+        "bad-host",
+    ],
 )
 def test_the_admin_api_refuses_other_origins_and_hosts(
     mock: tuple[MockApp, httpx.Client], method: str, path: str, headers: dict[str, str]

@@ -9,7 +9,9 @@ from pathlib import Path
 from mock_server.app import create_app
 from mock_server.backends import Control
 from mock_server.control.bypass import Bypass
+from mock_server.control.observe import Observe
 from mock_server.control.steering import Steering
+from mock_server.http.middleware import LastResort
 from mock_server.settings import Settings
 from mock_server.stack import with_bypass
 
@@ -35,13 +37,14 @@ def test_the_listed_layers_are_read_as_such() -> None:
     assert listed_layers(text) == ["mock_server.http.cors.CORS", "mock_server.control.proxy.Proxy"]
 
 
-def test_the_bypass_wraps_the_layers_up_to_steering() -> None:
+def test_the_bypass_wraps_the_layers_from_last_resort_up_to_steering_and_the_observer_stays_outside() -> None:
     app = create_app(Settings())
     control = Control(app.journal, app.faults, app.violations, ())
     rejoin = [entry.cls for entry in app.layers].index(Steering) + 1
-    bypass, *rest = with_bypass(app.layers, control)
+    observer, bypass, *rest = with_bypass(app.layers, control)
+    assert observer.cls is Observe and app.layers[1].cls is LastResort
     assert bypass.cls is Bypass
-    assert bypass.kwargs["control"] == app.layers[:rejoin]
+    assert bypass.kwargs["control"] == app.layers[1:rejoin]
     assert rest == app.layers[rejoin:]
 
 

@@ -10,8 +10,13 @@ The admin API exports, replaces and resets the whole state. `AdminGuard` stands 
   any other as problem+json;
 - a request from a browser page of another origin (`Origin` header) is 403: CORS never applies
   here, so a page can neither read the answer nor send a "simple" POST that resets the state;
-- a `Host` that is not the bound address, `localhost`, `127.0.0.1` or `[::1]` with the bound port
-  is 403, so that a DNS name rebound to 127.0.0.1 cannot reach the admin API from a page.
+- a `Host` is admitted when it names `localhost`, `127.0.0.1`, `[::1]`, the bound address or the
+  address the connection came in on, on any port (a port mapping such as `-p 9000:8000`, or a proxy
+  that keeps the client's `Host`, changes the port), or a name given with `--allowed-host` (a proxy's
+  or an ingress's name). Any other is 403, so that a DNS name rebound to 127.0.0.1 cannot reach the
+  admin API from a page: such a page's `Host` is its own name, never an address literal;
+- an `Origin` must name the very `Host` the request was sent to (the page's own origin; http or
+  https, since a TLS proxy in front changes the scheme the mock sees), else 403.
 The `Origin` header of an admitted request is dropped, so that the CORS layer adds nothing.
 """
 
@@ -23,17 +28,12 @@ from http import HTTPStatus
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mock_server.http.hosts import bracketed, same_origin, split_host
 from mock_server.http.middleware import send_problem, send_whole
 
 PREFIX = "/__mock__"
 LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
 TOKEN_SCHEME = "Bearer"
-
-
-def _host(name: str, port: int) -> set[str]:
-    """The Host header values that name `name` on `port`."""
-    bracketed = f"[{name}]" if ":" in name else name
-    return {f"{bracketed}:{port}"} | ({bracketed} if port == 80 else set())
 
 
 async def refuse_as_text(send: Send, status: int, detail: str, headers: Iterable[tuple[str, str]] = ()) -> None:
@@ -47,13 +47,22 @@ class AdminGuard:
     """ASGI middleware in front of /__mock__/ (see the module docstring)."""
 
     def __init__(
-        self, app: ASGIApp, enabled: bool, token: str | None, bound_host: str, shell: frozenset[str] = frozenset()
+        self,
+        app: ASGIApp,
+        enabled: bool,
+        token: str | None,
+        bound_host: str,
+        shell: frozenset[str] = frozenset(),
+        allowed_hosts: Iterable[str] = (),
     ) -> None:
         self.app = app
         self.shell = shell
         self.enabled = enabled
         self.token = token.encode() if token else None
-        self.names = [*LOCAL_NAMES, *([] if bound_host in ("0.0.0.0", "::", "") else [bound_host])]
+        bound = [] if bound_host in ("0.0.0.0", "::", "") else [bound_host]
+        self.names = frozenset(bracketed(name.lower()) for name in (*LOCAL_NAMES, *bound))
+        allowed = [split_host(host) for host in allowed_hosts]
+        self.allowed = frozenset(host for host in allowed if host is not None)  # (name, port): "" is any port
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope.get("path", "")
@@ -68,13 +77,12 @@ class AdminGuard:
             headers.setdefault(name.lower(), value)
         shell = scope["method"] in ("GET", "HEAD") and path in self.shell
         refuse = refuse_as_text if shell and b"text/html" in headers.get(b"accept", b"") else send_problem
-        hosts = self.hosts(scope)
         host = headers.get(b"host", b"").decode("latin-1").lower()
-        if host not in hosts:
+        if not self.admits(host, scope):
             await refuse(send, 403, "The admin API answers only on the mock's own address (Host header).")
             return
         origin = headers.get(b"origin")
-        if origin is not None and origin.decode("latin-1").lower() not in self.origins(hosts, scope):
+        if origin is not None and not same_origin(origin.decode("latin-1").lower(), host):
             await refuse(send, 403, "The admin API does not answer requests from web pages of other origins.")
             return
         if self.token is not None and not shell and not self._authorized(headers.get(b"authorization", b"")):
@@ -84,15 +92,16 @@ class AdminGuard:
         scope = {**scope, "headers": [(n, v) for n, v in scope["headers"] if n.lower() != b"origin"]}
         await self.app(scope, receive, send)
 
-    def hosts(self, scope: Scope) -> set[str]:
-        """Host header values admitted for the address and port this request came in on."""
-        server = scope.get("server") or ("", 80)
-        names: Iterable[str] = [*self.names, server[0] or ""]
-        return set().union(*(_host(name.lower(), server[1]) for name in names if name))
-
-    @staticmethod
-    def origins(hosts: set[str], scope: Scope) -> set[str]:
-        return {f"{scope.get('scheme', 'http')}://{host}" for host in hosts}
+    def admits(self, host: str, scope: Scope) -> bool:
+        """Whether the Host header `host` names this mock: a loopback literal, the bound address or
+        the one the connection came in on, on any port; or an allowed host."""
+        parts = split_host(host)
+        if parts is None:
+            return False
+        name = parts[0]
+        server = scope.get("server") or ("", 0)
+        arrived_at = bracketed(str(server[0] or "").lower())
+        return name in self.names or name == arrived_at or (name, "") in self.allowed or parts in self.allowed
 
     def _authorized(self, header: bytes) -> bool:
         scheme, _, credential = header.partition(b" ")

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from mock_server.http.masking import mask_access_log
+from mock_server.ops.instruments import LOGINS, TOKEN_ERRORS
 from mock_server.realm.flows import LoginFailed, LogoutConfirmation, OAuthError, PageError, Realm, RedirectedError
 from mock_server.realm.login_page import error_page, logged_out_page, login_page, logout_confirm_page
 from mock_server.realm.logins import RealmUnavailable
@@ -150,7 +151,9 @@ class Identity:
         try:
             grant = self.realm.token_request(fields, basic)
         except OAuthError as error:
+            TOKEN_ERRORS.labels(error.error).inc()
             return oauth_error(error)
+        LOGINS.labels(fields["grant_type"]).inc()  # a grant succeeded: its type is one of the four
         return JSONResponse(grant, headers=NO_STORE)
 
     async def authorize(self, request: Request) -> Response:

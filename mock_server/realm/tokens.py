@@ -17,6 +17,7 @@ from typing import Any
 
 import jwt
 
+from mock_server.ops.instruments import REJECTED_TOKENS
 from mock_server.realm.keys import KeyRing
 
 ACCESS, ID, REFRESH = "Bearer", "ID", "Refresh"  # Keycloak's `typ` of each kind of token
@@ -64,9 +65,12 @@ class Tokens:
             if claims["exp"] > time.time():
                 return claims
             del self._verified[token]
+            REJECTED_TOKENS.inc()
             return None
         claims = self.decode(token, ACCESS)
-        if claims is not None:
+        if claims is None:
+            REJECTED_TOKENS.inc()
+        else:
             self._verified[token] = claims
             if len(self._verified) > self.cache_size:
                 self._verified.popitem(last=False)

@@ -30,6 +30,7 @@ from mock_server.control.admin import problem
 from mock_server.control.faults.connection import connection
 from mock_server.control.journal.base import Entry, Journal
 from mock_server.http.stopping import when_stopping
+from mock_server.ops.instruments import STREAMS
 
 MAX_STREAMS = 16  # pages streaming at once
 QUEUE_ROWS = 256  # exchanges waiting for one stream: more, and its client is too slow
@@ -84,6 +85,7 @@ class Broadcast:
             return None
         listener = Listener(scope, self.queue_rows)
         self.listeners.append(listener)
+        STREAMS.inc()
         if len(self.listeners) == 1:
             self.journal.follow(self.publish)
         return listener
@@ -91,6 +93,7 @@ class Broadcast:
     def leave(self, listener: Listener) -> None:
         if listener in self.listeners:
             self.listeners.remove(listener)
+            STREAMS.dec()
         if not self.listeners:
             self.journal.unfollow(self.publish)
 

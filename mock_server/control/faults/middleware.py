@@ -17,10 +17,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mock_server.control.faults.connection import hang_up
 from mock_server.control.faults.memory import FaultRules
-from mock_server.control.faults.rules import routing_path
+from mock_server.control.faults.rules import Rule, routing_path
 from mock_server.control.journal.base import FAULT, Journal
 from mock_server.control.prefer import PreferenceError, preferences, sent
 from mock_server.http.middleware import send_problem
+from mock_server.ops.instruments import FAULTS
 from mock_server.state.store import StateUnavailable
 
 
@@ -61,6 +62,7 @@ class Faults:
         if rule is not None:
             note["rule"] = rule.as_json()
         scope[FAULT] = note
+        FAULTS.labels(rule_label(rule), note["fault"]).inc()
         if wait:
             await asyncio.sleep(wait)
         kind = rule.fault if rule else "delay"
@@ -77,6 +79,13 @@ class Faults:
             await self.app(scope, receive, Mangled(send, kind))
             if kind != "empty":
                 await hang_up(scope)
+
+
+def rule_label(rule: Rule | None) -> str:
+    """A rule as a metric's label: its fields as installed, but its remaining `count`, which changes."""
+    if rule is None:
+        return "Prefer: delay"
+    return ",".join(f"{name}={value}" for name, value in sorted(rule.as_json().items()) if name != "count")
 
 
 class Mangled:

@@ -38,6 +38,7 @@ from typing import Any, ParamSpec, TypeVar
 import orjson
 import redis
 
+from mock_server.ops.instruments import REDIS_ERRORS, REDIS_LATENCY
 from mock_server.spec.quoting import cut
 from mock_server.state.redis import scripts as lua
 from mock_server.state.redis.copy import LocalCopy, NoCopy
@@ -96,14 +97,21 @@ def unavailable(error: redis.RedisError) -> StateUnavailable:
 
 
 def answering(method: Callable[P, T]) -> Callable[P, T]:
-    """A Redis failure during a request as a domain error (503), not a traceback."""
+    """A Redis failure during a request as a domain error (503), not a traceback; each call timed and
+    each failure counted (`ops.instruments`)."""
+
+    latency, errors = REDIS_LATENCY.labels(method.__name__), REDIS_ERRORS.labels(method.__name__)
 
     @functools.wraps(method)
     def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        started = time.perf_counter()
         try:
             return method(*args, **kwargs)
         except redis.RedisError as error:
+            errors.inc()
             raise unavailable(error) from None
+        finally:
+            latency.observe(time.perf_counter() - started)
 
     return call
 
