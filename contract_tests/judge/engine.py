@@ -7,6 +7,7 @@ plans (which operations and phases one engine run takes) a surface's test is mad
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
@@ -188,15 +189,26 @@ def plans(spec: Spec, options: Options, surface: Surface, apart: bool = False) -
     return found
 
 
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def stable_repr(value: Any) -> str:
+    """`repr(value)` without the memory addresses some objects show (Schemathesis' `NOT_SET`, an absent
+    body, is `<NotSet object at 0x...>`): the same text in every process."""
+    return ADDRESS.sub("", repr(value))
+
+
 def sliced(schema: Any, k: int, n: int) -> None:
     """Send only the cases whose digest is `k` modulo `n`: `n` runs of one seed, each with its own `k`,
     share the cases one run sends. The digest is of what was generated (the credentials a case carries,
-    and the identifiers the other hooks give it after this filter, are not part of it)."""
+    and the identifiers the other hooks give it after this filter, are not part of it), in a form the
+    same in every process (`stable_repr`: with the address of `NOT_SET` in it, a case's share was the
+    process's chance)."""
 
     def filter_case(context: Any, case: Any) -> bool:
         phase = case.meta.phase.data if case.meta is not None else None
-        generated = (case.method, case.path_parameters, case.query, case.body, case.media_type, repr(phase))
-        digest = hashlib.blake2b(repr(generated).encode("utf-8", "backslashreplace"), digest_size=8).digest()
+        generated = (case.method, case.path_parameters, case.query, case.body, case.media_type, phase)
+        digest = hashlib.blake2b(stable_repr(generated).encode("utf-8", "backslashreplace"), digest_size=8).digest()
         return int.from_bytes(digest, "big") % n == k
 
     schema.hooks.register_hook_with_name(filter_case, "filter_case")

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 from types import SimpleNamespace
 from typing import Any
 
@@ -85,6 +87,26 @@ def test_every_case_is_sent_by_exactly_one_share() -> None:
     assert counts == [1] * len(cases)
     used = {next(k for k, keep in enumerate(filters) if keep(None, case)) for case in cases}
     assert used == set(range(COVERAGE_SHARES)), "the cases spread over every share"
+
+
+def test_a_case_without_a_body_lands_in_the_same_share_in_every_process() -> None:
+    """Schemathesis' absent body (`NOT_SET`) shows its address in its repr: the share followed the process."""
+    program = """
+import sys
+from types import SimpleNamespace
+from schemathesis.core import NOT_SET
+from contract_tests.judge.engine import sliced
+found = []
+schema = SimpleNamespace(hooks=SimpleNamespace(register_hook_with_name=lambda f, name: found.append(f)))
+sliced(schema, 0, 2)
+cases = [SimpleNamespace(method="GET", path_parameters={"n": n}, query=None, body=NOT_SET, media_type=None, meta=None)
+         for n in range(32)]
+print([found[0](None, case) for case in cases])
+"""
+    runs = {
+        subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout for _ in "ab"
+    }
+    assert len(runs) == 1, runs
 
 
 def test_a_case_lands_in_the_same_share_whatever_its_credentials() -> None:
