@@ -12,7 +12,7 @@ from typing import Any
 from contract_tests.client.surface import Surface
 from contract_tests.identities import Identities
 from contract_tests.judge.domain.data import Context
-from contract_tests.judge.engine import COVERAGE_SHARES, STATELESS, plans, sliced
+from contract_tests.judge.engine import COVERAGE_SHARES, plans, sliced
 from contract_tests.judge.known import Known
 from contract_tests.options import Options
 from contract_tests.run.scheduling import unlinked
@@ -30,14 +30,9 @@ def backend() -> Surface:
     return Surface("backend", "http://127.0.0.1:1/shop/api/v1", tuple(SPEC.operations), {}, {})
 
 
-def test_one_worker_is_one_engine_run_with_every_phase() -> None:
-    (only,) = plans(SPEC, options(), backend())
-    assert only.operations == frozenset(SPEC.operations) and only.stateless == frozenset(STATELESS)
-    assert only.stateful and only.share == (0, 1)
-
-
-def test_apart_each_stateless_phase_is_a_run_and_the_coverage_phase_is_shared() -> None:
-    found = plans(SPEC, options(), backend(), apart=True)
+def test_each_stateless_phase_is_a_run_and_the_coverage_phase_is_shared_whatever_the_workers() -> None:
+    found = plans(SPEC, options(workers=1), backend())
+    assert found == plans(SPEC, options(workers=16), backend())  # one seed, the same cases
     stateless = [plan for plan in found if plan.stateless]
     assert [(next(iter(p.stateless)), p.share) for p in stateless] == [
         ("examples", (0, 1)),
@@ -47,10 +42,17 @@ def test_apart_each_stateless_phase_is_a_run_and_the_coverage_phase_is_shared() 
     assert all(plan.operations == frozenset(SPEC.operations) and not plan.stateful for plan in stateless)
     stateful = [plan for plan in found if not plan.stateless]
     assert stateful and all(plan.stateful for plan in stateful)
+    parts = [plan.part for plan in found]
+    assert parts[:4] == [
+        "conformance examples",
+        *[f"conformance coverage share {k + 1}/{COVERAGE_SHARES}" for k in range(COVERAGE_SHARES)],
+        "conformance fuzzing",
+    ]
+    assert len(set(parts)) == len(parts), "each plan is a part of its own in the digests"
 
 
 def test_without_the_coverage_phase_no_run_is_planned_for_it() -> None:
-    found = plans(SPEC, options(profile="fast"), backend(), apart=True)
+    found = plans(SPEC, options(profile="fast"), backend())
     assert not any("coverage" in plan.stateless for plan in found)
 
 
