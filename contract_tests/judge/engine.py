@@ -61,7 +61,7 @@ def schemathesis_config(
     coverage and fuzzing phases run, `stateful`: the stateful phase."""
     strict = options.enabled_strict
     return {
-        "suppress-health-check": ["all"],  # too_slow and the others time draws: a loaded machine failed them
+        "suppress-health-check": ["all"],  # too_slow and others time the draws: a loaded machine can fail them
         "seed": options.seed_value,
         "workers": options.workers or 1,
         "base-url": surface.base_url,
