@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 import string
 import threading
-from typing import Any
+from typing import Any, TypeVar
 
 INTEGER_FLOOR = 1_000_000_000  # far above a real data set's numbers, within int32
 RUN_MARK_LENGTH = 5
 RUN_MARK_ALPHABET = string.ascii_lowercase + string.digits
+V = TypeVar("V", int, str)
+DIGITS = re.compile(r"[0-9]{1,19}")
 
 
 class Identities:
@@ -29,23 +32,38 @@ class Identities:
         self._start = rng.randrange(2**20)
         self._counter = itertools.count(1)
         self._lock = threading.Lock()
+        self._issued: set[Any] = set()
 
     def _next(self) -> int:
         with self._lock:
             return next(self._counter)
+
+    def issued(self, value: Any) -> bool:
+        """Whether this run made `value` (or its text, as a path carries it): a value that differs from one
+        run to the next, masked where two runs are compared (judge/generated.py)."""
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            return False
+        return value in self._issued or (
+            isinstance(value, str) and DIGITS.fullmatch(value) is not None and int(value) in self._issued
+        )
+
+    def _made(self, value: V) -> V:
+        with self._lock:
+            self._issued.add(value)
+        return value
 
     def integer(self, prop: dict[str, Any]) -> int:
         """A number no other create of this run made, between the field's bounds."""
         low = max(int(prop.get("minimum", INTEGER_FLOOR)), INTEGER_FLOOR)
         high = int(prop.get("maximum", 2**31 - 1))
         span = high - low + 1
-        return low + (self._start * 1_000 + self._next()) % span
+        return self._made(low + (self._start * 1_000 + self._next()) % span)
 
     def string(self, prop: dict[str, Any], stem: str = "ct") -> str:
         """`stem` with the run's mark and a counter, cut to the field's maxLength."""
         suffix = f"~{self.mark}{self._next()}"
         limit = prop.get("maxLength", 50)
-        return stem[: max(0, limit - len(suffix))] + suffix[-limit:]
+        return self._made(stem[: max(0, limit - len(suffix))] + suffix[-limit:])
 
     def fresh(self, prop: dict[str, Any], stem: Any = None) -> Any:
         """A fresh value of the field `prop` describes; a string keeps as much of `stem` as fits."""

@@ -46,6 +46,7 @@ def run(
         schema = load_schema(
             spec, options, surface, set(each.operations), known, limits, keyring,
             stateful=each.stateful, stateless=each.stateless, share=each.share,
+            generated=ledger.generation(f"{surface.name} {each.part}"),
         )  # fmt: skip
         execute(spec, options, surface, ledger, progress, schema, limits)
 

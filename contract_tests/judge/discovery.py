@@ -29,6 +29,9 @@ def discover(spec: Spec, session: Session, identities: Identities) -> Known:
     """Learn (or make) what the run needs; `session` is on the backend."""
     known = Known(identities)
     pages = {collection.create.id: first_page(session, collection) for collection in spec.collections}
+    for collection in spec.collections:
+        served = [item[collection.identifier] for item in pages[collection.create.id] if collection.identifier in item]
+        known.items[collection.identifier] = served
     for child in spec.collections:
         for name in spec.external_references(child.request_schema):
             seen = [item.get(name) for item in pages[child.create.id] if item.get(name) is not None]

@@ -2,11 +2,19 @@
 discovered from a `schemathesis.toml`, so a run does not depend on the directory it starts from), its
 requests bounded, its settings without Hypothesis' target phase, our checks and hooks installed; and the
 plans (which operations and phases one engine run takes) a surface's test is made of.
+
+One seed generates the same cases whatever the timing (docs/ci-gate.md): each operation draws from a seed
+of its own (Schemathesis derives it from the run's seed and the operation's label); nothing an engine
+generates depends on answers another operation got, in whichever order its workers took them (no data
+taken from answers, no error feedback, each path's probes of undocumented methods made by one operation);
+no Hypothesis health check depends on how fast a loaded machine draws. Every case sent is recorded, in a
+canonical form, into the digest of its part (`Recorder`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
@@ -15,17 +23,22 @@ import hypothesis
 import requests
 import schemathesis
 from schemathesis.config import ProjectConfig
+from schemathesis.core import NotSet
 
 from contract_tests.check_names import ALL_CHECKS, STRICT_CHECKS
 from contract_tests.client.bounded import Limits, Trust
 from contract_tests.client.bounded_requests import bounded_session
+from contract_tests.client.causes import chain
 from contract_tests.client.keyring import Keyring
+from contract_tests.client.pacing import OVERLOADED, BudgetSpent
 from contract_tests.client.surface import Surface
 from contract_tests.judge import checks as _registered_checks  # noqa: F401  (registers our checks)
 from contract_tests.judge import deserializer as _registered_deserializer  # noqa: F401  (deep JSON is malformed JSON)
 from contract_tests.judge import hooks
+from contract_tests.judge.generated import Canonical
 from contract_tests.judge.known import Known
 from contract_tests.options import Options
+from contract_tests.outcome.findings import Generated
 from contract_tests.sharding import collection_name, collection_operations
 from contract_tests.spec import Spec
 
@@ -37,7 +50,8 @@ class ConformanceError(Exception):
 STATELESS = ("examples", "coverage", "fuzzing")
 """Schemathesis' phases that test one operation at a time, in the order the engine runs them."""
 COVERAGE_SHARES = 2
-"""Runs side by side that share the coverage phase's cases, when the plans run apart (`plans`)."""
+"""Runs that share the coverage phase's cases (`plans`): side by side with more than one worker, one after
+the other with one (the same runs: a failure ends its operation's cases in its share only)."""
 
 
 def schemathesis_config(
@@ -47,6 +61,7 @@ def schemathesis_config(
     coverage and fuzzing phases run, `stateful`: the stateful phase."""
     strict = options.enabled_strict
     return {
+        "suppress-health-check": ["all"],  # too_slow and others time the draws: a loaded machine can fail them
         "seed": options.seed_value,
         "workers": options.workers or 1,
         "base-url": surface.base_url,
@@ -68,11 +83,31 @@ def schemathesis_config(
         },
         "phases": {
             "examples": {"enabled": "examples" in stateless},
-            "fuzzing": {"enabled": "fuzzing" in stateless},
+            # error feedback steers later draws by earlier 4xx answers, shared by every operation of the engine
+            "fuzzing": {"enabled": "fuzzing" in stateless, "error-feedback": {"enabled": False}},
             "coverage": {"enabled": "coverage" in stateless and options.coverage_phase},
-            "stateful": {"enabled": stateful, "max-steps": options.stateful_steps},
+            # links inferred from answers take their values from lists, which other parts' writes change
+            "stateful": {
+                "enabled": stateful,
+                "max-steps": options.stateful_steps,
+                "inference": {"algorithms": ["location-headers"]},
+            },
         },
     }
+
+
+def probes_of_methods(spec: Spec, operations: AbstractSet[str]) -> list[dict[str, Any]]:
+    """Per-operation settings leaving each path's probes of undocumented methods (coverage phase) to one
+    operation, the first by name: Schemathesis gives them to whichever operation of the path its workers
+    reach first, so which operation (and which of its parameters) sent them was a matter of timing."""
+    by_path: dict[str, list[str]] = {}
+    for name in sorted(operations):
+        if name in spec.operations:
+            by_path.setdefault(spec.operations[name].path, []).append(name)
+    others = sorted(name for names in by_path.values() for name in names[1:])
+    if not others:
+        return []
+    return [{"include-operation-id": others, "phases": {"coverage": {"unexpected-methods": []}}}]
 
 
 def has_links(spec: Spec, operations: AbstractSet[str]) -> bool:
@@ -102,30 +137,86 @@ class UntargetedProject(ProjectConfig):
         return hypothesis.settings(settings, phases=phases)
 
 
+class Recorder:
+    """Every case a plan sends, in canonical form (judge/generated.py), into its part's record: by operation
+    (a stateful plan: its one chain of steps), in the order sent (an operation's cases are generated and
+    sent by one worker thread, in an order of their own)."""
+
+    def __init__(self, generated: Generated, canonical: Canonical, stateful: bool = False) -> None:
+        self.generated, self.canonical, self.stateful = generated, canonical, stateful
+
+    def sent(self, case: Any) -> tuple[str, int]:
+        """Record `case`, about to be sent; its key and position, for `unsent`."""
+        key = "steps" if self.stateful else str(case.operation.label)
+        phase = case.meta.phase if case.meta is not None else None
+        form = {
+            "operation": case.operation.label,
+            "method": case.method,
+            "path": case.path_parameters,
+            "query": case.query,
+            "headers": self.canonical.headers(case.headers),
+            "cookies": self.canonical.headers(case.cookies),
+            "body": None if isinstance(case.body, NotSet) else case.body,
+            "media_type": case.media_type,
+            "phase": None if phase is None else [str(phase.name.value), stable_repr(phase.data)],
+            "mode": None if case.meta is None else str(case.meta.generation.mode.value),
+        }
+        return key, self.generated.add(key, self.canonical(form))
+
+    def unsent(self, at: tuple[str, int], why: str) -> None:
+        self.generated.unsent(*at, why)
+
+
 class BoundedTransport:
     """Schemathesis' requests transport, sending through a session bounded in time and size
-    (`contract_tests.client.bounded`) with the keyring's current credentials."""
+    (`contract_tests.client.bounded`) with the keyring's current credentials; every case recorded
+    (`Recorder`), and one the time budget stopped, or the target refused after every retry, listed."""
 
-    def __init__(self, inner: Any, limits: Limits, keyring: Keyring | None, expected: dict[str, str]) -> None:
+    def __init__(
+        self,
+        inner: Any,
+        limits: Limits,
+        keyring: Keyring | None,
+        expected: dict[str, str],
+        recorder: Recorder | None = None,
+    ) -> None:
         self._inner = inner
         self._bounded = {"limits": limits, "keyring": keyring, "expected": expected}
         self._fallback = requests.Session()
+        self._recorder = recorder
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
     def send(self, case: Any, *, session: requests.Session | None = None, **kwargs: Any) -> Any:
         bounded = bounded_session(session or self._fallback, **self._bounded)  # type: ignore[arg-type]
-        return self._inner.send(case, session=bounded, **kwargs)
+        if self._recorder is None:
+            return self._inner.send(case, session=bounded, **kwargs)
+        at = self._recorder.sent(case)
+        try:
+            response = self._inner.send(case, session=bounded, **kwargs)
+        except Exception as exc:
+            if any(isinstance(error, BudgetSpent) for error in chain(exc)):
+                self._recorder.unsent(at, "not sent: the time budget was spent")
+            raise
+        if response.status_code in OVERLOADED:
+            self._recorder.unsent(at, f"answered {response.status_code} after every retry (judged as answered)")
+        return response
 
 
 def bound(schema: Any, transport: BoundedTransport) -> None:
-    """Make every request of `schema` (and of its clones) go through `transport`.
+    """Make every request of `schema` (and of its clones) go through `transport`, and generate from no
+    data taken from answers.
 
     Schemathesis picks the transport from the schema (`schema.transport`, a property); a subclass made
     for this run answers ours instead, the schema's data unchanged (the same trick as UntargetedProject).
+    The same subclass has no "extra data source" (`create_extra_data_source`, Schemathesis internals:
+    no setting turns it off for the stateful phase): a pool of values taken from every operation's
+    answers, which workers fill and draw from in the order they happen to run, and which other parts'
+    writes on the target change.
     """
-    schema.__class__ = type("BoundedSchema", (type(schema),), {"transport": property(lambda _: transport)})
+    attributes = {"transport": property(lambda _: transport), "create_extra_data_source": lambda _: None}
+    schema.__class__ = type("BoundedSchema", (type(schema),), attributes)
 
 
 def load_schema(
@@ -140,12 +231,23 @@ def load_schema(
     stateful: bool = True,
     stateless: AbstractSet[str] = frozenset(STATELESS),
     share: tuple[int, int] = (0, 1),
+    generated: Generated | None = None,
 ) -> Any:
+    """`schema` for one plan (`Plan`'s fields), recording what it sends into `generated` (when given)."""
     linked = stateful and has_links(spec, operations)
-    config = schemathesis.Config.from_dict(schemathesis_config(options, surface, linked, stateless))
+    settings = schemathesis_config(options, surface, linked, stateless)
+    settings["operations"] = probes_of_methods(spec, operations)
+    config = schemathesis.Config.from_dict(settings)
     schema = schemathesis.openapi.from_dict(spec.raw, config=config).include(operation_id=sorted(operations))
+    others = sorted(set(spec.operations) - operations)
+    if others:  # with per-operation settings, Schemathesis' own filter lets every operation through `include`
+        schema = schema.exclude(operation_id=others)
     schema.config.__class__ = UntargetedProject  # same slots; only the settings method differs
-    bound(schema, BoundedTransport(schema.transport, limits, keyring, surface.headers))
+    recorder = None
+    if generated is not None:
+        canonical = Canonical(known.identities, [surface.base_url], surface.headers)
+        recorder = Recorder(generated, canonical, stateful=not stateless)
+    bound(schema, BoundedTransport(schema.transport, limits, keyring, surface.headers, recorder))
     hooks.register_formats()
     hooks.install(schema, spec, known)
     if share != (0, 1):
@@ -162,41 +264,58 @@ class Plan:
     stateful: bool = True
     share: tuple[int, int] = (0, 1)
     """(k, n): only the cases whose digest is k modulo n (`sliced`); (0, 1) is every case."""
+    collection: str = ""
+    """The collection whose links a stateful plan follows."""
+
+    @property
+    def part(self) -> str:
+        """The part of the run this plan is, as the digests of what was generated name it."""
+        phases = [phase for phase in STATELESS if phase in self.stateless]
+        stateful = [f"stateful {self.collection}".strip()] if self.stateful else []
+        share = [f"share {self.share[0] + 1}/{self.share[1]}"] if self.share[1] > 1 else []
+        return " ".join(["conformance", "+".join([*phases, *stateful]), *share])
 
 
-def plans(spec: Spec, options: Options, surface: Surface, apart: bool = False) -> list[Plan]:
-    """The engine runs that test `surface`: one with every phase; on a shard (sharding.py), the stateless
-    phases on the operations and the stateful phase per collection, whose links stay within it.
-
-    `apart` (to run side by side, on a slow network): each stateless phase is a run of its own too, and
-    the coverage phase is `COVERAGE_SHARES` runs, each sending its share of every operation's cases:
-    an operation with many fields has hundreds, one after another within a run.
-    """
+def plans(spec: Spec, options: Options, surface: Surface) -> list[Plan]:
+    """The engine runs that test `surface`, the same whatever the number of workers (one seed generates
+    the same cases): each stateless phase on the operations, the coverage phase in `COVERAGE_SHARES`
+    runs (each sends its share of every operation's cases: an operation with many fields has hundreds,
+    one after another), then the stateful phase per collection, whose links stay within it."""
     operations = frozenset(op for op in surface.operations if not options.include or op in options.include)
-    if options.part.whole and not apart:
-        return [Plan(operations)] if operations else []
     mine = operations & options.part.operations(spec)
-    phases = [p for p in STATELESS if p != "coverage" or options.coverage_phase]
-    shares = {phase: COVERAGE_SHARES if apart and phase == "coverage" else 1 for phase in phases}
-    runs = [(frozenset({phase}), (k, n)) for phase, n in shares.items() for k in range(n)] if apart else []
-    runs = (runs or [(frozenset(phases), (0, 1))]) if mine else []
-    found = [Plan(mine, each, stateful=False, share=share) for each, share in runs]
+    phases = [p for p in STATELESS if p != "coverage" or options.coverage_phase] if mine else []
+    counts = {phase: COVERAGE_SHARES if phase == "coverage" else 1 for phase in phases}
+    found = [
+        Plan(mine, frozenset({phase}), stateful=False, share=(k, n)) for phase, n in counts.items() for k in range(n)
+    ]
     for collection in spec.collections:
         linked = operations & collection_operations(collection)
-        if collection_name(collection) in options.part.collections(spec) and has_links(spec, linked):
-            found.append(Plan(linked, stateless=frozenset()))
+        name = collection_name(collection)
+        if name in options.part.collections(spec) and has_links(spec, linked):
+            found.append(Plan(linked, stateless=frozenset(), collection=name))
     return found
+
+
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def stable_repr(value: Any) -> str:
+    """`repr(value)` without the memory addresses some objects show (Schemathesis' `NOT_SET`, an absent
+    body, is `<NotSet object at 0x...>`): the same text in every process."""
+    return ADDRESS.sub("", repr(value))
 
 
 def sliced(schema: Any, k: int, n: int) -> None:
     """Send only the cases whose digest is `k` modulo `n`: `n` runs of one seed, each with its own `k`,
     share the cases one run sends. The digest is of what was generated (the credentials a case carries,
-    and the identifiers the other hooks give it after this filter, are not part of it)."""
+    and the identifiers the other hooks give it after this filter, are not part of it), in a form the
+    same in every process (`stable_repr`: with the address of `NOT_SET` in it, a case's share was the
+    process's chance)."""
 
     def filter_case(context: Any, case: Any) -> bool:
         phase = case.meta.phase.data if case.meta is not None else None
-        generated = (case.method, case.path_parameters, case.query, case.body, case.media_type, repr(phase))
-        digest = hashlib.blake2b(repr(generated).encode("utf-8", "backslashreplace"), digest_size=8).digest()
+        generated = (case.method, case.path_parameters, case.query, case.body, case.media_type, phase)
+        digest = hashlib.blake2b(stable_repr(generated).encode("utf-8", "backslashreplace"), digest_size=8).digest()
         return int.from_bytes(digest, "big") % n == k
 
     schema.hooks.register_hook_with_name(filter_case, "filter_case")

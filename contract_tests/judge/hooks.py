@@ -11,6 +11,11 @@ the Examples phase through `before_add_examples`):
 - strings lose leading and trailing whitespace (DRF trims; whitespace-only becomes blank);
 - a field naming another collection's item (a product's `productline`) names one that exists;
 - a PUT or PATCH body keeps the identifier of the item in the path (changing it is a 409);
+- in the fuzzing phase, a request addressing an item (other than a DELETE) addresses, three times in
+  four, an item the target served when the run started (`Known.items`; which one, and whether, follows
+  from the generated value): a random identifier names no item, and a write to none is a 404 that
+  judges nothing. Never an item learnt from an answer during the run: what others wrote meanwhile
+  depends on the timing, and a seed must generate the same (docs/ci-gate.md);
 - a create gets an identifier of its own, from the run's one allocator (identities.py, shared with
   the domain tests, both surfaces and every worker): a backend may refuse a duplicate with 400
   (DRF's unique validator), Hypothesis repeats small values, and earlier runs leave items behind;
@@ -30,14 +35,16 @@ from __future__ import annotations
 import email
 import email.policy
 import functools
+import hashlib
 import re
 from decimal import Decimal
 from typing import Any
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import parse_qsl, quote, unquote
 
 import schemathesis
 from hypothesis import strategies as st
 from schemathesis.core.parameters import ParameterLocation
+from schemathesis.generation.meta import TestPhase
 
 from contract_tests.identities import Identities
 from contract_tests.judge.known import Known
@@ -156,6 +163,24 @@ class FreshIdentifiers:
             body[name] = self._identities.fresh(prop, value)
 
 
+def addressing_served(case: Any, items: dict[str, list[Any]]) -> None:
+    """Make a positive fuzzing case that addresses an item (not a DELETE) address one of `items`, three
+    times in four, chosen by the generated value (see the module docstring)."""
+    meta = case.meta
+    if meta is None or meta.phase.name != TestPhase.FUZZING or meta.is_negative_at(ParameterLocation.PATH):
+        return
+    if case.method.upper() == "DELETE" or not case.path_parameters:
+        return
+    for name, value in case.path_parameters.items():
+        served = items.get(name)
+        if not served:
+            continue
+        drawn = int.from_bytes(hashlib.blake2b(repr(value).encode("utf-8", "backslashreplace")).digest()[:8], "big")
+        if drawn % 4:
+            chosen = served[(drawn // 4) % len(served)]
+            case.path_parameters[name] = quote(chosen, safe="") if isinstance(chosen, str) else chosen
+
+
 def _is_positive_body(case: Any) -> bool:
     return isinstance(case.body, dict) and not (
         case.meta is not None and case.meta.is_negative_at(ParameterLocation.BODY)
@@ -191,6 +216,7 @@ def install(schema: Any, spec: Spec, known: Known) -> None:
         )
 
     def map_case(context: Any, case: Any) -> Any:
+        addressing_served(case, known.items)
         if not _is_positive_body(case):
             return case
         body = dict(case.body)

@@ -6,6 +6,9 @@
 - `external`: for each field naming something outside this interface (`x-external-reference`, e.g. a
   customer's sales representative, an employee), the values the target already serves. The suite
   sends only those (or null when it knows none), since a backend may refuse a number it cannot know.
+- `items`: for each collection's identifier (the path parameter naming an item), the items its list's
+  first page showed when the run started: the items a generated request may address (judge/hooks.py),
+  fixed before testing, so that what is generated never depends on what other parts wrote since.
 - `identities`: the run's one identifier allocator (see identities.py).
 
 Plain data, so that every check can read it; learning it from the target is judge/discovery.py's job.
@@ -25,6 +28,7 @@ class Known:
     identities: Identities
     references: dict[str, Any] = field(default_factory=dict)
     external: dict[str, list[Any]] = field(default_factory=dict)
+    items: dict[str, list[Any]] = field(default_factory=dict)
     made: list[tuple[Collection, Any]] = field(default_factory=list)
     """Items created so that references exist (collection, identifier), removed at the end of the run."""
     setup: list[str] = field(default_factory=list)

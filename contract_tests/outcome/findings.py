@@ -6,6 +6,8 @@ the exit code treat them alike.
 
 from __future__ import annotations
 
+import hashlib
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -178,6 +180,54 @@ class BaselineRun:
 
 
 @dataclass
+class Generated:
+    """What one part of a run generated: each case in a canonical form, in the order it was generated, by
+    key (an operation, or a part's one stream of calls), and the cases not sent because of timing.
+
+    Two runs of one seed generate the same cases; `digest` lets them be compared without the cases.
+    """
+
+    cases: dict[str, list[str]] = field(default_factory=dict)
+    not_sent: list[str] = field(default_factory=list)
+    """"key #position: why": a case generated but not sent (the time budget), or whose answer was the
+    target's refusal after every retry (429/503): what timing, not the seed, changed."""
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, key: str, case: str) -> int:
+        """Record `case` after the others of `key`; its position there."""
+        with self._lock:
+            stream = self.cases.setdefault(key, [])
+            stream.append(case)
+            return len(stream) - 1
+
+    def unsent(self, key: str, position: int, why: str) -> None:
+        with self._lock:
+            self.not_sent.append(f"{key} #{position + 1}: {why}")
+
+    def count(self) -> int:
+        return sum(len(stream) for stream in self.cases.values())
+
+    def digest(self) -> str:
+        """sha256 over every key in order, each with its cases in the order they were generated."""
+        digest = hashlib.sha256()
+        for key in sorted(self.cases):
+            digest.update(f"{key}\n".encode())
+            for case in self.cases[key]:
+                digest.update(f"\t{case}\n".encode("utf-8", "backslashreplace"))
+        return digest.hexdigest()
+
+    def as_json(self) -> dict[str, object]:
+        return {"digest": self.digest(), "cases": self.count(), "not_sent": list(self.not_sent)}
+
+    def merge(self, other: Generated) -> None:
+        """Add the cases of `other`, recorded apart for the same part (a part's ledger, absorbed)."""
+        with self._lock:
+            for key, stream in other.cases.items():
+                self.cases.setdefault(key, []).extend(stream)
+            self.not_sent += other.not_sent
+
+
+@dataclass
 class Ledger:
     """Passes per (surface, operation, check) and the violations, in the order they were found."""
 
@@ -201,6 +251,9 @@ class Ledger:
     """The parts of the run its time budget (`--max-time`) did not reach: the verdict is partial."""
     baseline: BaselineRun | None = None
     """The accepted findings (`--baseline FILE`), once applied: then `violations` are the new ones only."""
+    generated: dict[str, Generated] = field(default_factory=dict)
+    """What each part of the run generated, by part ("backend conformance fuzzing", "backend read_back
+    customers", ...): a seed generates the same whatever the timing (docs/ci-gate.md)."""
 
     def passed(self, surface: str, operation: str, check: str, times: int = 1) -> None:
         self.passes[Key(surface, operation, check)] += times
@@ -218,6 +271,10 @@ class Ledger:
         adds it back, in a fixed order, so that what is found does not depend on which part finished first."""
         return Ledger(secrets=self.secrets, coverage=self.coverage.planned())
 
+    def generation(self, part: str) -> Generated:
+        """The record of what the part named `part` generates."""
+        return self.generated.setdefault(part, Generated())
+
     def absorb(self, part: Ledger) -> None:
         """Add what `part` (made by `part()`) found: verdicts, coverage, time spent."""
         self.passes.update(part.passes)
@@ -230,6 +287,8 @@ class Ledger:
         self.unreached += [item for item in part.unreached if item not in self.unreached]
         for operation, seconds in part.run.timings.items():
             self.run.timings[operation] = self.run.timings.get(operation, 0.0) + seconds
+        for name, generated in part.generated.items():
+            self.generation(name).merge(generated)
 
     def keep_only(self, selected: Callable[[str], bool]) -> None:
         """Drop the verdicts of checks not `selected` (`--checks`, `--exclude-checks`: a domain test judges several)."""
@@ -270,6 +329,14 @@ class Ledger:
     def complete(self) -> bool:
         """Whether every part of the run ran to its end: no budget cut, no run error, not aborted."""
         return not self.unreached and not self.errors and self.aborted is None
+
+
+def generated_digest(generated: dict[str, Generated]) -> str:
+    """One sha256 over every part's digest, by part name: two runs generated the same when they are equal."""
+    digest = hashlib.sha256()
+    for name in sorted(generated):
+        digest.update(f"{name}\t{generated[name].digest()}\n".encode())
+    return digest.hexdigest()
 
 
 def describe_response(status: int, headers: Iterable[tuple[bytes, bytes]], content: bytes) -> str:

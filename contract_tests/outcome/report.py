@@ -20,7 +20,7 @@ from contract_tests.options import Options
 from contract_tests.outcome import files, html_report
 from contract_tests.outcome.baseline import shown_fingerprint
 from contract_tests.outcome.evidence import describe
-from contract_tests.outcome.findings import Acceptance, Key, Ledger, Violation
+from contract_tests.outcome.findings import Acceptance, Key, Ledger, Violation, generated_digest
 from contract_tests.outcome.fingerprint import fingerprint, violation_id
 from contract_tests.outcome.junit import junit_xml
 from contract_tests.outcome.reproduce import httpx_script
@@ -41,6 +41,20 @@ def _run_lines(ledger: Ledger) -> list[str]:
         f"Run: {kind}, {run.duration:.1f} s; shop-contract {run.suite_version}, spec {run.spec_version}",
         f"Targets: {targets}",
         f"Requests refused for the suite's own credentials (HTTP 401): {run.refused_credentials}",
+        *_generated(ledger),
+    ]
+
+
+def _generated(ledger: Ledger) -> list[str]:
+    """What the run generated, in one digest (per part in findings.json), and what timing kept from the target."""
+    if not ledger.generated:
+        return []
+    parts = ledger.generated.values()
+    unsent = sum(len(part.not_sent) for part in parts)
+    said = f"; {unsent} not sent or refused after every retry, by timing (findings.json)" if unsent else ""
+    cases = sum(part.count() for part in parts)
+    return [
+        f"Generated: {cases} case(s) in {len(parts)} part(s), digest {generated_digest(ledger.generated)[:16]}{said}"
     ]
 
 
@@ -234,6 +248,7 @@ def as_json(ledger: Ledger) -> dict[str, object]:
         "coverage": ledger.coverage.as_json(),
         "consumer": None if ledger.consumer is None else asdict(ledger.consumer),
         "baseline": _baseline_json(ledger),
+        "generated": {name: part.as_json() for name, part in sorted(ledger.generated.items())},
         "scripts": [
             {"request": httpx_script(v.curl), "setup": [httpx_script(step) for step in v.setup]}
             for v in ledger.violations

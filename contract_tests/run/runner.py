@@ -48,6 +48,7 @@ from contract_tests.judge.domain import (
 from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.http import Abandoned, Session, Unreachable
 from contract_tests.judge.engine import Plan, plans
+from contract_tests.judge.generated import Canonical
 from contract_tests.judge.known import Known
 from contract_tests.options import Options
 from contract_tests.outcome import documented, reproduce
@@ -119,21 +120,12 @@ def learn(spec: Spec, target: Target, identities: Identities, ledger: Ledger) ->
 
 
 def run_domain(ctx: Context, target: Target, options: Options, ledger: Ledger, progress: Progress) -> None:
-    """The domain tests on each surface: in the table's order with one worker, side by side with more
-    (`_side_by_side`); then surface parity."""
+    """The domain tests on each surface, in pieces (`_side_by_side`: one at a time with one worker, the
+    same pieces whatever the number of workers); then surface parity."""
     workers = options.workers or 1
     for surface in target.surfaces:
         tests = [name for name in PER_SURFACE if name not in ALL_CHECKS or options.selects(name)]
-        if workers > 1:
-            _side_by_side(ctx, target, surface, ledger, tests, workers, progress)
-            continue
-        gone = threading.Event()
-        for name in tests:
-            progress(f"[{surface.name}] {name}")
-            if gone.is_set():
-                _not_run(ledger, surface.name, [name])
-            elif not _domain_test(ctx, target, surface, ledger, name):
-                gone.set()
+        _side_by_side(ctx, target, surface, ledger, tests, workers, progress)
     backend, gateway = target.surface("backend"), target.surface("gateway")
     if backend is not None and gateway is not None and options.selects("surface_parity"):
         progress("[gateway] surface_parity")
@@ -150,17 +142,25 @@ def _side_by_side(
 ) -> None:
     """The tests that read whole lists (`ALONE`) first, one at a time, each in pieces that cannot see each
     other's writes; then every other test at once, each split per operation and collection
-    (run/scheduling.py). What the pieces find is added up in the table's order, whatever ran first."""
+    (run/scheduling.py). What the pieces find is added up in the table's order, whatever ran first; what
+    each piece sends is recorded as the part "surface test piece" (`scheduling.piece_name`)."""
     gone = threading.Event()
     found: dict[str, list[Ledger]] = {name: [] for name in tests}
     rounds = [[name] for name in tests if name in ALONE] + [[name for name in tests if name not in ALONE]]
     shared = open_session(surface, ledger, target)
+    canonical = Canonical(ctx.known.identities, [surface.base_url], surface.headers)
+
+    def session_for(name: str, part: Context) -> Session:
+        own = ledger.part()
+        record = own.generation(f"{surface.name} {name} {scheduling.piece_name(part)}")
+        return shared.reporting_to(own, (record, canonical))
+
     try:
         for names in rounds:
             pieces = [(name, part) for name in names for part in _split(name)(ctx, ctx.spec)]
             for name in names:
                 progress(f"[{surface.name}] {name}")
-            work = [partial(_piece, part, shared.reporting_to(ledger.part()), name, gone) for name, part in pieces]
+            work = [partial(_piece, part, session_for(name, part), name, gone) for name, part in pieces]
             for (name, _), session in zip(pieces, scheduling.in_order(work, workers), strict=True):
                 found[name].append(session.ledger)
     finally:
@@ -187,24 +187,6 @@ def _piece(ctx: Context, session: Session, name: str, gone: threading.Event) -> 
     elif not guarded(session.ledger, surface, name, partial(PER_SURFACE[name], ctx, session)):
         gone.set()
     return session
-
-
-def _domain_test(ctx: Context, target: Target, surface: Surface, ledger: Ledger, name: str) -> bool:
-    """One domain test on `surface` into `ledger` (none once the time budget is spent); False when the
-    surface stopped answering."""
-    if target.limits.pacer is not None and target.limits.pacer.spent:
-        ledger.unreached.append(f"[{surface.name}] {name}")
-        return True
-    on_surface = open_session(surface, ledger, target)
-    try:
-        return guarded(ledger, surface.name, name, partial(PER_SURFACE[name], ctx, on_surface))
-    finally:
-        on_surface.close()
-
-
-def _not_run(ledger: Ledger, surface: str, tests: list[str]) -> None:
-    for name in tests:
-        ledger.skipped(surface, "-", name, "not run: the surface stopped answering")
 
 
 def seeded(options: Options, spec: Spec, progress: Progress) -> Options:
@@ -367,9 +349,9 @@ def _test(spec: Spec, target: Target, options: Options, ledger: Ledger, progress
 def run_conformance(
     spec: Spec, target: Target, options: Options, surface: Surface, known: Known, ledger: Ledger, progress: Progress
 ) -> None:
-    """The Schemathesis phases on `surface`: the engine runs `plans` makes (one with one worker; with more,
-    each stateless phase, the coverage phase's shares and each collection's stateful phase), up to
-    `options.workers` at once, each into its own ledger, added up in plan order."""
+    """The Schemathesis phases on `surface`: the engine runs `plans` makes (each stateless phase, the
+    coverage phase's shares and each collection's stateful phase), up to `options.workers` at once, each
+    into its own ledger, added up in plan order."""
     workers = options.workers or 1
 
     def planned(plan: Plan) -> Ledger:
@@ -378,6 +360,6 @@ def run_conformance(
         guarded(own, surface.name, "schemathesis", partial(phases, plan))
         return own
 
-    work = [partial(planned, plan) for plan in plans(spec, options, surface, apart=workers > 1)]
+    work = [partial(planned, plan) for plan in plans(spec, options, surface)]
     for found in scheduling.in_order(work, workers):
         ledger.absorb(found)

@@ -47,6 +47,13 @@ def parts(ctx: Context, spec: Spec) -> list[Context]:
     ]
 
 
+def piece_name(ctx: Context) -> str:
+    """A piece's name among a test's pieces: its collections (a group's, joined by "+"), else its operation;
+    "all" for a test not split."""
+    names = sorted(ctx.shard_collections or ()) or sorted(ctx.shard_operations or ())
+    return "+".join(names) or "all"
+
+
 def unlinked(ctx: Context, spec: Spec) -> list[Context]:
     """`ctx` split into one context per group of linked collections (a product names its product line: one
     group; customers name neither: another), each with its collections' operations. No write in one group

@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 from types import SimpleNamespace
 from typing import Any
 
 from contract_tests.client.surface import Surface
 from contract_tests.identities import Identities
 from contract_tests.judge.domain.data import Context
-from contract_tests.judge.engine import COVERAGE_SHARES, STATELESS, plans, sliced
+from contract_tests.judge.engine import COVERAGE_SHARES, plans, sliced
 from contract_tests.judge.known import Known
 from contract_tests.options import Options
 from contract_tests.run.scheduling import unlinked
@@ -28,14 +30,9 @@ def backend() -> Surface:
     return Surface("backend", "http://127.0.0.1:1/shop/api/v1", tuple(SPEC.operations), {}, {})
 
 
-def test_one_worker_is_one_engine_run_with_every_phase() -> None:
-    (only,) = plans(SPEC, options(), backend())
-    assert only.operations == frozenset(SPEC.operations) and only.stateless == frozenset(STATELESS)
-    assert only.stateful and only.share == (0, 1)
-
-
-def test_apart_each_stateless_phase_is_a_run_and_the_coverage_phase_is_shared() -> None:
-    found = plans(SPEC, options(), backend(), apart=True)
+def test_each_stateless_phase_is_a_run_and_the_coverage_phase_is_shared_whatever_the_workers() -> None:
+    found = plans(SPEC, options(workers=1), backend())
+    assert found == plans(SPEC, options(workers=16), backend())  # one seed, the same cases
     stateless = [plan for plan in found if plan.stateless]
     assert [(next(iter(p.stateless)), p.share) for p in stateless] == [
         ("examples", (0, 1)),
@@ -45,10 +42,17 @@ def test_apart_each_stateless_phase_is_a_run_and_the_coverage_phase_is_shared() 
     assert all(plan.operations == frozenset(SPEC.operations) and not plan.stateful for plan in stateless)
     stateful = [plan for plan in found if not plan.stateless]
     assert stateful and all(plan.stateful for plan in stateful)
+    parts = [plan.part for plan in found]
+    assert parts[:4] == [
+        "conformance examples",
+        *[f"conformance coverage share {k + 1}/{COVERAGE_SHARES}" for k in range(COVERAGE_SHARES)],
+        "conformance fuzzing",
+    ]
+    assert len(set(parts)) == len(parts), "each plan is a part of its own in the digests"
 
 
 def test_without_the_coverage_phase_no_run_is_planned_for_it() -> None:
-    found = plans(SPEC, options(profile="fast"), backend(), apart=True)
+    found = plans(SPEC, options(profile="fast"), backend())
     assert not any("coverage" in plan.stateless for plan in found)
 
 
@@ -85,6 +89,26 @@ def test_every_case_is_sent_by_exactly_one_share() -> None:
     assert counts == [1] * len(cases)
     used = {next(k for k, keep in enumerate(filters) if keep(None, case)) for case in cases}
     assert used == set(range(COVERAGE_SHARES)), "the cases spread over every share"
+
+
+def test_a_case_without_a_body_lands_in_the_same_share_in_every_process() -> None:
+    """Schemathesis' absent body (`NOT_SET`) shows its address in its repr: the share followed the process."""
+    program = """
+import sys
+from types import SimpleNamespace
+from schemathesis.core import NOT_SET
+from contract_tests.judge.engine import sliced
+found = []
+schema = SimpleNamespace(hooks=SimpleNamespace(register_hook_with_name=lambda f, name: found.append(f)))
+sliced(schema, 0, 2)
+cases = [SimpleNamespace(method="GET", path_parameters={"n": n}, query=None, body=NOT_SET, media_type=None, meta=None)
+         for n in range(32)]
+print([found[0](None, case) for case in cases])
+"""
+    runs = {
+        subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout for _ in "ab"
+    }
+    assert len(runs) == 1, runs
 
 
 def test_a_case_lands_in_the_same_share_whatever_its_credentials() -> None:

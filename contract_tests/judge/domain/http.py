@@ -22,9 +22,11 @@ from schemathesis.core import curl
 from contract_tests.client.bodies import lenient_json, undecodable
 from contract_tests.client.bounded import Limits, ResponseTooLarge
 from contract_tests.client.keyring import Keyring
+from contract_tests.client.pacing import OVERLOADED, BudgetSpent
 from contract_tests.client.surface import Surface
+from contract_tests.judge.generated import Canonical
 from contract_tests.outcome.coverage import Sent
-from contract_tests.outcome.findings import Ledger, Violation, describe_response
+from contract_tests.outcome.findings import Generated, Ledger, Violation, describe_response
 from contract_tests.spec import JSON, Collection, Operation
 
 MASKED = ("authorization", "x-api-key")
@@ -134,12 +136,16 @@ class Session:
         self._owns_client = True
         self._undecodable: set[str] = set()
         """Operations with a `response_decodable` violation already: one is shown for each."""
+        self._record: tuple[Generated, Canonical] | None = None
+        """Where every call is recorded in canonical form: the digest of what a part generated."""
 
-    def reporting_to(self, ledger: Ledger) -> Session:
+    def reporting_to(self, ledger: Ledger, record: tuple[Generated, Canonical] | None = None) -> Session:
         """A session on the same surface and connections (httpx's pool is thread-safe) whose verdicts go to
-        `ledger`: a part of the run done alongside others (run/scheduling.py). Closing it keeps the client."""
+        `ledger`: a part of the run done alongside others (run/scheduling.py), its calls recorded into
+        `record` (the part's record, and the canonical form). Closing it keeps the client."""
         other = copy.copy(self)
         other.ledger, other._judged, other._owns_client = ledger, weakref.WeakSet(), False
+        other._record = record
         return other  # `_undecodable` stays shared: one violation shown per operation, whichever part saw it
 
     def close(self) -> None:
@@ -175,11 +181,17 @@ class Session:
         )
         request.read()  # a multipart body streams; read it once so that the reproduction can show it
         exercised = _sent(op, query, headers, content, request)
+        at = self._recorded(op, path_params, query, headers, url, content)
         try:
             response = self._send(op, request)
         except Abandoned:
             self.ledger.coverage.sent(self.surface.name, op.id, None, exercised)
             raise
+        except BudgetSpent:
+            self._unsent(at, "not sent: the time budget was spent")
+            raise
+        if response.status_code in OVERLOADED:
+            self._unsent(at, f"answered {response.status_code} after every retry (judged as answered)")
         self.ledger.coverage.sent(self.surface.name, op.id, response.status_code, exercised)
         own = self.surface.headers
         if self.keyring is not None and self.keyring.answered(request.headers, response.status_code, own):
@@ -189,6 +201,33 @@ class Session:
         exchange = Exchange(request, response)
         self._decodable(op, exchange)
         return exchange
+
+    def _recorded(
+        self,
+        op: Operation,
+        path_params: dict[str, Any] | None,
+        query: dict[str, Any] | None,
+        headers: dict[str, str] | None,
+        url: str | None,
+        content: dict[str, Any],
+    ) -> int | None:
+        """Record a call about to be sent, as the test asked for it; its position in the part's calls."""
+        if self._record is None:
+            return None
+        generated, canonical = self._record
+        form = {
+            "operation": op.id,
+            "path": path_params,
+            "query": query,
+            "headers": canonical.headers(headers),
+            "url": url,
+            "content": content,
+        }
+        return generated.add("calls", canonical(form))
+
+    def _unsent(self, at: int | None, why: str) -> None:
+        if self._record is not None and at is not None:
+            self._record[0].unsent("calls", at, why)
 
     def _decodable(self, op: Operation, exchange: Exchange) -> None:
         """Every answer's body is judged `response_decodable`, whichever domain test asked for it."""
