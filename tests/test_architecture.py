@@ -1,5 +1,6 @@
 """The layout's promises, read from the source: which package may import which, no import loop,
-the core imports no web framework, Connexion's internals are touched from one module, every folder
+the core imports no web framework, Connexion's and Schemathesis' internals are each touched from one module
+(a seam), every folder
 is a regular package, no module is long without a reason, and what a docstring or a comment names
 exists; and the handler table is the spec's."""
 
@@ -12,6 +13,7 @@ import tokenize
 from pathlib import Path
 
 import pytest
+import schemathesis
 
 from mock_server.api.routing import handler_table, operation_table
 from mock_server.spec.schemas import load_spec
@@ -192,6 +194,53 @@ def test_only_the_seam_imports_connexion_internals(module: str) -> None:
         name for name in imports_of(module) if name.split(".")[0] == "connexion" and name not in CONNEXION_PUBLIC
     ]
     assert not internal, f"{module} imports Connexion internals {internal}: go through {SEAM}"
+
+
+SCHEMATHESIS_SEAM = "contract_tests.schemathesis_seam"
+# Schemathesis' public surface: the names its package exports (`schemathesis.__all__`). Any module below it
+# (schemathesis.core, .engine, .config, ...) is internal.
+SCHEMATHESIS_PUBLIC = set(schemathesis.__all__)
+
+
+def schemathesis_internals(source: str) -> list[str]:
+    """What `source` reaches of Schemathesis past its public surface: a module below the package imported,
+    a name of the package it does not export (`schemathesis.core.curl`), or an object's class swapped."""
+    tree = ast.parse(source)
+    found = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+    found += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    found = [name for name in found if name.startswith("schemathesis.")]
+    found += [
+        f"schemathesis.{node.attr}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "schemathesis"
+        and node.attr not in SCHEMATHESIS_PUBLIC
+    ]
+    targets = [target for node in ast.walk(tree) if isinstance(node, ast.Assign) for target in node.targets]
+    found += ["a class swap" for target in targets if isinstance(target, ast.Attribute) and target.attr == "__class__"]
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(set(SUITE) - {SCHEMATHESIS_SEAM}))
+def test_only_the_seam_touches_schemathesis_internals(module: str) -> None:
+    """An internal moved by a Schemathesis release then breaks one module, pinned by
+    tests/test_schemathesis_seam.py, rather than any of the suite's."""
+    internal = schemathesis_internals(SUITE[module].read_text(encoding="utf-8"))
+    assert not internal, f"{module} touches Schemathesis internals {internal}: go through {SCHEMATHESIS_SEAM}"
+
+
+def test_schemathesis_internals_are_found() -> None:
+    source = (
+        "import schemathesis\nimport schemathesis.engine\nfrom schemathesis.core import curl\n"
+        "schemathesis.openapi.from_dict({})\nschemathesis.core.NOT_SET\nschema.__class__ = type\n"
+    )
+    assert schemathesis_internals(source) == [
+        "schemathesis.engine",
+        "schemathesis.core",
+        "schemathesis.core",
+        "a class swap",
+    ]
 
 
 def test_the_handler_table_covers_exactly_the_spec_operations() -> None:

@@ -19,9 +19,9 @@ import httpcore
 import httpx
 import requests
 import urllib3.exceptions
-from schemathesis.engine.errors import ServerUnavailable
 
 from contract_tests.client.bounded import ResponseTooLarge
+from contract_tests.schemathesis_seam import ServerUnavailable
 
 CAUSES: tuple[tuple[str, tuple[type[BaseException], ...]], ...] = (
     ("response too large", (ResponseTooLarge,)),

@@ -14,10 +14,10 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import schemathesis
-from schemathesis.core.parameters import ParameterLocation
 
 from contract_tests.client.bodies import lenient_json, undecodable
 from contract_tests.outcome.standalone import same_value
+from contract_tests.schemathesis_seam import ParameterLocation
 from contract_tests.spec import FORM_MEDIA_TYPES
 
 ENVELOPE_KEYS = frozenset({"count", "next", "previous", "results"})

@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from schemathesis.engine import Status, events, from_schema
-
 from contract_tests.client.bounded import Limits
 from contract_tests.client.keyring import CredentialsLost, Keyring
 from contract_tests.client.pacing import BudgetSpent
@@ -21,6 +19,7 @@ from contract_tests.judge.known import Known
 from contract_tests.judge.verdicts import cause, non_fatal, record
 from contract_tests.options import Options
 from contract_tests.outcome.findings import Ledger
+from contract_tests.schemathesis_seam import Status, events, from_schema
 from contract_tests.spec import Spec
 
 Progress = Callable[[str], None]

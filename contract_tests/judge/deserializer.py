@@ -12,14 +12,12 @@ import json
 from typing import Any
 
 import schemathesis
-from schemathesis.core.deserialization import DeserializationContext
-from schemathesis.core.transport import Response
 
 from contract_tests.client.bodies import lenient_json, lenient_text
 
 
 @schemathesis.deserializer("application/json")
-def json_body(context: DeserializationContext, response: Response) -> Any:
+def json_body(context: schemathesis.DeserializationContext, response: schemathesis.Response) -> Any:
     content_type = next(iter(response.headers.get("content-type", [])), None)
     try:
         return lenient_json(response.content, content_type)

@@ -19,11 +19,8 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
-import hypothesis
 import requests
 import schemathesis
-from schemathesis.config import ProjectConfig
-from schemathesis.core import NotSet
 
 from contract_tests.check_names import ALL_CHECKS, STRICT_CHECKS
 from contract_tests.client.bounded import Limits, Trust
@@ -39,6 +36,7 @@ from contract_tests.judge.generated import Canonical
 from contract_tests.judge.known import Known
 from contract_tests.options import Options
 from contract_tests.outcome.findings import Generated
+from contract_tests.schemathesis_seam import NotSet, bind_transport, without_target_phase
 from contract_tests.sharding import collection_name, collection_operations
 from contract_tests.spec import Spec
 
@@ -119,24 +117,6 @@ def has_links(spec: Spec, operations: AbstractSet[str]) -> bool:
     )
 
 
-class UntargetedProject(ProjectConfig):
-    """Schemathesis' project settings without Hypothesis' target phase.
-
-    Schemathesis asks Hypothesis to maximise each operation's share of 2xx answers. Below 1,000
-    examples Hypothesis then runs one hill-climbing pass with no call budget, and where 2xx answers
-    stay rare (a DELETE of a string identifier) that pass took 9-27 s of a 30-60 s run, from one run
-    to the next with the same seed (benchmarks/README.md). A gate must take predictable time; the
-    hooks already steer identifiers to existing items, which is what the climbing looked for.
-    """
-
-    __slots__ = ()
-
-    def get_hypothesis_settings(self, *args: Any, **kwargs: Any) -> hypothesis.settings:
-        settings = super().get_hypothesis_settings(*args, **kwargs)
-        phases = [phase for phase in settings.phases if phase is not hypothesis.Phase.target]
-        return hypothesis.settings(settings, phases=phases)
-
-
 class Recorder:
     """Every case a plan sends, in canonical form (judge/generated.py), into its part's record: by operation
     (a stateful plan: its one chain of steps), in the order sent (an operation's cases are generated and
@@ -204,21 +184,6 @@ class BoundedTransport:
         return response
 
 
-def bound(schema: Any, transport: BoundedTransport) -> None:
-    """Make every request of `schema` (and of its clones) go through `transport`, and generate from no
-    data taken from answers.
-
-    Schemathesis picks the transport from the schema (`schema.transport`, a property); a subclass made
-    for this run answers ours instead, the schema's data unchanged (the same trick as UntargetedProject).
-    The same subclass has no "extra data source" (`create_extra_data_source`, Schemathesis internals:
-    no setting turns it off for the stateful phase): a pool of values taken from every operation's
-    answers, which workers fill and draw from in the order they happen to run, and which other parts'
-    writes on the target change.
-    """
-    attributes = {"transport": property(lambda _: transport), "create_extra_data_source": lambda _: None}
-    schema.__class__ = type("BoundedSchema", (type(schema),), attributes)
-
-
 def load_schema(
     spec: Spec,
     options: Options,
@@ -242,12 +207,12 @@ def load_schema(
     others = sorted(set(spec.operations) - operations)
     if others:  # with per-operation settings, Schemathesis' own filter lets every operation through `include`
         schema = schema.exclude(operation_id=others)
-    schema.config.__class__ = UntargetedProject  # same slots; only the settings method differs
+    without_target_phase(schema)  # a gate must take predictable time (the seam says why)
     recorder = None
     if generated is not None:
         canonical = Canonical(known.identities, [surface.base_url], surface.headers)
         recorder = Recorder(generated, canonical, stateful=not stateless)
-    bound(schema, BoundedTransport(schema.transport, limits, keyring, surface.headers, recorder))
+    bind_transport(schema, BoundedTransport(schema.transport, limits, keyring, surface.headers, recorder))
     hooks.register_formats()
     hooks.install(schema, spec, known)
     if share != (0, 1):

@@ -43,11 +43,10 @@ from urllib.parse import parse_qsl, quote, unquote
 
 import schemathesis
 from hypothesis import strategies as st
-from schemathesis.core.parameters import ParameterLocation
-from schemathesis.generation.meta import TestPhase
 
 from contract_tests.identities import Identities
 from contract_tests.judge.known import Known
+from contract_tests.schemathesis_seam import ParameterLocation, TestPhase
 from contract_tests.spec import FORM_MEDIA_TYPES, Spec
 
 DIGIT = re.compile(r"\d")

@@ -17,13 +17,11 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import httpx
 import requests
 import schemathesis
-from schemathesis.checks import CHECKS, load_all_checks
-from schemathesis.core import NOT_SET
-from schemathesis.core.failures import FailureGroup
 
 from contract_tests.judge import checks as _registered_checks  # noqa: F401  (registers our checks)
 from contract_tests.judge import hooks
 from contract_tests.outcome import standalone
+from contract_tests.schemathesis_seam import CHECKS, NOT_SET, FailureGroup, load_all_checks
 from contract_tests.spec import Operation, Spec
 
 NEEDS_CONTEXT = frozenset(

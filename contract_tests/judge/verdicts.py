@@ -11,9 +11,6 @@ from typing import Any
 from urllib.parse import unquote
 
 import requests
-from schemathesis.core import NotSet
-from schemathesis.engine import Status, events
-from schemathesis.engine.recorder import CheckFailureInfo, ScenarioRecorder
 
 from contract_tests.client.bounded import ResponseTooLarge
 from contract_tests.client.causes import chain, classify, request_of
@@ -23,6 +20,7 @@ from contract_tests.judge import hooks, refusals
 from contract_tests.options import Options
 from contract_tests.outcome.coverage import Sent
 from contract_tests.outcome.findings import Ledger, RunError, Violation, describe_response
+from contract_tests.schemathesis_seam import CheckFailureInfo, NotSet, ScenarioRecorder, Status, events
 from contract_tests.spec import Spec
 
 

@@ -26,7 +26,6 @@ from typing import Any
 
 import requests
 import schemathesis
-from schemathesis.core.transport import Response
 
 from contract_tests.client.bodies import declared_charset, text_codec
 from contract_tests.judge.consumer.document import Contract, Interaction, empty_lists, field_paths
@@ -259,7 +258,8 @@ def _nonconforming(schema: Any, operation_id: str, exchange: Exchange) -> str | 
     answer = exchange.response
     request = exchange.request
     sent = requests.Request(request.method, str(request.url), headers=dict(request.headers), data=request.content)
-    judged = Response(  # the bounded client reads the body itself, so httpx never measured `elapsed`: not judged here
+    # the bounded client reads the body itself, so httpx never measured `elapsed`: not judged here
+    judged = schemathesis.Response(
         status_code=answer.status_code,
         headers={name: [value] for name, value in answer.headers.items()},
         content=answer.content,

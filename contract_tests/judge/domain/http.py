@@ -17,7 +17,6 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 import httpx
-from schemathesis.core import curl
 
 from contract_tests.client.bodies import lenient_json, undecodable
 from contract_tests.client.bounded import Limits, ResponseTooLarge
@@ -27,6 +26,7 @@ from contract_tests.client.surface import Surface
 from contract_tests.judge.generated import Canonical
 from contract_tests.outcome.coverage import Sent
 from contract_tests.outcome.findings import Generated, Ledger, Violation, describe_response
+from contract_tests.schemathesis_seam import curl
 from contract_tests.spec import JSON, Collection, Operation
 
 MASKED = ("authorization", "x-api-key")

@@ -1,0 +1,108 @@
+"""The one module touching Schemathesis' internals: every import past its public surface and every class swap.
+
+The suite drives Schemathesis' engine itself (one engine run per plan, its events turned into verdicts),
+judges an answer again by one of its checks, and shows a request as its curl command; none of that is in
+Schemathesis' public surface (the names `schemathesis` exports: `Config`, `openapi`, `check`, `hook`,
+`Response`, `DeserializationContext`, ...). Every other module of the suite uses only that surface and
+imports what it needs beyond it from here (tests/test_architecture.py holds them to it), and
+tests/test_schemathesis_seam.py pins every name below, so a Schemathesis release that moves or changes one
+fails there first, in one line naming it, rather than as a broken run. docs/development.md says what an
+upgrade takes.
+
+Internal modules and names relied on:
+- `schemathesis.engine`: `from_schema(schema).execute()`, the engine run and its stream of `events`
+  (`PhaseStarted`, `ScenarioFinished`, `NonFatalError`, `FatalError`), each scenario's `Status`;
+- `schemathesis.engine.errors.ServerUnavailable`: the target stopped answering (client/causes.py);
+- `schemathesis.engine.recorder`: `ScenarioRecorder` (a scenario's cases, checks and interactions) and
+  `CheckFailureInfo` (a failed check's case and failure), read by judge/verdicts.py;
+- `schemathesis.core`: `NotSet` and its one value `NOT_SET` (a case without a body), `curl.generate`;
+- `schemathesis.core.parameters.ParameterLocation` and `schemathesis.generation.meta.TestPhase`: where a
+  negative case is negative and which phase made it (judge/hooks.py, judge/checks.py);
+- `schemathesis.core.failures.FailureGroup`: what `Case.validate_response` raises (judge/rejudge.py);
+- `schemathesis.checks`: `CHECKS` (`get_all_names`, `get_by_names`) and `load_all_checks`;
+- `schemathesis.config.ProjectConfig`: `get_hypothesis_settings` overridden, `__slots__` kept.
+Swapped classes (a subclass made here, the object's data unchanged):
+- a loaded schema's: its `transport` property and its `create_extra_data_source` method (`bind_transport`);
+- its `config`'s: `ProjectConfig.get_hypothesis_settings` (`without_target_phase`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import hypothesis
+import schemathesis
+
+try:
+    from schemathesis.checks import CHECKS, load_all_checks
+    from schemathesis.config import ProjectConfig
+    from schemathesis.core import NOT_SET, NotSet, curl
+    from schemathesis.core.failures import FailureGroup
+    from schemathesis.core.parameters import ParameterLocation
+    from schemathesis.engine import Status, events, from_schema
+    from schemathesis.engine.errors import ServerUnavailable
+    from schemathesis.engine.recorder import CheckFailureInfo, ScenarioRecorder
+    from schemathesis.generation.meta import TestPhase
+except ImportError as exc:  # one line naming what moved, not a traceback deep in a run
+    raise ImportError(
+        f"Schemathesis {schemathesis.__version__} moved an internal the suite relies on ({exc}): "
+        "run tests/test_schemathesis_seam.py and adapt contract_tests/schemathesis_seam.py"
+    ) from exc
+
+__all__ = [
+    "CHECKS",
+    "NOT_SET",
+    "CheckFailureInfo",
+    "FailureGroup",
+    "NotSet",
+    "ParameterLocation",
+    "ProjectConfig",
+    "ScenarioRecorder",
+    "ServerUnavailable",
+    "Status",
+    "TestPhase",
+    "bind_transport",
+    "curl",
+    "events",
+    "from_schema",
+    "load_all_checks",
+    "without_target_phase",
+]
+
+
+class UntargetedProject(ProjectConfig):
+    """Schemathesis' project settings without Hypothesis' target phase.
+
+    Schemathesis asks Hypothesis to maximise each operation's share of 2xx answers. Below 1,000
+    examples Hypothesis then runs one hill-climbing pass with no call budget, and where 2xx answers
+    stay rare (a DELETE of a string identifier) that pass took 9-27 s of a 30-60 s run, from one run
+    to the next with the same seed (benchmarks/README.md). A gate must take predictable time; the
+    hooks already steer identifiers to existing items, which is what the climbing looked for.
+    """
+
+    __slots__ = ()
+
+    def get_hypothesis_settings(self, *args: Any, **kwargs: Any) -> hypothesis.settings:
+        settings = super().get_hypothesis_settings(*args, **kwargs)
+        phases = [phase for phase in settings.phases if phase is not hypothesis.Phase.target]
+        return hypothesis.settings(settings, phases=phases)
+
+
+def without_target_phase(schema: Any) -> None:
+    """Give `schema`'s configuration Hypothesis settings without the target phase (`UntargetedProject`).
+
+    No setting turns the phase off, so the configuration's class is swapped: the subclass has the same
+    (empty) slots, so the object's data stays as Schemathesis built it; only the settings method differs."""
+    schema.config.__class__ = UntargetedProject
+
+
+def bind_transport(schema: Any, transport: Any) -> None:
+    """Make every request of `schema` (and of its clones) go through `transport`, and draw no data from answers.
+
+    Schemathesis picks the transport from the schema (`schema.transport`, a property) and has no setting
+    for it; a subclass made for this run answers `transport` instead, the schema's data unchanged. The
+    same subclass has no "extra data source" (`create_extra_data_source`: no setting turns it off for the
+    stateful phase): a pool of values taken from every operation's answers, which workers fill and draw
+    from in the order they happen to run, and which other parts' writes on the target change."""
+    attributes = {"transport": property(lambda _: transport), "create_extra_data_source": lambda _: None}
+    schema.__class__ = type("BoundedSchema", (type(schema),), attributes)

@@ -1,0 +1,178 @@
+"""Every Schemathesis internal that contract_tests/schemathesis_seam.py relies on, pinned: each name is still
+where the seam imports it, each field and member the suite reads is still there, the functions still take
+the parameters the suite calls them with, and each class swap still does what it claims. A Schemathesis
+release that moves or changes one fails here, one line for each, before a run misbehaves."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import hypothesis
+import pytest
+import schemathesis
+
+from contract_tests import schemathesis_seam
+from contract_tests.schemathesis_seam import (
+    ProjectConfig,
+    bind_transport,
+    curl,
+    from_schema,
+    load_all_checks,
+    without_target_phase,
+)
+from contract_tests.spec import Spec
+
+SEAM = "contract_tests/schemathesis_seam.py"
+# module -> the names the seam imports from it
+INTERNALS = {
+    "schemathesis.checks": ["CHECKS", "load_all_checks"],
+    "schemathesis.config": ["ProjectConfig"],
+    "schemathesis.core": ["NOT_SET", "NotSet", "curl"],
+    "schemathesis.core.failures": ["FailureGroup"],
+    "schemathesis.core.parameters": ["ParameterLocation"],
+    "schemathesis.engine": ["Status", "events", "from_schema"],
+    "schemathesis.engine.errors": ["ServerUnavailable"],
+    "schemathesis.engine.recorder": ["CheckFailureInfo", "ScenarioRecorder"],
+    "schemathesis.generation.meta": ["TestPhase"],
+}
+# "module.Name" -> the members and fields the suite reads of it (judge/verdicts.py, conformance.py, hooks.py, checks.py)
+MEMBERS = {
+    "schemathesis.engine.Status": ["SKIP", "SUCCESS", "FAILURE"],
+    "schemathesis.engine.events": ["PhaseStarted", "ScenarioFinished", "NonFatalError", "FatalError"],
+    "schemathesis.engine.events.PhaseStarted": ["phase"],
+    "schemathesis.engine.events.ScenarioFinished": ["label", "status", "recorder", "elapsed_time"],
+    "schemathesis.engine.events.NonFatalError": ["info", "value", "label"],
+    "schemathesis.engine.events.FatalError": ["exception"],
+    "schemathesis.engine.recorder.ScenarioRecorder": ["cases", "checks", "interactions"],
+    "schemathesis.engine.recorder.CheckNode": ["name", "status", "failure_info"],
+    "schemathesis.engine.recorder.CheckFailureInfo": ["code_sample", "steps"],
+    "schemathesis.core.parameters.ParameterLocation": ["BODY", "PATH"],
+    "schemathesis.generation.meta.TestPhase": ["FUZZING"],
+    "schemathesis.checks.CHECKS": ["get_all_names", "get_by_names"],
+}
+# callable -> its parameters (keyword-only marked "*"), as the suite calls it
+SIGNATURES: list[tuple[Callable[..., Any], list[str]]] = [
+    (curl.generate, ["*method", "*url", "*body", "*verify", "*headers", "*known_generated_headers"]),
+    (from_schema, ["schema"]),
+    (load_all_checks, []),
+    (ProjectConfig.get_hypothesis_settings, ["self", "*operation", "*phase", "*apply_ci_profile"]),
+]
+
+
+def version() -> str:
+    return str(schemathesis.__version__)
+
+
+def moved(internals: dict[str, list[str]]) -> list[str]:
+    """One line for each name that is not where `internals` says: what moved, and where the suite needs it."""
+    lines = []
+    for module_name, names in internals.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            listed = ", ".join(names)
+            lines.append(f"Schemathesis {version()} has no module {module_name} ({listed}): {SEAM} imports it")
+            continue
+        lines += [
+            f"Schemathesis {version()} has no {module_name}.{name}: {SEAM} imports it"
+            for name in names
+            if not hasattr(module, name)
+        ]
+    return lines
+
+
+def lacking(members: dict[str, list[str]]) -> list[str]:
+    """One line for each member or field the suite reads that its owner no longer has."""
+    lines = []
+    for owner_name, names in members.items():
+        module_name, _, attribute = owner_name.rpartition(".")
+        owner = getattr(importlib.import_module(module_name), attribute)
+        have = set(dir(owner)) | set(getattr(owner, "__slots__", ()))
+        have |= set(getattr(owner, "__dataclass_fields__", {}))
+        lines += [f"Schemathesis {version()}: {owner_name} has no {name}" for name in names if name not in have]
+    return lines
+
+
+def test_each_internal_is_where_the_seam_imports_it() -> None:
+    problems = moved(INTERNALS)
+    assert not problems, "\n".join(problems)
+
+
+def test_each_member_the_suite_reads_is_there() -> None:
+    problems = lacking(MEMBERS)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(("function", "expected"), SIGNATURES, ids=lambda item: getattr(item, "__qualname__", ""))
+def test_each_internal_keeps_its_parameters(function: Callable[..., Any], expected: list[str]) -> None:
+    marks = {inspect.Parameter.KEYWORD_ONLY: "*", inspect.Parameter.VAR_KEYWORD: "**"}
+    found = [marks.get(p.kind, "") + p.name for p in inspect.signature(function).parameters.values()]
+    assert found == expected, f"Schemathesis {version()} changed {function.__qualname__}'s parameters"
+
+
+def test_every_internal_the_seam_imports_is_pinned_here() -> None:
+    tree = ast.parse(inspect.getsource(schemathesis_seam))
+    imported: dict[str, list[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("schemathesis."):
+            imported[node.module or ""] = [alias.name for alias in node.names]
+    assert imported == INTERNALS
+    docstring = schemathesis_seam.__doc__ or ""
+    assert [module for module in INTERNALS if f"`{module}" not in docstring] == []
+
+
+def test_a_moved_internal_fails_in_one_clear_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What an upgrade that moves an internal shows: the name, and the one module to adapt."""
+    import schemathesis.engine.errors
+
+    monkeypatch.delattr(schemathesis.engine.errors, "ServerUnavailable")
+    monkeypatch.setitem(sys.modules, "schemathesis.core.failures", None)  # a module gone: its import fails
+    assert moved(INTERNALS) == [
+        f"Schemathesis {version()} has no module schemathesis.core.failures (FailureGroup): {SEAM} imports it",
+        f"Schemathesis {version()} has no schemathesis.engine.errors.ServerUnavailable: {SEAM} imports it",
+    ]
+
+
+def test_a_moved_internal_stops_the_suite_at_its_import_in_one_line() -> None:
+    """Past the pin tests, a user's install that moved an internal says so when the suite is imported."""
+    code = (
+        "import schemathesis.engine.errors as errors\n"
+        "del errors.ServerUnavailable\n"
+        "import contract_tests.schemathesis_seam\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"ImportError: Schemathesis {version()} moved an internal the suite relies on (cannot")
+    assert "ServerUnavailable" in last and "contract_tests/schemathesis_seam.py" in last
+
+
+def loaded() -> Any:
+    return schemathesis.openapi.from_dict(Spec.load().raw)
+
+
+def test_the_config_swap_keeps_the_settings_but_the_target_phase() -> None:
+    schema = loaded()
+    before = schema.config.get_hypothesis_settings()
+    assert hypothesis.Phase.target in before.phases  # else the swap has nothing left to do
+    without_target_phase(schema)
+    after = schema.config.get_hypothesis_settings()
+    assert [phase for phase in before.phases if phase is not hypothesis.Phase.target] == list(after.phases)
+    assert after.max_examples == before.max_examples and after.deadline == before.deadline
+
+
+def test_the_schema_swap_replaces_the_transport_and_the_extra_data_source_in_clones_too() -> None:
+    schema = loaded()
+    assert isinstance(inspect.getattr_static(type(schema), "transport"), property)
+    assert callable(inspect.getattr_static(type(schema), "create_extra_data_source"))
+    transport = object()
+    bind_transport(schema, transport)
+    clone = schema.include(operation_id=["list_products"])
+    assert schema.transport is transport and clone.transport is transport
+    assert clone.create_extra_data_source() is None
