@@ -35,7 +35,7 @@ from contract_tests.judge import hooks
 from contract_tests.judge.generated import Canonical
 from contract_tests.judge.known import Known
 from contract_tests.options import Options
-from contract_tests.outcome.findings import Generated
+from contract_tests.outcome.generation import Generated
 from contract_tests.schemathesis_seam import NotSet, bind_transport, without_target_phase
 from contract_tests.sharding import collection_name, collection_operations
 from contract_tests.spec import Spec

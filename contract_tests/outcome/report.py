@@ -20,8 +20,9 @@ from contract_tests.options import Options
 from contract_tests.outcome import files, html_report
 from contract_tests.outcome.baseline import shown_fingerprint
 from contract_tests.outcome.evidence import describe
-from contract_tests.outcome.findings import Acceptance, Key, Ledger, Violation, generated_digest
+from contract_tests.outcome.findings import Acceptance, Key, Ledger, Violation
 from contract_tests.outcome.fingerprint import fingerprint, violation_id
+from contract_tests.outcome.generation import generated_digest
 from contract_tests.outcome.junit import junit_xml
 from contract_tests.outcome.reproduce import httpx_script
 from contract_tests.redact import Redactor

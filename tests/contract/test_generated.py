@@ -18,7 +18,8 @@ from contract_tests.judge.generated import CREDENTIAL, FRESH, ORIGIN, Canonical
 from contract_tests.judge.hooks import addressing_served
 from contract_tests.judge.known import Known
 from contract_tests.options import Options
-from contract_tests.outcome.findings import Generated, Ledger, generated_digest
+from contract_tests.outcome.findings import Ledger
+from contract_tests.outcome.generation import Generated, generated_digest
 from contract_tests.spec import Spec
 
 SPEC = Spec.load()

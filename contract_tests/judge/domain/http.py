@@ -25,7 +25,8 @@ from contract_tests.client.pacing import OVERLOADED, BudgetSpent
 from contract_tests.client.surface import Surface
 from contract_tests.judge.generated import Canonical
 from contract_tests.outcome.coverage import Sent
-from contract_tests.outcome.findings import Generated, Ledger, Violation, describe_response
+from contract_tests.outcome.findings import Ledger, Violation, describe_response
+from contract_tests.outcome.generation import Generated
 from contract_tests.schemathesis_seam import curl
 from contract_tests.spec import JSON, Collection, Operation
 
