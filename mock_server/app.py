@@ -46,7 +46,6 @@ from mock_server.control.journal.base import Journal
 from mock_server.control.landing import Landing
 from mock_server.control.mock_sessions.registry import Sessions
 from mock_server.control.mock_sessions.scope import ScopedStore
-from mock_server.control.observe import Observe
 from mock_server.control.violations.memory import Violations
 from mock_server.realm import Realm, open_realm
 from mock_server.realm.identity import Identity
@@ -73,7 +72,6 @@ class MockApp(AsyncApp):  # type: ignore[misc]
     gateway_prefix: str
     layers: list[Middleware]  # as `stack.layers` ordered them, before the bypass wrapped the control layers
     bypass: Bypass | None = None  # the `Bypass` layer as Connexion built it, if there is one
-    observe: Observe | None = None  # the `Observe` layer as Connexion built it, if there is one
     built = False  # whether Connexion has built its stack, and `bypass` was looked for in it
 
     def __init__(self, import_name: str, **options: Any) -> None:
@@ -86,10 +84,7 @@ class MockApp(AsyncApp):  # type: ignore[misc]
         bypass = self.bypass
         if bypass is not None and bypass.takes(scope):
             enter_as_connexion(self, scope)
-            if self.observe is None:
-                await bypass.serve(scope, receive, send)
-            else:
-                await self.observe.watch(scope, receive, send, bypass.serve)
+            await bypass.serve(scope, receive, send)
             return
         note_connection(scope, send)  # the server's own `send`, before Connexion's error middleware wraps it
         await super().__call__(scope, receive, send)
@@ -100,7 +95,6 @@ class MockApp(AsyncApp):  # type: ignore[misc]
         layers = built_layers(self)
         if layers is not None:
             self.bypass = next((layer for layer in layers if isinstance(layer, Bypass)), None)
-            self.observe = next((layer for layer in layers if isinstance(layer, Observe)), None)
             self.built = True
 
 

@@ -25,7 +25,7 @@ import uvicorn
 from mock_server.app import MockApp, create_app
 from mock_server.http.jsonlog import log_json_lines, uvicorn_log_options
 from mock_server.http.limits import WORKER_OPTIONS
-from mock_server.ops.instruments import MULTIPROCESS_DIRECTORY
+from mock_server.ops.tally import MULTIPROCESS_DIRECTORY
 from mock_server.settings import Settings
 from mock_server.shutdown import Workers, grace_options, log_cut_requests
 

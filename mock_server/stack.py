@@ -5,8 +5,8 @@ list (`install`, at `MiddlewarePosition.BEFORE_EXCEPTION`). The first, `Observe`
 request; the layers from `LastResort` up to `Steering` are the control layers. Without `--proxy`,
 `control.bypass.Bypass` wraps them, so that a request asking for none of them goes straight from
 `Observe` to the layer after `Steering` (`with_bypass`). The app's entry asks that layer first, as
-Connexion built it, and sends such a request through the observer's watch and the bypass alone
-(`app.MockApp`). ARCHITECTURE.md lists the layers in this order, and tests/test_stack.py holds the
+Connexion built it, and sends such a request through the bypass alone, whose journal tells the
+`Observer` of it (`app.MockApp`). ARCHITECTURE.md lists the layers in this order, and tests/test_stack.py holds the
 list there to this one.
 """
 
@@ -34,7 +34,7 @@ from mock_server.control.metrics import MetricsRoute
 from mock_server.control.mock_sessions.registry import HEADER as SESSION_HEADER
 from mock_server.control.mock_sessions.registry import Sessions
 from mock_server.control.mock_sessions.scope import ScopedStore, SessionScope
-from mock_server.control.observe import Observe
+from mock_server.control.observe import Observe, Observer
 from mock_server.control.probes import Probes
 from mock_server.control.proxy import Proxy
 from mock_server.control.steering import Steering
@@ -85,15 +85,8 @@ def layers(
         prefix: swagger_ui.ui_spec(doc, prefix, settings.api_keys) for prefix, doc in surfaces.documents().items()
     }
     log_requests = settings.log_format == "json"
-    observe = (
-        [
-            Middleware(
-                Observe, index=index, count=settings.metrics, log_requests=log_requests, replica=replica_name(settings)
-            )
-        ]
-        if settings.metrics or log_requests
-        else []
-    )
+    observer = Observer(index, count=settings.metrics, log_requests=log_requests, replica=replica_name(settings))
+    observe = [Middleware(Observe, observer=observer)] if settings.metrics or log_requests else []
     return [
         # Outside the bypass: every request counted and timed, a plain one too.
         *observe,
@@ -149,8 +142,14 @@ def with_bypass(entries: list[Middleware], control: Control) -> list[Middleware]
     first, rejoin = classes.index(LastResort), 1 + classes.index(Steering)
     path_templates = cast("list[Template]", entries[classes.index(RawPath)].kwargs["templates"])
     as_sent = left_as_sent(path_templates)
+    observer = cast("Observer", entries[0].kwargs["observer"]).done if Observe in classes else None
     bypass = Middleware(
-        Bypass, control=entries[first:rejoin], rules=control.faults, journal=control.journal, as_sent=as_sent
+        Bypass,
+        control=entries[first:rejoin],
+        rules=control.faults,
+        journal=control.journal,
+        as_sent=as_sent,
+        observer=observer,
     )
     return [*entries[:first], bypass, *entries[rejoin:]]
 

@@ -14,8 +14,11 @@ from pathlib import Path
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from mock_server.app import create_app
+from mock_server.ops.tally import TALLY
+from mock_server.settings import Settings
 from tests.conftest import API_KEY_HEADERS, BACKEND
-from tests.live import free_port
+from tests.live import free_port, running
 from tests.redis_server import redis_server
 from tests.zoo.process import serving
 
@@ -115,3 +118,40 @@ def test_two_replicas_of_one_state_are_counted_each_on_its_own(tmp_path: Path) -
             if family.name in ("shop_mock_sessions", "shop_mock_journal_entries")
         }
         assert figures == {"shop_mock_sessions": 0, "shop_mock_journal_entries": 11}  # the shared journal
+
+
+def test_each_request_is_counted_once_whichever_way_it_takes(tmp_path: Path) -> None:
+    """A plain request (the bypass, from the app's entry, its journal telling the observer) and one
+    with an `Origin` (Connexion's stack, the observer layer) are each counted once, with their
+    status and duration."""
+    with shop_mock(tmp_path / "mock.log") as origin:
+        lines = f"{origin}{BACKEND}/productlines/"
+        for _ in range(3):
+            assert httpx.get(lines, headers=API_KEY_HEADERS).status_code == 200
+        assert httpx.get(lines, headers=API_KEY_HEADERS | {"Origin": "http://localhost:3000"}).status_code == 200
+        assert httpx.get(f"{lines}No%20Such%20Line/", headers=API_KEY_HEADERS).status_code == 404
+        scraped = httpx.get(f"{origin}/__mock__/metrics", headers=AUTHORIZED).text
+    counted = {
+        (
+            sample.name,
+            sample.labels.get("operation"),
+            sample.labels.get("status", sample.labels.get("le")),
+        ): sample.value
+        for family in text_string_to_metric_families(scraped)
+        for sample in family.samples
+        if family.name.startswith("shop_mock_request")
+    }
+    assert counted[("shop_mock_requests_total", OPERATION, "200")] == 4
+    assert counted[("shop_mock_request_duration_seconds_count", OPERATION, None)] == 4
+    assert counted[("shop_mock_request_duration_seconds_bucket", OPERATION, "+Inf")] == 4
+    assert counted[("shop_mock_requests_total", "get_product_line", "404")] == 1
+
+
+def test_a_plain_request_before_the_stack_is_built_is_counted_once() -> None:
+    """The first request of a fresh mock goes through Connexion's stack (the bypass is found in it
+    only then): the observer layer counts it, and the bypass inside does not count it again."""
+    before = sum(TALLY.snapshot().get((OPERATION, "200"), [0.0])[1:])  # this process's other mocks
+    with running(create_app(Settings(admin_token=TOKEN))) as origin:
+        for _ in range(3):  # the first one builds the stack
+            assert httpx.get(f"{origin}{BACKEND}/productlines/", headers=API_KEY_HEADERS).status_code == 200
+        assert requests_counted(origin) == (before + 3, before + 3)

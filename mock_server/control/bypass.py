@@ -17,7 +17,9 @@ Connexion's entry and its error middleware, outside this layer, do nothing for a
 bypass takes either, and passing them cost GET one an eighth of its time (benchmarks/README.md,
 section 9). So the app's entry (`app.MockApp`) asks this layer (`takes`), once Connexion has
 built it, and serves a request it takes itself (`serve`); a request it does not take is marked,
-and goes the whole way when it meets this layer in the stack, without being asked twice.
+and goes the whole way when it meets this layer in the stack, without being asked twice. A request
+served from the app's entry passes no observer layer either, so this layer's journal tells the
+observer of it (`observer`, control/observe.py); one it takes in the stack was watched outside.
 """
 
 from __future__ import annotations
@@ -52,9 +54,11 @@ class Bypass:
         rules: FaultRules,
         journal: Journal,
         as_sent: Callable[[Scope], bool],
+        observer: Callable[[Scope, int | None, float], None] | None = None,
     ) -> None:
         self.whole = chain(control, app)
-        self.plain = LastResort(RequestJournal(app, journal, ADMIN_PREFIX))
+        self.plain = LastResort(RequestJournal(app, journal, ADMIN_PREFIX, done=observer))  # from the app's entry
+        self.watched = LastResort(RequestJournal(app, journal, ADMIN_PREFIX))  # in the stack, inside the observer
         self.rules = rules
         self.as_sent = as_sent  # RawPath would leave the request as it is (`addressing.left_as_sent`)
 
@@ -73,11 +77,12 @@ class Bypass:
         return False
 
     async def serve(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The way past the control layers, for a request that needs none of them."""
+        """The way past the control layers and the observer layer, for a request that needs none of
+        the control layers, from the app's entry."""
         await self.plain(scope, receive, varying_origin(send))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if WHOLE not in scope and self.takes(scope):
-            await self.serve(scope, receive, send)
+            await self.watched(scope, receive, varying_origin(send))
         else:
             await self.whole(scope, receive, send)

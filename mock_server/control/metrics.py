@@ -1,8 +1,9 @@
 """`GET /__mock__/metrics`: the Prometheus text exposition, behind the admin guard.
 
-The counters and histograms are `ops.instruments` (every worker's, under `--workers N`). The
-figures of the shared state (live test sessions, journal entries) are read when scraped, by
-`StateFigures`, from this replica's view of it: the same in every replica of one Redis state.
+The counters and histograms are `ops.instruments` and the requests' `ops.tally` (copied on the event
+loop, where it changes), every worker's under `--workers N`. The figures of the shared state (live
+test sessions, journal entries) are read when scraped, by `StateFigures`, from this replica's view
+of it: the same in every replica of one Redis state.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from mock_server.control.journal.base import Journal
 from mock_server.control.mock_sessions.registry import Sessions
 from mock_server.http.middleware import send_problem, send_whole
 from mock_server.ops.instruments import exposition
+from mock_server.ops.tally import TALLY
 from mock_server.state.store import StateUnavailable
 
 PATH = "/__mock__/metrics"
@@ -73,5 +75,5 @@ class MetricsRoute:
         elif scope["method"] not in ("GET", "HEAD"):
             await send_problem(send, 405, "The metrics are read with GET.", [("allow", "GET, HEAD")])
         else:  # the figures may wait for Redis, and every worker's files are read: not on the event loop
-            body = await asyncio.to_thread(exposition, self.local)
+            body = await asyncio.to_thread(exposition, self.local, TALLY.snapshot())
             await send_whole(send, 200, body, CONTENT_TYPE_LATEST, [("cache-control", "no-store")])

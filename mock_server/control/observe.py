@@ -1,17 +1,24 @@
-"""The outermost layer: each request counted and timed by operation and status (`ops.instruments`)
-and, with `--log-format json`, logged as one JSON object.
+"""What each request is watched for: counted and timed by operation and status (`ops.tally`) and,
+with `--log-format json`, logged as one JSON object (`Observer`).
 
-It stays outside the bypass (mock_server/stack.py), so that a plain request is counted as any
-other. Its cost on a request is two clock reads, a cached look-up of the operation and a tally
-(`ops.instruments.Tally`; benchmarks/metrics_cost.py measures it). The request's line names what an
-operator needs and no credential: the path with its query masked as the journal masks it, cut to a
-bound; the session; the replica; the fault a rule or `Prefer: delay` applied.
+Two ways reach the observer, and each request takes one. The outermost layer, `Observe`, watches a
+request that goes through Connexion's stack: it wraps `send` to learn the status and reads the clock
+around the rest. A request the bypass takes from the app's entry (control/bypass.py) passes no layer
+that would: the bypass's journal layer, which taps `send` and reads the clock for the journal
+anyway, tells the observer when it is done (`journal.middleware.RequestJournal`'s `done`), so that
+the plain request pays for no second wrapper and no layer more (benchmarks/metrics_cost.py).
+
+Its cost on a request is then a cached look-up of the operation and a tally: a dict look-up, two
+additions and, past the first bucket's bound (rare for a mock), a bisection. The request's line
+names what an operator needs and no credential: the path with its query masked as the journal
+masks it, cut to a bound; the session; the replica; the fault a rule or `Prefer: delay` applied.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from bisect import bisect_left
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -22,60 +29,42 @@ from mock_server.control.faults.rules import routing_path
 from mock_server.control.journal.base import FAULT
 from mock_server.control.mock_sessions.registry import SessionError, session_name
 from mock_server.http import masking
-from mock_server.ops.instruments import TALLY
+from mock_server.ops.tally import DURATION_BOUNDS, FIRST_BOUND, TALLY, ByStatus, new_row
 from mock_server.spec.operations import OperationIndex
 from mock_server.spec.quoting import cut
 
 log = logging.getLogger("shop_mock.requests")
 MAX_CACHED = 4096  # (method, path) pairs whose operation is remembered; the cache starts afresh past it
-NO_ANSWER = "none"  # the status label of a request whose connection closed before any answer
 
 
-class Observe:
-    """ASGI middleware: counts, times and (optionally) logs each HTTP request."""
+class Observer:
+    """Counts and (optionally) logs each request it is told of (`done`)."""
 
-    def __init__(self, app: ASGIApp, index: OperationIndex, count: bool, log_requests: bool, replica: str) -> None:
-        self.app = app
+    def __init__(self, index: OperationIndex, count: bool, log_requests: bool, replica: str) -> None:
         self.index = index
         self.count = count
         self.log_requests = log_requests
         self.replica = replica
-        self.operations: dict[tuple[str, str], str] = {}
+        self.operations: dict[tuple[str, str], tuple[str, ByStatus]] = {}  # -> operationId, its tally
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        await self.watch(scope, receive, send, self.app)
+    def done(self, scope: Scope, status: int | None, elapsed: float) -> None:
+        """A request answered `status` (None: no answer) after `elapsed` seconds."""
+        known = self.operations.get((scope["method"], scope["path"]))
+        if known is None:
+            known = self.learn(scope)
+        if self.count:  # the tally's row (ops/tally.py), counted here: a call more costs GET one about 1 %
+            rows = known[1]
+            row = rows.get(status)
+            if row is None:
+                row = rows[status] = new_row()
+            row[0] += elapsed
+            row[1 if elapsed <= FIRST_BOUND else 1 + bisect_left(DURATION_BOUNDS, elapsed)] += 1
+        if self.log_requests:
+            log.info("request", extra={"event": self.event(scope, known[0], status, elapsed)})
 
-    async def watch(self, scope: Scope, receive: Receive, send: Send, app: ASGIApp) -> None:
-        """Serve an HTTP request by `app`, counted and timed. The app's entry sends a request the
-        bypass takes here with the bypass as `app`, past the layers between them."""
-        started = time.perf_counter()
-        status = NO_ANSWER
-
-        async def watching(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = str(message["status"])
-            await send(message)
-
-        try:
-            await app(scope, receive, watching)
-        finally:
-            elapsed = time.perf_counter() - started
-            operation = self.operation(scope)
-            if self.count:
-                TALLY.add(operation, status, elapsed)
-            if self.log_requests:
-                log.info("request", extra={"event": self.event(scope, operation, status, elapsed)})
-
-    def operation(self, scope: Scope) -> str:
-        """The request's operationId, else `admin`, `realm` or `other`; remembered per method and path."""
-        key = (scope["method"], scope["path"])
-        known = self.operations.get(key)
-        if known is not None:
-            return known
+    def learn(self, scope: Scope) -> tuple[str, ByStatus]:
+        """The request's operationId (else `admin`, `realm` or `other`) and its tally, remembered per
+        method and path."""
         found = self.index.find(scope["method"], routing_path(scope))
         if found is not None:
             name = found.operation_id
@@ -87,10 +76,10 @@ class Observe:
             name = "other"
         if len(self.operations) >= MAX_CACHED:
             self.operations.clear()
-        self.operations[key] = name
-        return name
+        known = self.operations[(scope["method"], scope["path"])] = (name, TALLY.of(name))
+        return known
 
-    def event(self, scope: Scope, operation: str, status: str, elapsed: float) -> dict[str, Any]:
+    def event(self, scope: Scope, operation: str, status: int | None, elapsed: float) -> dict[str, Any]:
         """The fields of the request's log line: nothing a credential could be in, unmasked."""
         query = scope.get("query_string", b"").decode("latin-1")
         target = scope.get("raw_path", b"").decode("latin-1") or scope["path"]
@@ -104,9 +93,35 @@ class Observe:
             "method": cut(scope["method"]),
             "path": cut(masking.url(f"{target}?{query}" if query else target)),
             "operation": operation,
-            "status": None if status == NO_ANSWER else int(status),
+            "status": status,
             "duration_ms": round(elapsed * 1000, 3),
             "session": session,
             "replica": self.replica,
             "fault": None if fault is None else fault["fault"],
         }
+
+
+class Observe:
+    """ASGI middleware, the outermost: tells the `observer` of each HTTP request through it."""
+
+    def __init__(self, app: ASGIApp, observer: Observer) -> None:
+        self.app = app
+        self.observer = observer
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status: int | None = None
+
+        async def watching(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watching)
+        finally:
+            self.observer.done(scope, status, time.perf_counter() - started)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -13,12 +14,22 @@ class RequestJournal:
     """ASGI middleware: records each HTTP exchange in the `Journal`, bodies up to `BODY_LIMIT` + 1 bytes.
 
     Requests under `unrecorded` (the admin API, as WireMock leaves out /__admin) are not recorded:
-    reading the journal does not fill it."""
+    reading the journal does not fill it.
 
-    def __init__(self, app: ASGIApp, journal: Journal, unrecorded: str) -> None:
+    `done`, if given, is told of each recorded exchange too (its status, its seconds): the bypass's
+    request observer (control/observe.py), which this layer's tap spares a tap of its own."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        journal: Journal,
+        unrecorded: str,
+        done: Callable[[Scope, int | None, float], None] | None = None,
+    ) -> None:
         self.app = app
         self.journal = journal
         self.unrecorded = unrecorded
+        self.done = done
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].startswith(self.unrecorded):
@@ -58,3 +69,5 @@ class RequestJournal:
             self.journal.record(
                 scope, started, status, response_headers, request_body, response_body, fault, violations
             )
+            if self.done is not None:
+                self.done(scope, status, time.perf_counter() - started)
