@@ -124,6 +124,15 @@ class Keyring:
                 current[name] = f"Bearer {self.token}"
         return current
 
+    def _renewed_since(self, sent: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+        """Whether `sent` carried a token of the suite's that was renewed since: a 401 to it says nothing
+        of the current one, and is no refusal of the suite's credentials."""
+        for name, value in wanted.items():
+            was = sent.get(name)
+            if name.lower() == "authorization" and was != value and str(was).removeprefix("Bearer ") in self._issued:
+                return True
+        return False
+
     def answered(self, sent: Mapping[str, Any], status: int, expected: Mapping[str, str]) -> bool:
         """Note an answer to a request that carried `sent`; True when it is worth sending again.
 
@@ -131,6 +140,8 @@ class Keyring:
         renews the token once; REFUSALS_IN_A_ROW of them raise CredentialsLost.
         """
         wanted = self.current(expected)
+        if status == 401 and self._renewed_since(sent, wanted):
+            return True  # another thread renewed the token while this request was out: send it again
         if not wanted or any(sent.get(name) != value for name, value in wanted.items()):
             return False
         if status != 401:

@@ -17,7 +17,6 @@ from typing import Any
 
 import jwt
 
-from mock_server.ops.instruments import REJECTED_TOKENS
 from mock_server.realm.keys import KeyRing
 
 ACCESS, ID, REFRESH = "Bearer", "ID", "Refresh"  # Keycloak's `typ` of each kind of token
@@ -65,11 +64,11 @@ class Tokens:
             if claims["exp"] > time.time():
                 return claims
             del self._verified[token]
-            REJECTED_TOKENS.inc()
+            count_rejected()
             return None
         claims = self.decode(token, ACCESS)
         if claims is None:
-            REJECTED_TOKENS.inc()
+            count_rejected()
         else:
             self._verified[token] = claims
             if len(self._verified) > self.cache_size:
@@ -94,3 +93,12 @@ class Tokens:
         if not well_typed(claims) or claims.get("typ") != kind:
             return None
         return claims
+
+
+def count_rejected() -> None:
+    """Count a token the realm refused. The counter is imported here, not at the top: `shop-mock`'s
+    command line imports the realm, and must load without the mock extra (prometheus_client) to say
+    in one line what to install."""
+    from mock_server.ops.instruments import REJECTED_TOKENS
+
+    REJECTED_TOKENS.inc()
