@@ -10,8 +10,9 @@ plain Python (`mock_server/ops/tally.py`), exposed at scrape time through a cust
 prometheus_client documents for figures kept elsewhere: an instrument's `inc` and `observe` take a
 lock each and cost a plain request a tenth of its time (benchmarks/README.md, section 12).
 
-Label values are bounded: an operation is an operationId or one of `OTHER_OPERATIONS`, a status a
-three-digit code, a realm error one of Keycloak's names, a fault rule as the admin API installed it.
+Label values are bounded: an operation is an operationId, else `admin`, `realm` or `other`
+(`Observer.learn` in control/observe.py), a status a three-digit code, a realm error one of
+Keycloak's names, a fault rule as the admin API installed it.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histo
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from mock_server.ops.tally import RequestFigures, Rows, multiprocess_directory, other_workers
-
-OTHER_OPERATIONS = ("admin", "realm", "other")  # a request that names no operation of the spec
 
 FAULTS = Counter("shop_mock_faults_injected", "Faults injected, by rule (or Prefer: delay).", ["rule", "fault"])
 LOGINS = Counter("shop_mock_realm_logins", "Tokens the realm issued, by grant type.", ["grant"])

@@ -28,13 +28,6 @@ from tests.live import running
 CREDENTIALS = "-H 'X-API-Key: [Filtered]' -H 'Authorization: [Filtered]'"
 
 
-@pytest.fixture
-def collector() -> Iterator[Collector]:
-    listening = Collector()
-    yield listening
-    listening.close()
-
-
 @pytest.fixture(scope="module")
 def mock() -> Iterator[tuple[str, Counted]]:
     counted = Counted()

@@ -24,13 +24,6 @@ from tests.contract.support import ROOT
 from tests.live import running
 
 
-@pytest.fixture
-def collector() -> Iterator[Collector]:
-    listening = Collector()
-    yield listening
-    listening.close()
-
-
 @pytest.fixture(scope="module")
 def mock() -> Iterator[tuple[str, Counted]]:
     counted = Counted()
