@@ -40,7 +40,7 @@ class Identities:
 
     def issued(self, value: Any) -> bool:
         """Whether this run made `value` (or its text, as a path carries it): a value that differs from one
-        run to the next, masked where two runs are compared (judge/generated.py)."""
+        run to the next, masked where two runs are compared (judge/canonical.py)."""
         if isinstance(value, bool) or not isinstance(value, int | str):
             return False
         return value in self._issued or (

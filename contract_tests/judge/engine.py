@@ -32,7 +32,7 @@ from contract_tests.client.surface import Surface
 from contract_tests.judge import checks as _registered_checks  # noqa: F401  (registers our checks)
 from contract_tests.judge import deserializer as _registered_deserializer  # noqa: F401  (deep JSON is malformed JSON)
 from contract_tests.judge import hooks
-from contract_tests.judge.generated import Canonical
+from contract_tests.judge.canonical import Canonical
 from contract_tests.judge.known import Known
 from contract_tests.options import Options
 from contract_tests.outcome.generation import Generated
@@ -118,7 +118,7 @@ def has_links(spec: Spec, operations: AbstractSet[str]) -> bool:
 
 
 class Recorder:
-    """Every case a plan sends, in canonical form (judge/generated.py), into its part's record: by operation
+    """Every case a plan sends, in canonical form (judge/canonical.py), into its part's record: by operation
     (a stateful plan: its one chain of steps), in the order sent (an operation's cases are generated and
     sent by one worker thread, in an order of their own)."""
 

@@ -28,6 +28,7 @@ from contract_tests.client.surface import Surface
 from contract_tests.client.target import Target, TargetError, build_target
 from contract_tests.identities import Identities
 from contract_tests.judge import conformance
+from contract_tests.judge.canonical import Canonical
 from contract_tests.judge.discovery import discover, remove_made
 from contract_tests.judge.domain import (
     addressing,
@@ -48,7 +49,6 @@ from contract_tests.judge.domain import (
 from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.http import Abandoned, Session, Unreachable
 from contract_tests.judge.engine import Plan, plans
-from contract_tests.judge.generated import Canonical
 from contract_tests.judge.known import Known
 from contract_tests.options import Options
 from contract_tests.outcome import documented, reproduce

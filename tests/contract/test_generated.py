@@ -1,4 +1,4 @@
-"""What a run generated, per part, as one digest (judge/generated.py, outcome/findings.Generated), and what
+"""What a run generated, per part, as one digest (judge/canonical.py, outcome/generation.Generated), and what
 keeps generation a function of the seed, the spec and the options (judge/engine.py, judge/hooks.py)."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from schemathesis.generation.meta import TestPhase
 from contract_tests.client.surface import Surface
 from contract_tests.client.target import limits_of
 from contract_tests.identities import Identities
+from contract_tests.judge.canonical import CREDENTIAL, FRESH, ORIGIN, Canonical
 from contract_tests.judge.engine import load_schema, probes_of_methods
-from contract_tests.judge.generated import CREDENTIAL, FRESH, ORIGIN, Canonical
 from contract_tests.judge.hooks import addressing_served
 from contract_tests.judge.known import Known
 from contract_tests.options import Options

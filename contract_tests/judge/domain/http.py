@@ -23,7 +23,7 @@ from contract_tests.client.bounded import Limits, ResponseTooLarge
 from contract_tests.client.keyring import Keyring
 from contract_tests.client.pacing import OVERLOADED, BudgetSpent
 from contract_tests.client.surface import Surface
-from contract_tests.judge.generated import Canonical
+from contract_tests.judge.canonical import Canonical
 from contract_tests.outcome.coverage import Sent
 from contract_tests.outcome.findings import Ledger, Violation, describe_response
 from contract_tests.outcome.generation import Generated

@@ -1,5 +1,5 @@
 """The canonical form of a case a run generates, for the digest of what each part of a run generated
-(outcome/findings.Generated): two runs of one seed give the same forms, whatever the timing.
+(outcome/generation.Generated): two runs of one seed give the same forms, whatever the timing.
 
 What legitimately differs from one run to the next is masked, and only that:
 
