@@ -18,9 +18,9 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from mock_server.state.store import NotFound, duplicate
+from mock_server.state.store import NotFound
 from tests.contract.faults import Answer, Message, Scope, edit_json, header, send_answer
-from tests.contract.variants import API, Variant, fault, with_store
+from tests.contract.variants import API, Variant, case_folded, fault, with_store
 
 LINES = f"{API}/productlines/"
 CUSTOMERS = f"{API}/customers/"
@@ -178,27 +178,6 @@ def case_insensitive_order(store: Any) -> None:
     store.counted_page = collated
 
 
-def case_insensitive_identifiers(store: Any) -> None:
-    """Identifiers in a case-insensitive column: another case reads the item, and is a duplicate."""
-    get, create = store.get, store.create
-
-    def folded(collection: str, key: Any) -> Any:
-        if isinstance(key, str):
-            return next((k for k in store.tables[collection].rows if k.casefold() == key.casefold()), key)
-        return key
-
-    def get_folded(collection: str, key: Any) -> Any:
-        return get(collection, folded(collection, key))
-
-    def create_folded(collection: str, record: dict[str, Any]) -> Any:
-        key = record.get(store.tables[collection].key_field)
-        if folded(collection, key) != key:
-            raise duplicate(collection, key)
-        return create(collection, record)
-
-    store.get, store.create = get_folded, create_folded
-
-
 class NfcPaths:
     """A router that normalises the path to NFC before matching: an identifier in NFD reads another item."""
 
@@ -290,11 +269,18 @@ READ_BACK_VARIANTS = [
     ),
     # identifiers as the decisions table says (identifier_variants)
     Variant(
-        "case_insensitive_identifiers",
+        "case_ignored_by_lookups_only",
         "identifier_variants",
         ("create_product_line", "get_product_line"),
         "domain",
-        with_store(case_insensitive_identifiers),
+        with_store(case_folded(lookups=True, creates=False)),
+    ),
+    Variant(
+        "case_ignored_by_creates_only",
+        "identifier_variants",
+        ("create_product", "get_product"),
+        "domain",
+        with_store(case_folded(lookups=False, creates=True)),
     ),
     Variant("paths_normalised_to_nfc", "identifier_variants", ("create_product", "get_product"), "domain", NfcPaths),
 ]

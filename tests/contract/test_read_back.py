@@ -11,34 +11,49 @@ import pytest
 
 from contract_tests.judge.domain.ranges import HIGH, LOW, SHORTEST, decimal_end, end_value, one_past, wide_text
 from contract_tests.options import Options
+from contract_tests.outcome.findings import Ledger
 from contract_tests.run import runner
 from contract_tests.spec import Spec
 from mock_server.settings import DEFAULT_API_KEY
 from tests.contract.read_back_variants import READ_BACK_VARIANTS
-from tests.contract.variants import Variant
+from tests.contract.variants import CASE_INSENSITIVE_IDENTIFIERS, Variant
 from tests.live import running
 
 SPEC = Spec.load()
 SEEDS = (7, 8)
 
 
+def judged(variant: Variant, seed: int) -> Ledger:
+    """One run of `variant`'s check on a fresh `variant`, in process (the CLI's runner, as
+    `shop-contract --no-conformance --checks CHECK` runs it)."""
+    with running(variant.build()) as origin:
+        options = Options(
+            base_url=f"{origin}/shop/api/v1",
+            api_key=DEFAULT_API_KEY,
+            conformance=False,
+            seed=seed,
+            include=variant.include,
+            checks=(variant.check,),
+        )
+        return runner.run(options, lambda line: None)
+
+
 @pytest.mark.parametrize("variant", READ_BACK_VARIANTS, ids=str)
 def test_broken_variant_is_caught_by_its_check_in_every_run(variant: Variant) -> None:
-    """In process (the CLI's runner, as `shop-contract --no-conformance --checks CHECK` runs it), one
-    fresh variant per seed."""
+    """One fresh variant per seed."""
     for seed in SEEDS:
-        with running(variant.build()) as origin:
-            options = Options(
-                base_url=f"{origin}/shop/api/v1",
-                api_key=DEFAULT_API_KEY,
-                conformance=False,
-                seed=seed,
-                include=variant.include,
-                checks=(variant.check,),
-            )
-            ledger = runner.run(options, lambda line: None)
-        caught = {violation.check for violation in ledger.violations}
+        caught = {violation.check for violation in judged(variant, seed).violations}
         assert caught == {variant.check}, f"{variant.name}, seed {seed}: caught by {sorted(caught)}"
+
+
+def test_identifiers_ignoring_case_consistently_get_no_report() -> None:
+    """The decision `identifiers-exact` admits a service whose identifiers ignore letter case in every
+    lookup and create (MySQL's default collation), at three seeds; both collections are judged."""
+    for seed in (*SEEDS, 9):
+        ledger = judged(CASE_INSENSITIVE_IDENTIFIERS, seed)
+        assert not ledger.violations, [violation.rule for violation in ledger.violations]
+        judged_ops = {key.operation for key in ledger.passes if key.check == "identifier_variants"}
+        assert {"create_product_line", "create_product"} <= judged_ops, judged_ops
 
 
 def test_every_property_has_variants_of_two_mechanisms_at_least() -> None:

@@ -3,12 +3,15 @@ different items, are tried both ways (`identifiers-exact`).
 
 For each collection with a string identifier, an item is created whose identifier mixes letter cases
 and holds a non-ASCII letter in its composed form (`STEM`). The same item: its path with the
-percent-escapes' hex digits in lower case, and with an ASCII letter percent-encoded, reads it. Other
-items: the identifier with every letter's case swapped, and in its decomposed Unicode form (NFD),
-read 404 while only the first exists; each is then created (201: not a duplicate), reads back as
-itself with its own fields, and the first item is unchanged. Everything made is deleted; the first
-item still reads after the others are gone. A create refused with a 4xx is admitted
-(`identifiers-in-paths`) and listed as not exercised.
+percent-escapes' hex digits in lower case, and with an ASCII letter percent-encoded, reads it. Another
+item: the identifier in its decomposed Unicode form (NFD) reads 404 while only the first exists; it is
+then created (201: not a duplicate), reads back as itself with its own fields, and the first item is
+unchanged. Letter case may count or not, consistently: the identifier with every letter's case swapped
+reads 404 and is then created as another item, or reads the first item as it was stored (its own
+spelling) and its create is refused as a duplicate (409, or 400 as `duplicate-identifier` admits); a
+mix of the two, another status or an item answered under another spelling is the violation.
+Everything made is deleted; the first item still reads after the others are gone. A first create
+refused with a 4xx is admitted (`identifiers-in-paths`) and listed as not exercised.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from contract_tests.spec import JSON, Collection
 CHECK = "identifier_variants"
 STEM = "Éa"
 """A capital letter outside ASCII (composed: U+00C9) and a lower-case ASCII one."""
+DUPLICATE = (409, 400)
+"""A duplicate identifier's create: 409, or 400 as DRF's unique validator answers (`duplicate-identifier`)."""
 
 
 def run(ctx: Context, session: Session) -> None:
@@ -57,11 +62,8 @@ def same_item_paths(identifier: str) -> list[tuple[str, str]]:
 
 def other_items(identifier: str) -> list[tuple[str, str]]:
     """(what, identifier) that the spec calls a different item from `identifier`."""
-    found = [
-        ("its letters' case swapped", identifier.swapcase()),
-        ("its NFD form", unicodedata.normalize("NFD", identifier)),
-    ]
-    return [(what, other) for what, other in found if other != identifier]
+    other = unicodedata.normalize("NFD", identifier)
+    return [("its NFD form", other)] if other != identifier else []
 
 
 def try_variants(ctx: Context, session: Session, collection: Collection, identifier: str) -> None:
@@ -79,10 +81,12 @@ def try_variants(ctx: Context, session: Session, collection: Collection, identif
         if broken is None and differences({name: identifier}, read.json()):
             broken = f"{name}={identifier!r} with {what} read another item"
         session.judge(CHECK, get, read, broken, setup)
-    made = []
-    for what, other in other_items(identifier):
-        if distinct(ctx, session, collection, identifier, body, what, other, setup):
-            made.append(other)
+    made = [
+        other for what, other in other_items(identifier) if distinct(ctx, session, collection, body, what, other, setup)
+    ]
+    swapped = identifier.swapcase()
+    if swapped != identifier and case_variant(ctx, session, collection, body, swapped, setup):
+        made.append(swapped)
     for other in made:
         session.call(delete, {name: other})
     if made:
@@ -93,14 +97,7 @@ def try_variants(ctx: Context, session: Session, collection: Collection, identif
 
 
 def distinct(
-    ctx: Context,
-    session: Session,
-    collection: Collection,
-    identifier: str,
-    body: JSON,
-    what: str,
-    other: str,
-    setup: list[Exchange],
+    ctx: Context, session: Session, collection: Collection, body: JSON, what: str, other: str, setup: list[Exchange]
 ) -> bool:
     """`other` is another item: 404 before it exists, then created and read as itself; True when made."""
     name, get = collection.identifier, collection.item_ops["get"]
@@ -108,13 +105,49 @@ def distinct(
     broken = None if before.status == 404 else f"{name}={other!r} ({what}) answered {before.status} before it exists"
     if not session.judge(CHECK, get, before, broken, setup):
         return False
+    return created_apart(ctx, session, collection, body, what, other, [*setup, before])
+
+
+def case_variant(
+    ctx: Context, session: Session, collection: Collection, body: JSON, other: str, setup: list[Exchange]
+) -> bool:
+    """`other`, the identifier in body with its letters' case swapped, is another item (404, then created
+    apart) or the same item (read as stored, in its own spelling, and its create refused as a duplicate);
+    True when made."""
+    name, get, what = collection.identifier, collection.item_ops["get"], "its letters' case swapped"
+    before = session.call(get, {name: other})
+    if before.status == 404:
+        session.judge(CHECK, get, before, None, setup)
+        return created_apart(ctx, session, collection, body, what, other, [*setup, before])
+    wrong = [f"answered {before.status}, neither 404 (another item) nor 200"] if before.status != 200 else []
+    wrong = wrong or differences(body, before.json())
+    broken = f"{name}={other!r} ({what}), before it was created: " + "; ".join(wrong) if wrong else None
+    if not session.judge(CHECK, get, before, broken, setup):
+        return False
+    again = session.call(collection.create, json={**changed_body(ctx, collection, body), name: other})
+    broken = None
+    if again.status not in DUPLICATE:
+        broken = (
+            f"{name}={other!r} ({what}) reads the item {body[name]!r}, so letter case is ignored, but its create "
+            f"answered {again.status}, not a duplicate's {' or '.join(map(str, DUPLICATE))}"
+        )
+    session.judge(CHECK, collection.create, again, broken, [*setup, before])
+    return 200 <= again.status < 300
+
+
+def created_apart(
+    ctx: Context, session: Session, collection: Collection, body: JSON, what: str, other: str, setup: list[Exchange]
+) -> bool:
+    """`other` read 404: its create makes another item, which reads as itself while the item of `body` is
+    unchanged; True when made."""
+    name, get = collection.identifier, collection.item_ops["get"]
     own = {**changed_body(ctx, collection, body), name: other}
     created = session.call(collection.create, json=own)
     if created.status != 201:
-        broken = f"{name}={other!r} ({what} of an existing item) is another item; its create answered {created.status}"
-        session.judge(CHECK, collection.create, created, broken, setup)
+        refused = f"{name}={other!r} ({what} of an existing item) read 404, another item, but its create answered"
+        session.judge(CHECK, collection.create, created, f"{refused} {created.status}", setup)
         return 200 <= created.status < 300
-    for value, expected in ((other, own), (identifier, body)):
+    for value, expected in ((other, own), (body[name], body)):
         read = session.call(get, {name: value})
         wrong = [f"answered {read.status}"] if read.status != 200 else differences(expected, read.json())
         broken = f"after creating {name}={other!r} ({what}), {name}={value!r}: " + "; ".join(wrong) if wrong else None
