@@ -171,12 +171,14 @@ def list_scoping(ctx: Any, response: Any, case: Any) -> bool | None:
 
 @schemathesis.check
 def item_identity(ctx: Any, response: Any, case: Any) -> bool | None:
-    """An item read or written at its path carries that identifier."""
+    """An item read or written at its path carries that identifier: in its own spelling, which may differ
+    from the path's in letter case only where the service ignores case (`identifiers-exact`, whose
+    consistency `identifier_variants` judges)."""
     body = _json(response) if 200 <= response.status_code < 300 else None
     if not isinstance(body, dict) or body.keys() >= ENVELOPE_KEYS or not case.path_parameters:
         return True
     for name, value in case.path_parameters.items():
-        if name in body and str(body[name]) != unquote(str(value)):
+        if name in body and str(body[name]).casefold() != unquote(str(value)).casefold():
             raise AssertionError(f"the item at {name}={value!r} answers {name}={body[name]!r}")
     return None
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 import httpx
 
@@ -393,7 +393,8 @@ def broken(check: str, expect: Mapping[str, Any], exchanges: Sequence[tuple[Requ
         name, segment = expect.get("identifier"), urlsplit(request["url"]).path.rstrip("/").rsplit("/", 1)[-1]
         if not (200 <= status < 300 and isinstance(body, dict) and name in body):
             return None
-        return None if quote(str(body[name]), safe="") == segment else f"the item at {segment!r} answers {body[name]!r}"
+        same = str(body[name]).casefold() == unquote(segment).casefold()  # case aside: `identifiers-exact`
+        return None if same else f"the item at {segment!r} answers {body[name]!r}"
     if check == "list_scoping" and status == 200 and isinstance(body, dict):
         owner = urlsplit(request["url"]).path.rstrip("/").rsplit("/", 2)[-2]
         name = expect.get("owner")

@@ -3,12 +3,15 @@ every run (two seeds), and the values the checks write cover the whole range the
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
 
+from contract_tests.judge import checks
 from contract_tests.judge.domain.ranges import HIGH, LOW, SHORTEST, decimal_end, end_value, one_past, wide_text
 from contract_tests.options import Options
 from contract_tests.outcome.findings import Ledger
@@ -91,3 +94,17 @@ def test_every_request_field_gets_both_ends_of_its_range_from_its_schema() -> No
 def test_the_decimal_ends_are_the_patterns_widest() -> None:
     money = SPEC.raw["components"]["schemas"]["Money"]
     assert decimal_end(money, HIGH) == "99999999.99" and decimal_end(money, LOW) == "-99999999.99"
+
+
+def test_item_identity_admits_the_stored_spelling_in_another_case_only() -> None:
+    """A service ignoring case answers `Classic Cars` at `classic%20cars` (`identifiers-exact`); an item
+    with another identifier is still the violation."""
+
+    def answered(productline: str) -> SimpleNamespace:
+        body = json.dumps({"productline": productline}).encode()
+        return SimpleNamespace(status_code=200, content=body, headers={"content-type": ["application/json"]})
+
+    case = SimpleNamespace(path_parameters={"productline": "classic%20cars"})
+    assert checks.item_identity(None, answered("Classic Cars"), case) is None
+    with pytest.raises(AssertionError, match="answers productline='Vintage Cars'"):
+        checks.item_identity(None, answered("Vintage Cars"), case)
