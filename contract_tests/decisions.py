@@ -1,10 +1,13 @@
 """The spec's own decisions (`info.x-decisions`): what the interface documents leave open and the spec
 decides, each judged by checks of the suite or admitted on purpose.
 
-An entry is `{id, summary, judged-by: [check, ...]}` and/or `{admitted: "X or Y", reason}`; an entry
-that admits several answers may also list them for the checks to load (`admits: [null, ""]`), so no
-check restates a decision. tests/test_decisions.py keeps the list, the prose of `info.description`,
-the check registry and the table of docs/decisions.md in step.
+An entry is `{id, summary, clauses}` and maybe `{admitted: "X or Y", reason}`; an entry that admits
+several answers may also list them for the checks to load (`admits: [null, ""]`), so no check
+restates a decision. Each clause is one rule of the decision, `{id, text}` with the checks that judge
+it (`judged-by: [check, ...]`) or why none does (`not-judged: why`); the decision's checks are its
+clauses' (an entry without clauses, of an older revision, names them itself in `judged-by`).
+tests/test_decisions.py keeps the list, the prose of `info.description`, the check registry, the
+broken variants naming each judged clause and the tables of docs/decisions.md in step.
 """
 
 from __future__ import annotations
@@ -19,6 +22,16 @@ EMPTY_FORM_VALUE = "empty-form-value"
 
 
 @dataclass(frozen=True)
+class Clause:
+    id: str
+    """`decision-id/clause-id`, unique in the spec."""
+    text: str
+    judged_by: tuple[str, ...]
+    not_judged: str | None
+    """Why no check judges it, when none does."""
+
+
+@dataclass(frozen=True)
 class Decision:
     id: str
     summary: str
@@ -29,22 +42,38 @@ class Decision:
     reason: str | None
     admits: tuple[Any, ...]
     """The admitted values themselves, where a check needs them."""
+    clauses: tuple[Clause, ...]
 
 
 def decisions(spec: Spec) -> list[Decision]:
     """The spec's decisions, in its order (none for a revision without the list); KeyError when an entry
-    lacks `id` or `summary`."""
-    return [
-        Decision(
-            id=str(entry["id"]),
-            summary=str(entry["summary"]),
-            judged_by=tuple(entry.get("judged-by", ())),
-            admitted=entry.get("admitted"),
-            reason=entry.get("reason"),
-            admits=tuple(entry.get("admits", ())),
+    or a clause lacks its `id`, `summary` or `text`."""
+    found = []
+    for entry in spec.raw.get("info", {}).get("x-decisions", []):
+        clauses = tuple(clause_of(str(entry["id"]), part) for part in entry.get("clauses", ()))
+        checks = [check for clause in clauses for check in clause.judged_by] or entry.get("judged-by", ())
+        found.append(
+            Decision(
+                id=str(entry["id"]),
+                summary=str(entry["summary"]),
+                judged_by=tuple(dict.fromkeys(checks)),
+                admitted=entry.get("admitted"),
+                reason=entry.get("reason"),
+                admits=tuple(entry.get("admits", ())),
+                clauses=clauses,
+            )
         )
-        for entry in spec.raw.get("info", {}).get("x-decisions", [])
-    ]
+    return found
+
+
+def clause_of(decision: str, part: dict[str, Any]) -> Clause:
+    not_judged = part.get("not-judged")
+    return Clause(
+        id=f"{decision}/{part['id']}",
+        text=str(part["text"]),
+        judged_by=tuple(part.get("judged-by", ())),
+        not_judged=None if not_judged is None else str(not_judged),
+    )
 
 
 def admits(spec: Spec, identifier: str) -> tuple[Any, ...]:

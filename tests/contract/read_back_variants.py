@@ -193,6 +193,20 @@ class NfcPaths:
         await self.app(scope, receive, send)
 
 
+class UpperHexOnly:
+    """A router matching percent-escapes byte for byte: a path whose escapes are in lower-case hex
+    (`%c3%a9`, the same identifier as `%C3%A9`) names no item."""
+
+    def __init__(self) -> None:
+        self.app = create_app(Settings())
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and re.search(rb"%(?:[a-f][0-9a-fA-F]|[0-9A-F][a-f])", scope["raw_path"]):
+            await send_answer(send, (404, {"content-type": "application/problem+json"}, b'{"status": 404}'))
+            return
+        await self.app(scope, receive, send)
+
+
 CUSTOMER_WRITES = ("create_customer", "update_customer", "patch_customer")
 LINE_WRITES = ("create_product_line", "update_product_line", "patch_product_line")
 
@@ -204,6 +218,7 @@ READ_BACK_VARIANTS = [
         LINE_WRITES,
         "domain",
         lambda: ListCache(LINES, emptied_by=("POST", "DELETE")),
+        clauses=("read-back/every-list",),
     ),
     Variant(
         "form_patch_blanks_unsent_fields",
@@ -211,6 +226,7 @@ READ_BACK_VARIANTS = [
         LINE_WRITES,
         "domain",
         fault("PATCH", f"{LINES}[^/]+/", request=form_patch_blanks_unsent),
+        clauses=("patch-changes-what-it-sends/others-kept",),
     ),
     # values from the whole range (read_back_identical)
     Variant(
@@ -219,6 +235,7 @@ READ_BACK_VARIANTS = [
         LINE_WRITES,
         "domain",
         with_store(stored_otherwise(outside_bmp_as_question_marks)),
+        clauses=("read-back/whole-range", "trimmed-text/nothing-else"),
     ),
     Variant(
         "address_column_shorter_than_its_bound",
@@ -226,6 +243,7 @@ READ_BACK_VARIANTS = [
         CUSTOMER_WRITES,
         "domain",
         with_store(stored_otherwise(short_address_column)),
+        clauses=("read-back/whole-range",),
     ),
     Variant(
         "form_text_decoded_as_latin1",
@@ -233,15 +251,24 @@ READ_BACK_VARIANTS = [
         CUSTOMER_WRITES,
         "domain",
         fault("POST", CUSTOMERS, request=form_as_latin1),
+        clauses=("read-back/whole-range",),
     ),
     # a deleted item is gone everywhere (deleted_everywhere)
-    Variant("soft_deleted_still_listed", "deleted_everywhere", LINE_WRITES, "domain", with_store(soft_delete)),
+    Variant(
+        "soft_deleted_still_listed",
+        "deleted_everywhere",
+        LINE_WRITES,
+        "domain",
+        with_store(soft_delete),
+        clauses=("read-back/deleted-gone",),
+    ),
     Variant(
         "list_cache_not_emptied_by_delete",
         "deleted_everywhere",
         CUSTOMER_WRITES,
         "domain",
         lambda: ListCache(CUSTOMERS, emptied_by=("POST", "PUT", "PATCH")),
+        clauses=("read-back/deleted-gone",),
     ),
     # what does not exist is 404 (unknown_not_found)
     Variant(
@@ -250,8 +277,16 @@ READ_BACK_VARIANTS = [
         ("get_customer_orders",),
         "domain",
         fault("GET", rf"{CUSTOMERS}-?\d+/orders/", response=empty_page_for_unknown_owner),
+        clauses=("unknown-resource/unknown-owner",),
     ),
-    Variant("put_to_missing_item_creates", "unknown_not_found", ("update_product",), "domain", with_store(put_creates)),
+    Variant(
+        "put_to_missing_item_creates",
+        "unknown_not_found",
+        ("update_product",),
+        "domain",
+        with_store(put_creates),
+        clauses=("put-never-creates/missing-is-404",),
+    ),
     # the documented order, stable (list_order)
     Variant(
         "unstable_list_order",
@@ -259,6 +294,7 @@ READ_BACK_VARIANTS = [
         ("list_product_lines",),
         "domain",
         fault("GET", LINES, response=edit_json(shuffled)),
+        clauses=("list-order/stable",),
     ),
     Variant(
         "case_insensitive_collation",
@@ -266,6 +302,7 @@ READ_BACK_VARIANTS = [
         ("list_product_lines",),
         "domain",
         with_store(case_insensitive_order),
+        clauses=("list-order/ascending",),
     ),
     # identifiers as the decisions table says (identifier_variants)
     Variant(
@@ -274,6 +311,7 @@ READ_BACK_VARIANTS = [
         ("create_product_line", "get_product_line"),
         "domain",
         with_store(case_folded(lookups=True, creates=False)),
+        clauses=("identifiers-exact/case-consistent",),
     ),
     Variant(
         "case_ignored_by_creates_only",
@@ -281,6 +319,22 @@ READ_BACK_VARIANTS = [
         ("create_product", "get_product"),
         "domain",
         with_store(case_folded(lookups=False, creates=True)),
+        clauses=("identifiers-exact/case-consistent",),
     ),
-    Variant("paths_normalised_to_nfc", "identifier_variants", ("create_product", "get_product"), "domain", NfcPaths),
+    Variant(
+        "percent_escapes_in_lower_hex_unknown",
+        "identifier_variants",
+        ("create_product_line", "get_product_line"),
+        "domain",
+        UpperHexOnly,
+        clauses=("identifiers-exact/percent-encoding",),
+    ),
+    Variant(
+        "paths_normalised_to_nfc",
+        "identifier_variants",
+        ("create_product", "get_product"),
+        "domain",
+        NfcPaths,
+        clauses=("identifiers-exact/no-normalisation",),
+    ),
 ]

@@ -31,6 +31,8 @@ class Variant:
     phases: str  # "domain" (--no-conformance) or "conformance" (--no-domain)
     build: Callable[[], Any]
     gateway: bool = False
+    clauses: tuple[str, ...] = ()
+    """The clauses of the spec's decisions it breaks (`decision/clause`, as docs/decisions.md lists them)."""
 
     def __str__(self) -> str:
         return self.name
@@ -281,6 +283,15 @@ VARIANTS = [
         ("list_products",),
         "conformance",
         fault("GET", f"{API}/products/", response=edit_json(results(set_field("buyprice", lambda v: "12.345")))),
+        clauses=("money-pattern/answered",),
+    ),
+    Variant(
+        "price_as_a_number",
+        "response_schema_conformance",
+        ("get_product",),
+        "conformance",
+        fault("GET", PRODUCT, response=edit_json(single(set_field("buyprice", float)))),
+        clauses=("decimals/strings",),
     ),
     Variant(
         "relative_next_link",
@@ -288,6 +299,7 @@ VARIANTS = [
         ("list_customers",),
         "conformance",
         fault("GET", f"{API}/customers/", response=edit_json(relative_links)),
+        clauses=("page-links/absolute",),
     ),
     Variant(
         "count_off_by_one",
@@ -309,22 +321,39 @@ VARIANTS = [
         ("create_customer", "get_customer"),
         "conformance",
         fault("GET", CUSTOMER, response=edit_json(single(set_field("customernumber", lambda n: n + 1)))),
+        clauses=("identifiers-exact/own-spelling",),
     ),
-    Variant("patch_resets_other_fields", "round_trip", ("patch_product_line",), "domain", with_store(patch_resets)),
+    Variant(
+        "patch_resets_other_fields",
+        "round_trip",
+        ("patch_product_line",),
+        "domain",
+        with_store(patch_resets),
+        clauses=("patch-changes-what-it-sends/others-kept",),
+    ),
     Variant(
         "delete_does_not_delete",
         "deleted_stays_deleted",
         ("delete_customer",),
         "domain",
         fault("DELETE", CUSTOMER, respond=no_content),
+        clauses=("unknown-resource/unknown-item",),
     ),
-    Variant("stale_read_after_write", "round_trip", ("get_product",), "domain", stale_reads),
+    Variant(
+        "stale_read_after_write",
+        "round_trip",
+        ("get_product",),
+        "domain",
+        stale_reads,
+        clauses=("put-replaces/replaces", "patch-changes-what-it-sends/sent-changed"),
+    ),
     Variant(
         "alg_none_token_accepted",
         "auth_matrix",
         ("list_customers",),
         "domain",
         fault("GET", f"{API}/customers/", request=accept_token),
+        clauses=("credentials/invalid",),
     ),
     Variant(
         "any_api_key_accepted",
@@ -332,6 +361,7 @@ VARIANTS = [
         ("list_products",),
         "domain",
         fault("GET", f"{API}/products/", request=any_api_key),
+        clauses=("credentials/invalid", "credentials/missing"),
     ),
     Variant(
         "server_error_on_large_pages",
@@ -346,6 +376,7 @@ VARIANTS = [
         ("get_product_line",),
         "conformance",
         fault("GET", LINE, response=text_plain),
+        clauses=("error-body/media-type",),
     ),
     Variant(
         "gateway_reroutes_customer",
@@ -354,6 +385,7 @@ VARIANTS = [
         "domain",
         fault("GET", r"/customers/v1/customers/\d+/", response=edit_json(single(set_field("city", str.upper)))),
         gateway=True,
+        clauses=("gateway/same-answers",),
     ),
     Variant(
         "form_body_loses_a_field",
@@ -361,6 +393,7 @@ VARIANTS = [
         ("create_product_line",),
         "domain",
         fault("POST", f"{API}/productlines/", request=drop_form_field),
+        clauses=("form-text/same-fields",),
     ),
     Variant(
         "missing_product_line_accepted",
@@ -368,6 +401,7 @@ VARIANTS = [
         ("create_product",),
         "domain",
         with_store(skip_reference_check),
+        clauses=("missing-reference/refused",),
     ),
     Variant(
         "overlong_identifier_truncated",
@@ -375,6 +409,7 @@ VARIANTS = [
         ("create_product_line",),
         "domain",
         fault("POST", f"{API}/productlines/", request=truncate_productline),
+        clauses=("validation-failure/invalid-value",),
     ),
     Variant(
         "put_answer_not_what_was_stored",
@@ -382,17 +417,31 @@ VARIANTS = [
         ("update_customer",),
         "conformance",
         fault("PUT", CUSTOMER, response=edit_json(single(set_field("city", lambda c: f"{c}-echo")))),
+        clauses=("put-replaces/replaces",),
     ),
-    Variant("duplicate_create_accepted", "duplicate_rejected", ("create_product_line",), "domain", with_store(upsert)),
+    Variant(
+        "duplicate_create_accepted",
+        "duplicate_rejected",
+        ("create_product_line",),
+        "domain",
+        with_store(upsert),
+        clauses=("duplicate-identifier/refused",),
+    ),
     Variant(
         "identifier_with_a_dot_unreachable",
         "identifier_addressable",
         ("create_product_line",),
         "domain",
         fault("GET", rf"{API}/productlines/[^/]*\.[^/]*/", respond=not_found),
+        clauses=("identifiers-in-paths/addressable",),
     ),
     Variant(
-        "rename_copies_the_item", "identifier_immutable", ("update_product_line",), "domain", with_store(rename_copies)
+        "rename_copies_the_item",
+        "identifier_immutable",
+        ("update_product_line",),
+        "domain",
+        with_store(rename_copies),
+        clauses=("identifier-change/refused",),
     ),
     Variant(
         "delete_with_dependants_500",
@@ -400,6 +449,7 @@ VARIANTS = [
         ("delete_customer",),
         "domain",
         fault("DELETE", CUSTOMER, response=conflict_becomes_500),
+        clauses=("delete-with-dependants/refused",),
     ),
     Variant(
         "previous_of_page_two_wrong",
@@ -407,6 +457,7 @@ VARIANTS = [
         ("list_product_lines",),
         "domain",
         fault("GET", f"{API}/productlines/", response=previous_of_page_two_is_itself),
+        clauses=("page-links/adjacent",),
     ),
     Variant(
         "patch_of_phone_resets_credit_limit",
@@ -414,6 +465,7 @@ VARIANTS = [
         ("patch_customer",),
         "domain",
         with_store(reset_on_phone_patch),
+        clauses=("patch-changes-what-it-sends/others-kept",),
     ),
     Variant(
         "latin1_under_a_utf8_header",
@@ -435,6 +487,7 @@ VARIANTS = [
         ("update_product_line",),
         "conformance",
         fault("PUT", LINE, respond=bad_request),
+        clauses=("validation-failure/valid-accepted",),
     ),
 ]
 
@@ -485,6 +538,7 @@ NULL_TEXT_STORED_AS_NULL = Variant(
     ("create_customer", "update_customer", "patch_customer"),
     "conformance",
     form_writes_null_text,
+    clauses=("form-text/text-as-sent",),
 )
 """Only some generated values expose it (a form write whose nullable field holds the text): caught at some
 seeds only, so not one of `VARIANTS`, which must each be caught at one seed with the fast profile.
