@@ -5,7 +5,10 @@ spec's list (`info.x-decisions`) and its clauses, row for row."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -142,6 +145,33 @@ def test_the_decisions_page_lists_every_clause_with_its_checks_and_variants(spec
     expected = [clause_row(clause) for clause in clauses(spec)]
     rows = page_tables()[1]
     assert rows == expected, "docs/decisions.md's clauses differ from the spec; the table is:\n" + "\n".join(expected)
+
+
+def stated(node: Any, where: str = "") -> Iterator[tuple[str, str, Any]]:
+    """(where, key, value) of every mapping entry in the spec, depth first."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield where, str(key), value
+            yield from stated(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from stated(value, f"{where}/{index}")
+
+
+def test_every_header_and_status_the_spec_states_is_in_a_clause(spec: Spec) -> None:
+    """The rules stated outside the decisions, as far as they can be read without retyping them: every
+    header a response or a security scheme documents is named in a clause, and every status an
+    operation's, a response's or a parameter's description states is one a clause states."""
+    texts = " ".join(clause.text for clause in clauses(spec))
+    headers = {key for where, key, _ in stated(spec.raw) if where.endswith("/headers")}
+    headers |= {value["name"] for _, key, value in stated(spec.raw) if key.endswith("Auth") and "name" in value}
+    unnamed = sorted(header for header in headers if f"`{header}`" not in texts)
+    prose = [(where, value) for where, key, value in stated(spec.raw) if key == "description" and "/paths" in where]
+    prose += [(where, value) for where, key, value in stated(spec.raw["components"]) if key == "description"]
+    statuses = {(where, status) for where, text in prose for status in re.findall(r"\b[1-5]\d\d\b", str(text))}
+    unstated = sorted((where, status) for where, status in statuses if not re.search(rf"\b{status}\b", texts))
+    assert headers and statuses, "read no header or no status from the spec: the walk is wrong"
+    assert not unnamed and not unstated, f"headers no clause names: {unnamed}; statuses no clause states: {unstated}"
 
 
 def test_the_empty_form_value_is_admitted_as_null_or_empty_string(spec: Spec) -> None:
