@@ -31,7 +31,6 @@ Internal modules and names relied on (not underscored, but not Connexion's docum
   `FormDataValidator`, `MultiPartFormDataValidator`, `JSONRequestBodyValidator`;
 - `connexion.uri_parsing.OpenAPIURIParser`: `resolve_params`, `resolve_form`, `param_schemas`;
 - `connexion.datastructures.MediaTypeDict`; `connexion.spec.OpenAPISpecification`;
-- `connexion.frameworks.starlette.Starlette.connexion_to_framework_response`;
 - `AsyncApp.middleware` (the `ConnexionMiddleware`), and its `__call__` setting `scope["app"]`.
 """
 
@@ -52,8 +51,6 @@ from connexion.datastructures import MediaTypeDict
 from connexion.decorators import StarletteDecorator
 from connexion.decorators.parameter import pythonic, sanitized
 from connexion.exceptions import TypeValidationError
-from connexion.frameworks.starlette import Starlette as StarletteFramework
-from connexion.lifecycle import ConnexionResponse
 from connexion.security import ApiKeySecurityHandler, BearerSecurityHandler
 from connexion.spec import OpenAPISpecification
 from connexion.uri_parsing import OpenAPIURIParser
@@ -65,7 +62,7 @@ from connexion.validators import (
     ParameterValidator,
 )
 from jsonschema import Draft4Validator, ValidationError
-from starlette.types import ASGIApp, Message, Receive, Scope
+from starlette.types import Message, Receive, Scope
 
 __all__ = ["MediaTypeDict"]  # the validator map's type, re-exported for api.validation
 
@@ -222,12 +219,6 @@ def enter_as_connexion(app: AsyncApp, scope: Scope) -> None:
     own instance as `scope["app"]`, so that Starlette's router raises (to Connexion's error handlers)
     rather than answers a 404 or 405 itself."""
     scope["app"] = app.middleware
-
-
-def framework_response(response: ConnexionResponse) -> ASGIApp:
-    """A handler's `ConnexionResponse` as the ASGI response Connexion would send."""
-    answer: ASGIApp = StarletteFramework.connexion_to_framework_response(response)
-    return answer
 
 
 _valid: set[bytes] = set()
