@@ -99,6 +99,8 @@ class Collection:
         properties: dict[str, Schema] = schema["properties"]
         self.schema = schema
         self.writable = [name for name, prop in properties.items() if not prop.get("readOnly")]
+        self.unset = dict.fromkeys(properties)  # what a POST does not send is null
+        self.reset = dict.fromkeys(self.writable)  # what a PUT does not send is reset to null
         self.decimals = {name for name, prop in properties.items() if prop.get("format") == "decimal"}
 
     def list(self, scope: Scope, page: int | None = None, page_size: int | None = None, **_: Any) -> bytes:
@@ -110,12 +112,12 @@ class Collection:
         return encode(self.store.get(self.collection, self._key(params)))
 
     def create(self, body: dict[str, Any], **_: Any) -> Answer:
-        record = {name: None for name in self.schema["properties"]} | self._fields(body)
+        record = self.unset | self._fields(body)
         return 201, encode(self.store.create(self.collection, record))
 
     def update(self, body: dict[str, Any], **params: Any) -> Answer:
         """PUT replaces every writable field: one not sent is reset to null."""
-        changes = {name: None for name in self.writable} | self._fields(body)
+        changes = self.reset | self._fields(body)
         return 200, encode(self.store.update(self.collection, self._key(params), changes))
 
     def patch(self, body: dict[str, Any] | None = None, **params: Any) -> Answer:

@@ -132,6 +132,13 @@ class MemoryStore:
     def __init__(self, fields: Mapping[str, Sequence[str]], dataset: Dataset | None = None) -> None:
         self._lock = threading.RLock()
         self.fields = {name: tuple(fields[name]) for name in COLLECTIONS}
+        # per collection: the relations naming a parent, with the parent's position in a row; and
+        # the relations of which it is the parent (what a delete must find no dependant in)
+        self.links = {
+            name: tuple((r, self.fields[name].index(r.field)) for r in RELATIONS if r.child == name)
+            for name in COLLECTIONS
+        }
+        self.dependants = {name: tuple(r for r in RELATIONS if r.parent == name) for name in COLLECTIONS}
         self.tables: dict[str, Table] = {}
         self.indexes: dict[tuple[str, str], OwnerIndex] = {}
         self.replace_all(dataset or {})
@@ -199,45 +206,47 @@ class MemoryStore:
             return index.count(owner), [table.record(table.rows[key]) for key in keys]
 
     # --- writes ---------------------------------------------------------------------------------
+    # Each works on rows, and makes the one dict it returns at the end.
     def create(self, collection: str, record: Record) -> Record:
         table = self.tables[collection]
         row = table.row(record)
         key = row[table.key_at]
+        links = self.links[collection]
         with self._lock:
             if key in table.rows:
                 raise duplicate(collection, key)
-            stored = table.record(row)
-            self._check_references(collection, stored)
+            self._check_references(links, row)
             table.insert(row)
-            self._index(collection, stored)
-            return stored
+            for relation, at in links:
+                self.indexes[(collection, relation.field)].add(row[at], key)
+            return table.record(row)
 
     def update(self, collection: str, key: Key, changes: Record) -> Record:
         """Apply `changes` (all fields for PUT, some for PATCH); the identifier cannot change."""
         table = self.tables[collection]
+        links = self.links[collection]
         with self._lock:
-            current = self._record(collection, key)
+            current = self._row(collection, key)
             if changes.get(table.key_field, key) != key:
                 raise identifier_change(collection, key)
-            row = table.row({**current, **changes})
-            updated = table.record(row)
-            self._check_references(collection, updated)
-            for relation in self._relations_of(collection):
-                before, after = current[relation.field], updated[relation.field]
-                if before != after:  # an owner's index changes only when the owner does
+            row = tuple([changes.get(name, old) for name, old in zip(table.fields, current, strict=True)])
+            self._check_references(links, row)
+            for relation, at in links:
+                if current[at] != row[at]:  # an owner's index changes only when the owner does
                     index = self.indexes[(collection, relation.field)]
-                    index.discard(before, key)
-                    index.add(after, key)
+                    index.discard(current[at], key)
+                    index.add(row[at], key)
             table.rows[key] = row
-            return updated
+            return table.record(row)
 
     def delete(self, collection: str, key: Key) -> None:
         with self._lock:
-            current = self._record(collection, key)
-            for relation in RELATIONS:
-                if relation.parent == collection and self.indexes[(relation.child, relation.field)].count(key):
+            current = self._row(collection, key)
+            for relation in self.dependants[collection]:
+                if self.indexes[(relation.child, relation.field)].count(key):
                     raise has_dependants(collection, key, relation.child)
-            self._unindex(collection, current)
+            for relation, at in self.links[collection]:
+                self.indexes[(collection, relation.field)].discard(current[at], key)
             self.tables[collection].remove(key)
 
     # --- consistency ----------------------------------------------------------------------------
@@ -283,28 +292,15 @@ class MemoryStore:
             self.tables, self.indexes = tables, indexes
 
     def _record(self, collection: str, key: Key) -> Record:
-        table = self.tables[collection]
+        return self.tables[collection].record(self._row(collection, key))
+
+    def _row(self, collection: str, key: Key) -> Row:
         try:
-            return table.record(table.rows[key])
+            return self.tables[collection].rows[key]
         except KeyError:
             raise NotFound(collection, key) from None
 
-    def _check_references(self, collection: str, record: Record) -> None:
-        for relation in self._relations_of(collection):
-            value = record[relation.field]
-            if value not in self.tables[relation.parent].rows:
-                raise InvalidReference(relation.field, relation.parent, value)
-
-    def _index(self, collection: str, record: Record) -> None:
-        key = record[KEY_FIELDS[collection]]
-        for relation in self._relations_of(collection):
-            self.indexes[(collection, relation.field)].add(record[relation.field], key)
-
-    def _unindex(self, collection: str, record: Record) -> None:
-        key = record[KEY_FIELDS[collection]]
-        for relation in self._relations_of(collection):
-            self.indexes[(collection, relation.field)].discard(record[relation.field], key)
-
-    @staticmethod
-    def _relations_of(collection: str) -> Iterable[Relation]:
-        return (r for r in RELATIONS if r.child == collection)
+    def _check_references(self, links: Iterable[tuple[Relation, int]], row: Row) -> None:
+        for relation, at in links:
+            if row[at] not in self.tables[relation.parent].rows:
+                raise InvalidReference(relation.field, relation.parent, row[at])
