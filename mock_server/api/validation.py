@@ -91,11 +91,7 @@ def plain_json(raw: bytes) -> bool:
     """Whether orjson reads `raw` as `load_json` reads its text, or refuses it: no `\\u` escape
     (orjson refuses a lone surrogate, which `load_json` refuses after parsing), no run of 19 digits
     (orjson reads an integer past 64 bits as a float), and too few brackets for the depth check."""
-    return (
-        b"\\u" not in raw
-        and raw.count(b"[") + raw.count(b"{") <= MAX_JSON_DEPTH
-        and LONG_DIGITS.search(raw) is None
-    )
+    return b"\\u" not in raw and raw.count(b"[") + raw.count(b"{") <= MAX_JSON_DEPTH and LONG_DIGITS.search(raw) is None
 
 
 class JSONBodyValidator(JSONBodyAdapter):
