@@ -145,8 +145,8 @@ class Collection:
     def _fields(self, body: dict[str, Any]) -> Record:
         """The writable fields of a validated body; unknown and read-only ones are ignored."""
         fields = {name: body[name] for name in self.writable if name in body}
-        for name in self.decimals & fields.keys():
-            value = fields[name]
+        for name in self.decimals:
+            value = fields.get(name)  # None when absent too: nothing to normalise
             if value is not None and not (type(value) is str and IN_CENTS.fullmatch(value)):
                 fields[name] = str(decimal.Decimal(value).quantize(CENT))
         return fields
