@@ -35,7 +35,6 @@ Internal modules and names relied on (not underscored, but not Connexion's docum
   `FormDataValidator`, `MultiPartFormDataValidator`, `JSONRequestBodyValidator`;
 - `connexion.uri_parsing.OpenAPIURIParser`: `resolve_params`, `resolve_form`, `param_schemas`;
 - `connexion.datastructures.MediaTypeDict`; `connexion.spec.OpenAPISpecification`;
-- `connexion.frameworks.starlette.Starlette.connexion_to_framework_response`;
 - `AsyncApp.middleware` (the `ConnexionMiddleware`), its `__call__` setting `scope["app"]`, and its
   `middleware_stack`, the layers its first `__call__` builds.
 """
@@ -57,8 +56,6 @@ from connexion.datastructures import MediaTypeDict
 from connexion.decorators import StarletteDecorator
 from connexion.decorators.parameter import pythonic, sanitized
 from connexion.exceptions import TypeValidationError
-from connexion.frameworks.starlette import Starlette as StarletteFramework
-from connexion.lifecycle import ConnexionResponse
 from connexion.security import ApiKeySecurityHandler, BearerSecurityHandler
 from connexion.spec import OpenAPISpecification
 from connexion.uri_parsing import OpenAPIURIParser
@@ -234,12 +231,6 @@ def built_layers(app: AsyncApp) -> list[ASGIApp] | None:
     app), or None before the app's first call: Connexion builds them then, not as they are added."""
     built: list[ASGIApp] | None = app.middleware.middleware_stack
     return None if built is None else list(built)
-
-
-def framework_response(response: ConnexionResponse) -> ASGIApp:
-    """A handler's `ConnexionResponse` as the ASGI response Connexion would send."""
-    answer: ASGIApp = StarletteFramework.connexion_to_framework_response(response)
-    return answer
 
 
 _valid: set[bytes] = set()
