@@ -2,10 +2,10 @@
 
 Reference counting frees what a request made the moment it ends; a reference cycle waits for the
 collector, whose passes then cost every request (a scope holding uvicorn's per-request object, which
-holds the scope, cost a POST a tenth of its time: benchmarks/README.md, section 9). The mock runs
-here under real uvicorn with its bounded protocol; each kind of request, on the bypass and through
-the whole stack, is sent over a kept connection with the collector off, and what a collection then
-finds unreachable must hold nothing of the server's.
+holds the scope, cost a POST a tenth of its time: benchmarks/benchmark-history.md, "What a request
+paid outside the ASGI stack"). The mock runs here under real uvicorn with its bounded protocol; each
+kind of request, on the bypass and through the whole stack, is sent over a kept connection with the
+collector off, and what a collection then finds unreachable must hold nothing of the server's.
 """
 
 from __future__ import annotations

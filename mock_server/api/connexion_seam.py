@@ -1,15 +1,15 @@
 """The one module touching Connexion's internals: every subclass, replacement and private name.
 
 Connexion 3.3 repeats per request set-up that never changes between requests of one operation (a
-profile under load, benchmarks/README.md): it wraps the handler in its decorators anew (calling
-`inspect.signature`, building a URI parser), its security handlers inspect the credential check,
-and its parameter validator deep-copies and compiles each parameter's schema. The classes here keep
-Connexion's checks exactly and move that set-up out of the request. The mock's own validators and
-URI parser (api.validation, api.addressing) subclass the adapters here, which give Connexion's
-private hooks and fields public names; nothing else reaches past Connexion's public surface
-(tests/test_architecture.py), and tests/test_connexion_seam.py pins every name below, so a
-Connexion release that renames or changes one fails there first. This is why pyproject.toml keeps
-Connexion to the 3.3 series.
+profile under load, benchmarks/benchmark-history.md, "Where the time goes"): it wraps the handler in
+its decorators anew (calling `inspect.signature`, building a URI parser), its security handlers
+inspect the credential check, and its parameter validator deep-copies and compiles each parameter's
+schema. The classes here keep Connexion's checks exactly and move that set-up out of the request.
+The mock's own validators and URI parser (api.validation, api.addressing) subclass the adapters
+here, which give Connexion's private hooks and fields public names; nothing else reaches past
+Connexion's public surface (tests/test_architecture.py), and tests/test_connexion_seam.py pins every
+name below, so a Connexion release that renames or changes one fails there first. This is why
+pyproject.toml keeps Connexion to the 3.3 series.
 
 Long because it is the one module holding Connexion's internals, so that one test module pins them
 all (tests/test_architecture.py holds every other module to Connexion's public surface); split, the

@@ -1,8 +1,9 @@
 """Valid requests of the API answered straight by their handlers, past Connexion's layers.
 
 Under load, a request spent most of its time in about fifteen ASGI layers of Connexion (routing
-twice, security, validation, context, argument preparation; see benchmarks/README.md), not in the
-mock. `FastPath` answers a request itself only when it can tell that Connexion would find it valid:
+twice, security, validation, context, argument preparation; benchmarks/benchmark-history.md, "Where
+the time goes"), not in the mock. `FastPath` answers a request itself only when it can tell that
+Connexion would find it valid:
 
 - its method and path are one of the spec's operations (matched as Starlette matches: `[^/]+` per
   parameter, on the routing path `addressing.RawPath` leaves, a segment unescaped as Connexion's

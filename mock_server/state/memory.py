@@ -14,8 +14,9 @@ Keys are kept in order in a `SortedList` (sortedcontainers: sorted chunks of abo
 so that a write moves one chunk, not the whole list: inserting into a plain list moved every key
 after the new one, 13 us a POST at 6 x 10^4 products and 0.3 ms at 10^6, twice (the table's order
 and the product line's index), a cost that grew with every product the store gained
-(benchmarks/README.md, section 12). An owner's keys stay a plain list (the memory of a data set
-with 10^6 owners of one record each) until they are more than `LARGE`.
+(benchmarks/benchmark-history.md, "The mock's writes as cheap as its reads"). An owner's keys stay a
+plain list (the memory of a data set with 10^6 owners of one record each) until they are more than
+`LARGE`.
 """
 
 from __future__ import annotations
