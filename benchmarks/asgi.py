@@ -1,8 +1,9 @@
 """In-process cost of a request through the mock's ASGI stack, next to an earlier tree's, in one run.
 
 No server and no network, so far less noise than wrk on this shared machine: the app is called
-with a fake `receive` / `send` in a loop, for GET one product, GET a page of 20 and POST a new
-product, as `throughput` sends them. Each tree runs in a child process of its own (`PYTHONPATH`),
+with a fake `receive` / `send` in a loop, for GET one product, GET a page of 20, POST a new
+product, PUT and PATCH of one product and DELETE of a product the POSTs created, as `throughput`
+sends them. Each tree runs in a child process of its own (`PYTHONPATH`),
 the trees taking turns round after round; the figure kept per tree and request is the best batch
 of all rounds (the least disturbed by other work). The ratios are the baseline's time over the
 mock's: requests/s of the mock over the baseline's.
@@ -29,12 +30,19 @@ from typing import Any
 
 PREFIX = "/shop/api/v1"
 API_KEY = b"dev-api-key"  # mock_server.settings.DEFAULT_API_KEY
-REQUESTS = {  # name -> method, path, query
-    "get_one": ("GET", f"{PREFIX}/products/S10_1678/", b""),
+ONE = f"{PREFIX}/products/S10_1678/"
+REQUESTS = {  # name -> method, path ("{code}": a product a POST of this process created), query
+    "get_one": ("GET", ONE, b""),
     "get_page": ("GET", f"{PREFIX}/products/", b"page=2&page_size=20"),
     "post": ("POST", f"{PREFIX}/products/", b""),
+    "put": ("PUT", ONE, b""),
+    "patch": ("PATCH", ONE, b""),
+    "delete": ("DELETE", f"{PREFIX}/products/{{code}}/", b""),
 }
+STATUS = {"POST": 201, "DELETE": 204}  # else 200
 MOCK, BASELINE = "mock", "baseline"
+PATCH_BODY = b'{"quantityinstock":11}'  # what writes.lua sends
+created: list[str] = []  # the codes the POSTs created and no DELETE has removed yet
 
 
 def product(code: str) -> bytes:
@@ -44,6 +52,24 @@ def product(code: str) -> bytes:
         '"productvendor":"Bench Vendor","productdescription":"Load test.","quantityinstock":10,'
         '"buyprice":"10.00","msrp":"20.00","productline":"Motorcycles"}'
     ).encode()
+
+
+def request(name: str, codes: Callable[[], str]) -> tuple[str, bytes]:
+    """The path and body of one request of kind `name`; a POST's code is kept for a later DELETE."""
+    method, path, _ = REQUESTS[name]
+    if method == "POST":
+        code = codes()
+        created.append(code)
+        return path, product(code)
+    if method == "PUT":
+        return path, product("S10_1678")
+    if method == "PATCH":
+        return path, PATCH_BODY
+    if method == "DELETE":
+        if not created:
+            raise RuntimeError("delete: no product left that a POST created (run the POSTs first)")
+        return path.format(code=created.pop()), b""
+    return path, b""
 
 
 def http_scope(method: str, path: str, query: bytes, headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
@@ -78,8 +104,8 @@ def receiver(body: bytes) -> Callable[[], Awaitable[dict[str, Any]]]:
 async def batch(app: Any, name: str, count: int, codes: Callable[[], str], settle: bool = False) -> float:
     """Seconds per request, over `count` requests of kind `name`; with `settle`, the loop runs once
     after each (what the request scheduled, such as an open dashboard's stream, is counted too)."""
-    method, path, query = REQUESTS[name]
-    expected = 201 if method == "POST" else 200
+    method, _, query = REQUESTS[name]
+    expected = STATUS.get(method, 200)
     statuses: list[int] = []
 
     async def send(message: dict[str, Any]) -> None:
@@ -89,9 +115,8 @@ async def batch(app: Any, name: str, count: int, codes: Callable[[], str], settl
     started = time.process_time()
     for _ in range(count):
         headers = [(b"host", b"127.0.0.1:8000"), (b"x-api-key", API_KEY)]
-        body = b""
-        if method == "POST":
-            body = product(codes())
+        path, body = request(name, codes)
+        if body:
             headers += [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
         await app(http_scope(method, path, query, headers), receiver(body), send)
         if settle:

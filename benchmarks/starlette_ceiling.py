@@ -1,8 +1,9 @@
-"""The Python ceiling: a bare Starlette app answering the mock's three benchmarked requests from a dict.
+"""The Python ceiling: a bare Starlette app answering the mock's benchmarked requests from a dict.
 
-It does the least the same answers need (API key check, page parameters, slice, JSON, POST into the
-dict) and nothing of the contract (no spec, no validation), so it bounds what any Python mock can
-reach on this machine with the same server (uvicorn, one worker, uvloop + httptools).
+It does the least the same answers need (API key check, page parameters, slice, JSON; POST, PUT,
+PATCH and DELETE on the dict) and nothing of the contract (no spec, no validation), so it bounds
+what any Python mock can reach on this machine with the same server (uvicorn, one worker, uvloop +
+httptools).
 
     python -m benchmarks.starlette_ceiling --port 8001
 """
@@ -61,12 +62,43 @@ def build() -> Starlette:
         products[product["productcode"]] = product
         return JSONResponse(product, status_code=201)
 
+    async def replace(request: Request) -> Response:
+        if (refusal := denied(request)) is not None:
+            return refusal
+        code = request.path_params["code"]
+        if code not in products:
+            return JSONResponse({"status": 404}, status_code=404)
+        product = await request.json()
+        if product["productcode"] != code:
+            return JSONResponse({"status": 409}, status_code=409)
+        products[code] = product
+        return JSONResponse(product)
+
+    async def patch(request: Request) -> Response:
+        if (refusal := denied(request)) is not None:
+            return refusal
+        code = request.path_params["code"]
+        if code not in products:
+            return JSONResponse({"status": 404}, status_code=404)
+        product = products[code] = {**products[code], **await request.json()}
+        return JSONResponse(product)
+
+    async def delete(request: Request) -> Response:
+        if (refusal := denied(request)) is not None:
+            return refusal
+        if products.pop(request.path_params["code"], None) is None:
+            return JSONResponse({"status": 404}, status_code=404)
+        return Response(status_code=204)
+
     return Starlette(
         routes=[
             Route("/__mock__/health", health),
             Route(f"{PREFIX}/products/", page, methods=["GET"]),
             Route(f"{PREFIX}/products/", create, methods=["POST"]),
-            Route(f"{PREFIX}/products/{{code}}/", one),
+            Route(f"{PREFIX}/products/{{code}}/", one, methods=["GET"]),
+            Route(f"{PREFIX}/products/{{code}}/", replace, methods=["PUT"]),
+            Route(f"{PREFIX}/products/{{code}}/", patch, methods=["PATCH"]),
+            Route(f"{PREFIX}/products/{{code}}/", delete, methods=["DELETE"]),
         ]
     )
 

@@ -2,7 +2,8 @@
 
 The machine is shared and noisy, so the figures that count are the ratios between servers measured
 in the same stretch of time. By default every server is started at once and, for each request (GET
-one product, GET a page of 20, POST a product), the `wrk -t2 -c50` runs take turns between them:
+one product, GET a page of 20, and the writes: POST, PUT, PATCH, DELETE), the `wrk -t2 -c50` runs
+take turns between them:
 `--rounds` rounds of `--seconds` each, the order rotated every round, so a burst of other work on
 the machine falls on all servers alike instead of on whichever was being measured. Ratios are taken
 within each round and reported as their median and range. Idle servers cost nothing but memory, so
@@ -11,6 +12,7 @@ which keeps a server alone on the machine but lets a burst land on one of them o
 kind begins with a warm-up of every server and ends with `wrk -t1 -c1` for the unloaded p50.
 
     python -m benchmarks throughput [--rounds 5] [--seconds 3] [--sequential] [--no-prism] [--baseline DIR]
+                                    [--requests post,put,patch]
 """
 
 from __future__ import annotations
@@ -37,7 +39,13 @@ ENDPOINTS = {
     "get_one": "/products/S10_1678/",
     "get_page": "/products/?page=2&page_size=20",
     "post": "/products/",
+    "put": "/products/S10_1678/",
+    "patch": "/products/S10_1678/",
+    "delete": "/products/",  # a POST and a DELETE alternately (writes.lua): the store stays the size it was
 }
+WRITES = ("post", "put", "patch", "delete")
+WRITE_SHARE = 0.85  # issue 42: POST, PUT and PATCH at least this share of the ceiling's POST req/s
+P99_TIMES = 2.0  # issue 42: POST's p99 at most this many times the ceiling's
 MOCK, CEILING, PRISM_STATIC, PRISM_DYNAMIC, BASELINE = (
     "mock",
     "starlette (ceiling)",
@@ -97,11 +105,18 @@ def start(target: Target) -> contextlib.AbstractContextManager[Server]:
     )
 
 
-def load(url: str, post: bool, threads: int, connections: int, seconds: float, tag: str) -> wrk.Load:
-    """One wrk run; POSTs use the run `tag` so that codes never repeat within a server's life."""
+def load(url: str, endpoint: str, threads: int, connections: int, seconds: float, tag: str) -> wrk.Load:
+    """One wrk run; writes use the run `tag` so that codes never repeat within a server's life."""
     headers = [f"X-API-Key: {API_KEY}"]
+    write = endpoint in WRITES
     return wrk.run(
-        url, threads=threads, connections=connections, seconds=seconds, headers=headers, post_tag=tag if post else None
+        url,
+        threads=threads,
+        connections=connections,
+        seconds=seconds,
+        headers=headers,
+        post_tag=tag if write else None,
+        write=endpoint if write and endpoint != "post" else None,
     )
 
 
@@ -116,24 +131,29 @@ def median_load(runs: Sequence[wrk.Load]) -> dict[str, Any]:
 
 
 def measure_together(
-    servers: Sequence[tuple[Target, Server]], seconds: float, warmup: float, single: float, rounds: int
+    servers: Sequence[tuple[Target, Server]],
+    seconds: float,
+    warmup: float,
+    single: float,
+    rounds: int,
+    endpoints: Sequence[str] = tuple(ENDPOINTS),
 ) -> dict[str, dict[str, Any]]:
-    """Every endpoint on servers already running: a warm-up of each, then `rounds` loaded runs taking
-    turns (the order rotated each round), then one run at one connection each."""
+    """Each of `endpoints` on servers already running: a warm-up of each, then `rounds` loaded runs
+    taking turns (the order rotated each round), then one run at one connection each."""
     figures: dict[str, dict[str, Any]] = {target.name: {} for target, _ in servers}
-    for endpoint, path in ENDPOINTS.items():
-        post = endpoint == "post"
+    for endpoint in endpoints:
+        path = ENDPOINTS[endpoint]
         urls = {target.name: server.origin + target.prefix + path for target, server in servers}
         names = list(urls)
         for name in names:
-            load(urls[name], post, 2, 50, warmup, "W")
+            load(urls[name], endpoint, 2, 50, warmup, "W")
         runs: dict[str, list[wrk.Load]] = {name: [] for name in names}
         for number in range(rounds):
             turn = number % len(names)
             for name in names[turn:] + names[:turn]:
-                runs[name].append(load(urls[name], post, 2, 50, seconds, f"L{number}"))  # a tag per round
+                runs[name].append(load(urls[name], endpoint, 2, 50, seconds, f"L{number}"))  # a tag per round
         for name in names:
-            unloaded = load(urls[name], post, 1, 1, single, "S")
+            unloaded = load(urls[name], endpoint, 1, 1, single, "S")
             loaded = median_load(runs[name])
             figures[name][endpoint] = {
                 "c50": loaded,
@@ -153,21 +173,40 @@ def measure_together(
     return figures
 
 
-def measure(target: Target, seconds: float, warmup: float, single: float, rounds: int = 1) -> dict[str, Any]:
-    """Every endpoint against one freshly started server, alone on the machine."""
+def measure(
+    target: Target,
+    seconds: float,
+    warmup: float,
+    single: float,
+    rounds: int = 1,
+    endpoints: Sequence[str] = tuple(ENDPOINTS),
+) -> dict[str, Any]:
+    """Each of `endpoints` against one freshly started server, alone on the machine."""
     with start(target) as server:
-        return measure_together([(target, server)], seconds, warmup, single, rounds)[target.name]
+        return measure_together([(target, server)], seconds, warmup, single, rounds, endpoints)[target.name]
 
 
 def measure_all(
-    chosen: Sequence[Target], sequential: bool, seconds: float, warmup: float, single: float, rounds: int
+    chosen: Sequence[Target],
+    sequential: bool,
+    seconds: float,
+    warmup: float,
+    single: float,
+    rounds: int,
+    endpoints: Sequence[str],
 ) -> dict[str, dict[str, Any]]:
     """All servers at once, taking turns under load; or with `sequential`, one after another."""
     if sequential:
-        return {target.name: measure(target, seconds, warmup, single, rounds) for target in chosen}
+        return {target.name: measure(target, seconds, warmup, single, rounds, endpoints) for target in chosen}
     with contextlib.ExitStack() as stack:
         servers = [(target, stack.enter_context(start(target))) for target in chosen]
-        return measure_together(servers, seconds, warmup, single, rounds)
+        return measure_together(servers, seconds, warmup, single, rounds, endpoints)
+
+
+def measured(servers: dict[str, Any]) -> list[str]:
+    """The endpoints of this run, in ENDPOINTS' order."""
+    first = next(iter(servers.values()))
+    return [endpoint for endpoint in ENDPOINTS if endpoint in first]
 
 
 def ratios(servers: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
@@ -178,7 +217,7 @@ def ratios(servers: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
         if other not in servers or MOCK not in servers:
             continue
         result[f"mock / {other}"] = {}
-        for endpoint in ENDPOINTS:
+        for endpoint in measured(servers):
             pairs = zip(servers[MOCK][endpoint]["rounds"], servers[other][endpoint]["rounds"], strict=True)
             each = [round(mine["requests_per_s"] / theirs["requests_per_s"], 3) for mine, theirs in pairs]
             result[f"mock / {other}"][endpoint] = {
@@ -190,28 +229,55 @@ def ratios(servers: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
     return result
 
 
+def of_ceiling_post(servers: dict[str, Any]) -> dict[str, float]:
+    """Issue 42's measure of a write: the mock's req/s over the ceiling's POST req/s, round by round
+    (for POST, the rounds the two ran side by side), the median of the rounds."""
+    if MOCK not in servers or CEILING not in servers or "post" not in servers[CEILING]:
+        return {}
+    posts = [run["requests_per_s"] for run in servers[CEILING]["post"]["rounds"]]
+    return {
+        endpoint: round(
+            statistics.median(
+                run["requests_per_s"] / post for run, post in zip(servers[MOCK][endpoint]["rounds"], posts, strict=True)
+            ),
+            2,
+        )
+        for endpoint in measured(servers)
+        if endpoint in WRITES
+    }
+
+
 def verdicts(servers: dict[str, Any], ratio: dict[str, dict[str, dict[str, Any]]]) -> dict[str, bool]:
-    """The targets, on the median ratios."""
+    """The targets of the endpoints measured, on the median ratios."""
+    present = measured(servers)
 
     def at_least(other: str, share: float, endpoints: Sequence[str]) -> bool:
-        return all(ratio[f"mock / {other}"][e]["median"] >= share for e in endpoints)
+        return all(ratio[f"mock / {other}"][e]["median"] >= share for e in endpoints if e in present)
 
-    gets = ("get_one", "get_page")
-    checks = {
-        "GET req/s >= 0.8 x starlette ceiling": at_least(CEILING, 0.8, gets),  # issue 19
-        "p50 at one connection < 1 ms": all(servers[MOCK][e]["c1"]["p50_ms"] < 1.0 for e in gets),
-    }
-    if f"mock / {PRISM_STATIC}" in ratio:
+    gets = [e for e in ("get_one", "get_page") if e in present]
+    checks = {}
+    if gets and f"mock / {CEILING}" in ratio:
+        checks["GET req/s >= 0.8 x starlette ceiling"] = at_least(CEILING, 0.8, gets)  # issue 19
+    if gets:
+        checks["p50 at one connection < 1 ms"] = all(servers[MOCK][e]["c1"]["p50_ms"] < 1.0 for e in gets)
+    if gets and f"mock / {PRISM_STATIC}" in ratio:
         checks["GET req/s >= prism static"] = at_least(PRISM_STATIC, 1.0, gets)
     if f"mock / {BASELINE}" in ratio:  # issue 19, with the baseline at d0ccfe6
         checks["GET one, GET page and POST req/s >= baseline"] = at_least(BASELINE, 1.0, (*gets, "post"))
+    writes = {e: share for e, share in of_ceiling_post(servers).items() if e in ("post", "put", "patch")}
+    if writes:  # issue 42
+        checks[f"POST, PUT and PATCH req/s >= {WRITE_SHARE} x starlette POST"] = min(writes.values()) >= WRITE_SHARE
+    if "post" in present and CEILING in servers:
+        mine, theirs = (servers[name]["post"]["c50"]["p99_ms"] for name in (MOCK, CEILING))
+        checks[f"POST p99 <= {P99_TIMES:g} x starlette POST p99"] = mine <= P99_TIMES * theirs
     return checks
 
 
 def report(servers: dict[str, Any], ratio: dict[str, dict[str, dict[str, Any]]], checks: dict[str, bool]) -> str:
+    present = measured(servers)
     rows = []
     for name, figures in servers.items():
-        for endpoint in ENDPOINTS:
+        for endpoint in present:
             loaded, single = figures[endpoint]["c50"], figures[endpoint]["c1"]
             rows.append(
                 [
@@ -226,12 +292,14 @@ def report(servers: dict[str, Any], ratio: dict[str, dict[str, dict[str, Any]]],
             )
     header = ["server", "request", "req/s (c50, median)", "p50 ms", "p99 ms", "p50 ms (c1)", "non-2xx"]
     ratio_rows = [
-        [name, *(f"{v[e]['median']:.2f} ({v[e]['min']:.2f}-{v[e]['max']:.2f})" for e in ENDPOINTS)]
+        [name, *(f"{v[e]['median']:.2f} ({v[e]['min']:.2f}-{v[e]['max']:.2f})" for e in present)]
         for name, v in ratio.items()
     ]
+    if shares := of_ceiling_post(servers):
+        ratio_rows.append([f"mock / {CEILING} post", *(f"{shares.get(e, '')}" for e in present)])
     parts = [
         record.table(header, rows),
-        record.table(["req/s ratio, median of rounds (range)", *ENDPOINTS], ratio_rows),
+        record.table(["req/s ratio, median of rounds (range)", *present], ratio_rows),
         "\n".join(f"- {'met' if ok else 'NOT met'}: {name}" for name, ok in checks.items()),
     ]
     return "\n\n".join(parts)
@@ -248,9 +316,17 @@ def main(argv: Sequence[str]) -> int:
     )
     parser.add_argument("--no-prism", action="store_true", help="leave Prism out (no npm install)")
     parser.add_argument(
+        "--requests",
+        type=lambda text: text.split(","),
+        default=list(ENDPOINTS),
+        help=f"the requests to measure, comma-separated (default all: {','.join(ENDPOINTS)})",
+    )
+    parser.add_argument(
         "--baseline", type=Path, help="also measure the mock in DIR (a checkout: mock_server/, openapi/, fixtures/)"
     )
     args = parser.parse_args(argv)
+    if unknown := sorted(set(args.requests) - set(ENDPOINTS)):
+        parser.error(f"unknown request(s): {', '.join(unknown)} (known: {', '.join(ENDPOINTS)})")
     wrk.require_wrk()  # before any server starts
     machine = record.machine()
     prism = None if args.no_prism else ensure_prism()
@@ -261,7 +337,8 @@ def main(argv: Sequence[str]) -> int:
         flush=True,
     )
     chosen = targets(prism, baseline)
-    servers = measure_all(chosen, args.sequential, args.seconds, args.warmup, args.single, args.rounds)
+    endpoints = [endpoint for endpoint in ENDPOINTS if endpoint in args.requests]
+    servers = measure_all(chosen, args.sequential, args.seconds, args.warmup, args.single, args.rounds, endpoints)
     ratio = ratios(servers)
     checks = verdicts(servers, ratio)
     settings = {
@@ -270,11 +347,18 @@ def main(argv: Sequence[str]) -> int:
         "warmup": args.warmup,
         "single": args.single,
         "interleaved": not args.sequential,
-        "endpoints": ENDPOINTS,
+        "endpoints": {endpoint: ENDPOINTS[endpoint] for endpoint in endpoints},
     }
     path = record.write(
         "throughput",
-        {"machine": machine, "settings": settings, "servers": servers, "ratios": ratio, "targets": checks},
+        {
+            "machine": machine,
+            "settings": settings,
+            "servers": servers,
+            "ratios": ratio,
+            "of_ceiling_post": of_ceiling_post(servers),
+            "targets": checks,
+        },
     )
     print(report(servers, ratio, checks))
     print(f"wrote {path}")

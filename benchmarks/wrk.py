@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 POST_SCRIPT = Path(__file__).resolve().parent / "post.lua"
+WRITES_SCRIPT = Path(__file__).resolve().parent / "writes.lua"  # PUT, PATCH, DELETE
 INSTALL_HINT = "wrk is not installed: apt-get update && apt-get install -y wrk"
 _UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}
 
@@ -50,12 +51,16 @@ def run(
     seconds: float,
     headers: Sequence[str] = (),
     post_tag: str | None = None,
+    write: str | None = None,
 ) -> Load:
-    """One wrk run against `url`; `post_tag` switches to the POST script (unique codes per tag)."""
+    """One wrk run against `url`; `post_tag` switches to the POST script (unique codes per tag), and
+    with it `write` ("put", "patch" or "delete") to the other writes' script."""
     command = [require_wrk(), f"-t{threads}", f"-c{connections}", f"-d{seconds:g}s", "--latency", "--timeout", "5s"]
     for header in headers:
         command += ["-H", header]
-    if post_tag is not None:
+    if post_tag is not None and write is not None:
+        command += ["-s", str(WRITES_SCRIPT), url, "--", post_tag, write]
+    elif post_tag is not None:
         command += ["-s", str(POST_SCRIPT), url, "--", post_tag]
     else:
         command.append(url)

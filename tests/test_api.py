@@ -4,12 +4,18 @@ change and delete; references hold; failed writes change nothing."""
 from __future__ import annotations
 
 import logging
+from decimal import Decimal
 from typing import Any
 
 import httpx
 import pytest
 
+from mock_server.api.handlers import Collection
+from mock_server.api.routing import page_size_policy
 from mock_server.app import MockApp
+from mock_server.spec.schemas import component_schema
+from mock_server.state.fixtures import record_fields
+from mock_server.state.memory import MemoryStore
 from tests.conftest import BACKEND, GATEWAY, ON_REDIS, fetch_token, transport
 
 
@@ -78,6 +84,18 @@ def test_product_line_lifecycle(api: httpx.Client) -> None:
     assert patched.json()["textdescription"] == "Moon"
     assert api.delete(f"{BACKEND}/productlines/Rockets/").status_code == 204
     assert api.get(f"{BACKEND}/productlines/Rockets/").status_code == 404
+
+
+ARABIC_INDIC = "\u0663.\u0665\u0660"  # 3.50 in other digits, which Decimal reads
+MONEY_AS_SENT = ["57.46", "-0.00", "0.00", "12345678.99", "007.50", "7.5", "7.", ".5", "-.5", "0", "-0", ARABIC_INDIC]
+
+
+def test_money_reads_back_as_decimal_quantize_writes_it() -> None:
+    """`Collection` keeps a money value already in two places as sent, and quantizes any other: the
+    same text either way."""
+    products = Collection(MemoryStore(record_fields()), "products", component_schema("Product"), page_size_policy())
+    for value in MONEY_AS_SENT:
+        assert products._fields({"buyprice": value})["buyprice"] == str(Decimal(value).quantize(Decimal("0.01")))
 
 
 def test_product_lifecycle_and_decimal_normalisation(api: httpx.Client) -> None:

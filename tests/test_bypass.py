@@ -115,8 +115,9 @@ def test_a_rule_for_other_operations_leaves_a_plain_request_on_the_bypass(monkey
 
 
 def test_a_plain_request_skips_connexions_entry_and_each_request_is_asked_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Connexion's entry and its error middleware do nothing for a plain request (an eighth of GET one's
-    time: benchmarks/README.md, section 9); a request the app's entry sends into Connexion is not asked again."""
+    """Connexion's entry and its error middleware do nothing for a plain request (an eighth of GET one's time:
+    benchmarks/benchmark-history.md, "The declarative stack and the bypass"); a request the app's entry sends into
+    Connexion is not asked again."""
     entered: list[str] = []
     asked: list[str] = []
     enter, takes = ConnexionMiddleware.__call__, Bypass.takes

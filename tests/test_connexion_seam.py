@@ -48,7 +48,6 @@ SIGNATURES: list[tuple[Callable[..., Any], list[str]]] = [
     (StarletteDecorator.decorate, ["self", "function"]),
     (StarletteDecorator.__init__, ["self", "*pythonic_params", "*uri_parser_class", "*jsonifier"]),
     (Starlette.get_request, ["*scope", "*receive", "*uri_parser", "**kwargs"]),
-    (Starlette.connexion_to_framework_response, ["response"]),
     (AbstractSecurityHandler._accepts_kwarg, ["func", "keyword"]),
     (OpenAPISpecification._validate_spec, ["spec"]),
     (ParameterValidator.validate_parameter, ["parameter_type", "value", "param", "param_name"]),

@@ -42,7 +42,7 @@ HELP_OPTION_LINE = re.compile(r"^  (?:-\w, )?(--[a-z][a-z0-9-]*)", re.MULTILINE)
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
 CODE_SPAN = re.compile(r"`[^`\n]*`")
-SNIPPET = re.compile(r'^--8<-- "([^"]+)"$', re.MULTILINE)
+SNIPPET = re.compile(r'^--8<-- "([^":]+)(?::([\w-]+))?"$', re.MULTILINE)
 
 
 def entry_point(script: str) -> Callable[[list[str]], int]:
@@ -79,9 +79,18 @@ def without_code_blocks(text: str) -> str:
     return FENCE.sub("", text)
 
 
+def snippet(path: str, section: str | None = None) -> str:
+    """What a pymdownx.snippets line includes: the whole file, or the part between the file's
+    `<!-- --8<-- [start:SECTION] -->` and `<!-- --8<-- [end:SECTION] -->` lines (empty if unmarked)."""
+    text = (ROOT / path).read_text(encoding="utf-8")
+    if section is None:
+        return text
+    return text.partition(f"<!-- --8<-- [start:{section}] -->\n")[2].partition(f"<!-- --8<-- [end:{section}] -->")[0]
+
+
 def expanded(text: str) -> str:
-    """The page as MkDocs renders it: pymdownx.snippets lines replaced by the files they include."""
-    return SNIPPET.sub(lambda match: (ROOT / match.group(1)).read_text(encoding="utf-8"), text)
+    """The page as MkDocs renders it: pymdownx.snippets lines replaced by what they include."""
+    return SNIPPET.sub(lambda match: snippet(match.group(1), match.group(2)), text)
 
 
 def slug(heading: str) -> str:
@@ -180,6 +189,16 @@ def test_a_broken_link_or_anchor_is_found(tmp_path: Path) -> None:
         "## Here\n```sh\n[not a link](inside-code.md)\n```\n"
     )
     assert broken_links(source) == ["page.md#nope: no heading #nope in page.md", "gone.md: no such file"]
+
+
+def test_the_sites_home_page_includes_the_readmes_introduction_rather_than_a_copy() -> None:
+    """docs/index.md and the README open alike; one text, so the two cannot drift apart."""
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    introduction = snippet("README.md", "introduction")
+    assert introduction.strip(), "README.md marks no introduction (<!-- --8<-- [start:introduction] --> ... [end:...])"
+    assert '--8<-- "README.md:introduction"' in index.splitlines(), "docs/index.md does not include it"
+    first_line = introduction.splitlines()[0]
+    assert first_line not in index, "docs/index.md keeps a copy of the README's introduction"
 
 
 def test_the_readme_is_at_most_200_lines() -> None:

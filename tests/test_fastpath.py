@@ -20,7 +20,8 @@ import pytest
 from starlette.testclient import TestClient
 from starlette.types import Receive, Scope, Send
 
-from mock_server.api.fastpath import VERDICTS_KEPT, FastPath, Route, fast_routes
+from mock_server.api.connexion_seam import CompiledParameterValidator
+from mock_server.api.fastpath import VERDICTS_KEPT, FastPath, Route, fast_routes, takes_any_text
 from mock_server.api.routing import operation_table
 from mock_server.api.security import ApiKeys
 from mock_server.app import create_app
@@ -281,3 +282,24 @@ def test_a_route_remembers_a_bounded_number_of_short_parameter_verdicts() -> Non
     assert route.accepts("path", "code", "x" * 200)
     assert not route.accepts("path", "code", "x" * 201)
     assert not [key for key in route.verdicts if key[1] == "code"]  # long text is judged each time
+
+
+ODD_TEXT = ["x", "-1", "0", "null", " ", "%2F", "S10_1678" * 40, "é\u0000\U0001f600", "true", "1e5"]
+
+
+def test_a_parameter_that_takes_any_text_is_one_connexion_accepts_any_text_for() -> None:
+    """`Route.accepts` passes any string for a parameter of `any_text` without asking the validator:
+    Connexion's own validator must accept every string there too, and the rule must leave out a
+    schema that checks more than the type."""
+    served = Served()
+    routes = [route for routes in served.middleware.routes.values() for route in routes]
+    unchecked = [(route, name) for route in routes for name in route.any_text]
+    assert {name for _, name in unchecked} == {"productcode", "productline"}
+    for route, name in unchecked:
+        for text in ODD_TEXT:
+            parameter = route.parameters[name]
+            assert not CompiledParameterValidator.validate_parameter(parameter["in"], text, parameter)
+            assert route.accepts(parameter["in"], name, text)
+    assert not takes_any_text({"name": "c", "in": "path", "schema": {"type": "string", "maxLength": 3}})
+    assert not takes_any_text({"name": "c", "in": "path", "schema": {"type": "string", "format": "date"}})
+    assert not takes_any_text({"name": "n", "in": "path", "schema": {"type": "integer"}})

@@ -2,10 +2,10 @@
 
 Reference counting frees what a request made the moment it ends; a reference cycle waits for the
 collector, whose passes then cost every request (a scope holding uvicorn's per-request object, which
-holds the scope, cost a POST a tenth of its time: benchmarks/README.md, section 9). The mock runs
-here under real uvicorn with its bounded protocol; each kind of request, on the bypass and through
-the whole stack, is sent over a kept connection with the collector off, and what a collection then
-finds unreachable must hold nothing of the server's.
+holds the scope, cost a POST a tenth of its time: benchmarks/benchmark-history.md, "What a request
+paid outside the ASGI stack"). The mock runs here under real uvicorn with its bounded protocol; each
+kind of request, on the bypass and through the whole stack, is sent over a kept connection with the
+collector off, and what a collection then finds unreachable must hold nothing of the server's.
 """
 
 from __future__ import annotations
@@ -31,9 +31,13 @@ SERVER_MODULES = ("uvicorn", "mock_server", "connexion", "starlette", "asyncio")
 codes = itertools.count()
 
 
-def new_product() -> bytes:
+def new_product(code: str | None = None) -> bytes:
     """tests.test_api's product under a code of its own: every POST creates (201)."""
-    return json.dumps({**PRODUCT, "productcode": f"RC_{next(codes)}"}).encode()
+    return json.dumps({**PRODUCT, "productcode": code or f"RC_{next(codes)}"}).encode()
+
+
+def replaced() -> bytes:
+    return json.dumps({**PRODUCT, "productcode": "S10_1678"}).encode()
 
 
 JSON = {**KEY, "Content-Type": "application/json"}
@@ -41,6 +45,9 @@ REQUESTS = {  # name -> (method, path, headers, body, the status each must get)
     "get one (bypass)": ("GET", PRODUCTS + "S10_1678/", KEY, None, 200),
     "get page (bypass)": ("GET", PRODUCTS + "?page=2&page_size=20", KEY, None, 200),
     "post (bypass)": ("POST", PRODUCTS, JSON, new_product, 201),
+    "put (bypass)": ("PUT", PRODUCTS + "S10_1678/", JSON, replaced, 200),
+    "patch (bypass)": ("PATCH", PRODUCTS + "S10_1678/", JSON, b'{"quantityinstock": 3}', 200),
+    "delete (bypass)": ("DELETE", PRODUCTS + "{new}/", KEY, None, 204),  # {new}: a product POSTed first
     "get one with Origin (whole stack)": ("GET", PRODUCTS + "S10_1678/", {**KEY, "Origin": "http://a.test"}, None, 200),
     "get page in a session (whole stack)": ("GET", PRODUCTS, {**KEY, "X-Mock-Session": "cycles"}, None, 200),
     "post in a session (whole stack)": ("POST", PRODUCTS, {**JSON, "X-Mock-Session": "cycles"}, new_product, 201),
@@ -71,11 +78,19 @@ def server_objects(garbage: list[object]) -> list[str]:
 def test_a_request_leaves_no_reference_cycle(connection: http.client.HTTPConnection, name: str) -> None:
     method, path, headers, body, status = REQUESTS[name]
 
-    def send() -> int:
-        connection.request(method, path, body=body() if callable(body) else body, headers=headers)
+    def exchange(method: str, path: str, body: bytes | None, headers: dict[str, str]) -> int:
+        connection.request(method, path, body=body, headers=headers)
         response = connection.getresponse()
         response.read()
         return response.status
+
+    def send() -> int:
+        target = path
+        if "{new}" in path:
+            code = f"RC_{next(codes)}"
+            assert exchange("POST", PRODUCTS, new_product(code), JSON) == 201
+            target = path.format(new=code)
+        return exchange(method, target, body() if callable(body) else body, headers)
 
     send()  # a first request may fill caches: only what each request leaves counts
     gc.collect()

@@ -5,6 +5,7 @@ for each store the test opens: tests/redis_server.py)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 from mock_server.settings import DEFAULT_FIXTURES
+from mock_server.state import memory
 from mock_server.state.fixtures import read_fixtures, record_fields
 from mock_server.state.memory import MemoryStore
 from mock_server.state.store import KEY_FIELDS, RELATIONS, Conflict, Dataset, InvalidReference, NotFound, Store
@@ -247,3 +249,44 @@ def test_a_record_keeps_the_fields_of_its_collection_only(open_store: OpenStore)
     )
     assert store.get("productlines", "Cars") == line("Cars")
     assert store.get("products", "S1") == product("S1", "Cars") | {"quantityinstock": None}
+
+
+def test_owner_lists_past_the_large_mark_agree_with_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An owner's keys become a SortedList past `memory.LARGE`: at a mark of 2, every product line
+    of the model's runs crosses it both ways, and the store must still agree with the model."""
+    monkeypatch.setattr(memory, "LARGE", 2)
+    run_state_machine_as_test(
+        lambda: StoreAgainstModel(MemoryStore(FIELDS)),
+        settings=settings(max_examples=40, stateful_step_count=30, deadline=None),
+    )
+    seeded = MemoryStore(FIELDS, {"productlines": [line("Cars")], "products": [product(c, "Cars") for c in CODES]})
+    assert list(seeded.inconsistencies()) == []  # a bulk load builds the large lists sorted too
+    assert seeded.owned("products", "productline", "Cars", 2, 3) == (len(CODES), seeded.page("products", 2, 3))
+
+
+def write_seconds(store: MemoryStore, writes: int) -> float:
+    """CPU time of `writes` creates of products sorting before every other, then their deletes."""
+    codes = [f"A{n:05d}" for n in range(writes)]
+    started = time.process_time()
+    for code in codes:
+        store.create("products", product(code, "Cars"))
+    for code in codes:
+        store.delete("products", code)
+    return time.process_time() - started
+
+
+def test_a_write_costs_no_more_among_many_products_than_among_few() -> None:
+    """A POST or DELETE among 10^5 products costs about what it costs among ten.
+
+    Keys were kept in plain sorted lists, so each insertion or removal moved every key after it, in
+    the table's order and in the product line's index: at 10^5 products, a write at the front cost
+    some 15 times one in a small store, and the store grew by one product a POST (issue 42)."""
+    dataset = {"productlines": [line("Cars")]}
+    small = MemoryStore(FIELDS, {**dataset, "products": [product(f"S{n:06d}", "Cars") for n in range(10)]})
+    large = MemoryStore(FIELDS, {**dataset, "products": [product(f"S{n:06d}", "Cars") for n in range(100_000)]})
+    best = {"small": float("inf"), "large": float("inf")}
+    for _ in range(5):  # interleaved, the best of each: other work on the machine falls on both alike
+        best["small"] = min(best["small"], write_seconds(small, 500))
+        best["large"] = min(best["large"], write_seconds(large, 500))
+    assert best["large"] < 4 * best["small"], best
+    assert list(large.inconsistencies()) == []

@@ -1,15 +1,15 @@
 """The one module touching Connexion's internals: every subclass, replacement and private name.
 
 Connexion 3.3 repeats per request set-up that never changes between requests of one operation (a
-profile under load, benchmarks/README.md): it wraps the handler in its decorators anew (calling
-`inspect.signature`, building a URI parser), its security handlers inspect the credential check,
-and its parameter validator deep-copies and compiles each parameter's schema. The classes here keep
-Connexion's checks exactly and move that set-up out of the request. The mock's own validators and
-URI parser (api.validation, api.addressing) subclass the adapters here, which give Connexion's
-private hooks and fields public names; nothing else reaches past Connexion's public surface
-(tests/test_architecture.py), and tests/test_connexion_seam.py pins every name below, so a
-Connexion release that renames or changes one fails there first. This is why pyproject.toml keeps
-Connexion to the 3.3 series.
+profile under load, benchmarks/benchmark-history.md, "Where the time goes"): it wraps the handler in
+its decorators anew (calling `inspect.signature`, building a URI parser), its security handlers
+inspect the credential check, and its parameter validator deep-copies and compiles each parameter's
+schema. The classes here keep Connexion's checks exactly and move that set-up out of the request.
+The mock's own validators and URI parser (api.validation, api.addressing) subclass the adapters
+here, which give Connexion's private hooks and fields public names; nothing else reaches past
+Connexion's public surface (tests/test_architecture.py), and tests/test_connexion_seam.py pins every
+name below, so a Connexion release that renames or changes one fails there first. This is why
+pyproject.toml keeps Connexion to the 3.3 series.
 
 Long because it is the one module holding Connexion's internals, so that one test module pins them
 all (tests/test_architecture.py holds every other module to Connexion's public surface); split, the
@@ -35,7 +35,6 @@ Internal modules and names relied on (not underscored, but not Connexion's docum
   `FormDataValidator`, `MultiPartFormDataValidator`, `JSONRequestBodyValidator`;
 - `connexion.uri_parsing.OpenAPIURIParser`: `resolve_params`, `resolve_form`, `param_schemas`;
 - `connexion.datastructures.MediaTypeDict`; `connexion.spec.OpenAPISpecification`;
-- `connexion.frameworks.starlette.Starlette.connexion_to_framework_response`;
 - `AsyncApp.middleware` (the `ConnexionMiddleware`), its `__call__` setting `scope["app"]`, and its
   `middleware_stack`, the layers its first `__call__` builds.
 """
@@ -57,8 +56,6 @@ from connexion.datastructures import MediaTypeDict
 from connexion.decorators import StarletteDecorator
 from connexion.decorators.parameter import pythonic, sanitized
 from connexion.exceptions import TypeValidationError
-from connexion.frameworks.starlette import Starlette as StarletteFramework
-from connexion.lifecycle import ConnexionResponse
 from connexion.security import ApiKeySecurityHandler, BearerSecurityHandler
 from connexion.spec import OpenAPISpecification
 from connexion.uri_parsing import OpenAPIURIParser
@@ -234,12 +231,6 @@ def built_layers(app: AsyncApp) -> list[ASGIApp] | None:
     app), or None before the app's first call: Connexion builds them then, not as they are added."""
     built: list[ASGIApp] | None = app.middleware.middleware_stack
     return None if built is None else list(built)
-
-
-def framework_response(response: ConnexionResponse) -> ASGIApp:
-    """A handler's `ConnexionResponse` as the ASGI response Connexion would send."""
-    answer: ASGIApp = StarletteFramework.connexion_to_framework_response(response)
-    return answer
 
 
 _valid: set[bytes] = set()

@@ -1,8 +1,9 @@
 """Valid requests of the API answered straight by their handlers, past Connexion's layers.
 
 Under load, a request spent most of its time in about fifteen ASGI layers of Connexion (routing
-twice, security, validation, context, argument preparation; see benchmarks/README.md), not in the
-mock. `FastPath` answers a request itself only when it can tell that Connexion would find it valid:
+twice, security, validation, context, argument preparation; benchmarks/benchmark-history.md, "Where
+the time goes"), not in the mock. `FastPath` answers a request itself only when it can tell that
+Connexion would find it valid:
 
 - its method and path are one of the spec's operations (matched as Starlette matches: `[^/]+` per
   parameter, on the routing path `addressing.RawPath` leaves, a segment unescaped as Connexion's
@@ -13,8 +14,11 @@ mock. `FastPath` answers a request itself only when it can tell that Connexion w
   `format` range, that the spec's schema, through Connexion's own parameter validator, accepts;
 - a GET or DELETE has no body; a write has a declared `application/json` body within the size
   limit that the mock's own JSON body validator (the one Connexion calls) parses and accepts;
-- the handler (the same one Connexion calls) succeeds. A store error (404, 409, a reference that
-  does not resolve) changes nothing, so the request can still go on.
+- the reader or writer (the same one Connexion's handler calls) succeeds. A store error (404, 409,
+  a reference that does not resolve) changes nothing, so the request can still go on.
+
+The answer is sent as Starlette sends the handler's response for Connexion: `Content-Type` then
+`Content-Length` for a JSON body, no header for a 204.
 
 Everything else (missing or wrong credentials, an invalid or repeated parameter, a form body, a
 404 or 409) goes on to Connexion, with the body replayed, and Connexion answers as it always does.
@@ -25,16 +29,15 @@ byte for byte.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
-from connexion.lifecycle import ConnexionResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mock_server.api.connexion_seam import CompiledParameterValidator, framework_response
-from mock_server.api.handlers import Reader
+from mock_server.api.connexion_seam import CompiledParameterValidator
+from mock_server.api.handlers import Answer, Reader, Writer
 from mock_server.api.pagination import PageNotFound
 from mock_server.api.validation import compiled, parse_json
 from mock_server.http.middleware import replay
@@ -47,10 +50,10 @@ from shop_contract.document import dereference
 INTEGER = re.compile(r"-?[0-9]+")
 JSON = b"application/json"
 Credential = Callable[[dict[bytes, list[bytes]]], bool]  # request headers -> whether they pass
-Writer = Callable[..., Awaitable[ConnexionResponse]]  # the Connexion handler of a write
 Headers = dict[bytes, list[bytes]]
 VERDICTS_KEPT = 256  # per route: parameter values whose verdict is remembered
 VERDICT_TEXT = 64  # longer text values are judged each time (the memory stays bounded)
+UNCHECKED = frozenset({"type", "description", "example", "title"})  # keywords no string can fail but `type`
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class Route:
     reader: Reader | None = None  # a GET
     writer: Writer | None = None  # a POST, PUT, PATCH or DELETE
     body_schema: Schema | None = None  # the application/json request body, for a write with one
+    any_text: frozenset[str] = frozenset()  # the parameters every string passes (`takes_any_text`)
     verdicts: dict[tuple[str, str, Any], bool] = field(default_factory=dict, compare=False, repr=False)
 
     def accepts(self, where: str, name: str, value: Any) -> bool:
@@ -69,7 +73,11 @@ class Route:
 
         The verdict is remembered per value: the validator (jsonschema) was a tenth of a GET, and
         clients send the same few values again (page numbers and sizes, the identifiers they use).
-        It is a pure function of the schema and the value, so a remembered verdict is the same."""
+        It is a pure function of the schema and the value, so a remembered verdict is the same. A
+        string for a parameter whose schema checks nothing but the type is accepted without asking:
+        an identifier never sent before (the one a DELETE names) missed the memory every time."""
+        if name in self.any_text and type(value) is str:
+            return True
         key = (where, name, value)
         verdict = self.verdicts.get(key)
         if verdict is None:
@@ -135,9 +143,16 @@ def fast_routes(
                     reader=readers.get(operation["operationId"]),
                     writer=writers.get(operation["operationId"]),
                     body_schema=body["schema"] if body else None,
+                    any_text=frozenset(p["name"] for p in parameters if takes_any_text(p)),
                 )
             )
     return routes
+
+
+def takes_any_text(parameter: Schema) -> bool:
+    """Whether every string passes the parameter's schema: `type: string` and no keyword that checks."""
+    schema: Schema = parameter.get("schema", {})
+    return schema.get("type") == "string" and schema.keys() <= UNCHECKED
 
 
 class FastPath:
@@ -164,16 +179,14 @@ class FastPath:
             if body is None:
                 await self.app(scope, receive, send)
                 return
-            raw = [(b"content-type", JSON), (b"content-length", str(len(body)).encode())]
-            await send({"type": "http.response.start", "status": 200, "headers": raw})
-            await send({"type": "http.response.body", "body": body})
+            await answer(send, 200, body)
             return
         request_body = await self.request_body(route, receive)
-        response = await self.write(route, arguments, request_body)
-        if response is None:
+        written = self.write(route, arguments, request_body)
+        if written is None:
             await self.app(scope, replay(request_body, receive), send)
             return
-        await framework_response(response)(scope, receive, send)
+        await answer(send, *written)
 
     def recognise(self, scope: Scope) -> tuple[Route, dict[str, Any]] | None:
         """The route and the typed arguments of a request Connexion would let through to its
@@ -183,8 +196,12 @@ class FastPath:
             return None
         headers: Headers = {}
         for name, value in scope["headers"]:
-            headers.setdefault(name.lower(), []).append(value)
-        if not any(all(check(headers) for check in requirement) for requirement in route.requirements):
+            name = name.lower()
+            if name in headers:
+                headers[name].append(value)
+            else:
+                headers[name] = [value]
+        if not passes(route.requirements, headers):
             return None
         raw_query = scope["query_string"]
         query = parse_qsl(raw_query.decode("latin-1"), keep_blank_values=True) if raw_query else []
@@ -217,7 +234,11 @@ class FastPath:
         """The whole body, which `_body_fits` already found declared and within the limit."""
         if route.body_schema is None:
             return b""
-        chunks = []
+        message = await receive()
+        first: bytes = message.get("body", b"")
+        if not message.get("more_body", False) or message["type"] != "http.request":
+            return first  # the whole body in one message: the common case
+        chunks = [first]
         more = True
         while more:
             message = await receive()
@@ -225,18 +246,18 @@ class FastPath:
             more = message.get("more_body", False) and message["type"] == "http.request"
         return b"".join(chunks)
 
-    async def write(self, route: Route, arguments: dict[str, Any], raw: bytes) -> ConnexionResponse | None:
+    def write(self, route: Route, arguments: dict[str, Any], raw: bytes) -> Answer | None:
         assert route.writer is not None
         if route.body_schema is not None:
             try:
                 body = parse_json(raw, "utf-8")
             except BadRequest:
                 return None
-            if body is None or compiled(route.body_schema).errors(body):
+            if body is None or compiled(route.body_schema).first_error(body) is not None:
                 return None
-            arguments = {**arguments, "body": body}
+            arguments["body"] = body
         try:
-            return await route.writer(**arguments)
+            return route.writer(**arguments)
         except StoreError:
             return None  # nothing changed: Connexion will meet the same error and render it
 
@@ -256,6 +277,24 @@ class FastPath:
         if route.body_schema is None or route.writer is None:
             return length == 0
         return 0 < length <= self.max_body_bytes and headers.get(b"content-type") == [JSON]
+
+
+def passes(requirements: list[list[Credential]], headers: Headers) -> bool:
+    """Whether all the credentials of any one requirement pass (loops: nested generators cost more)."""
+    for requirement in requirements:
+        for check in requirement:
+            if not check(headers):
+                break
+        else:
+            return True
+    return False
+
+
+async def answer(send: Send, status: int, body: bytes) -> None:
+    """A JSON answer (none for 204) with the headers Starlette gives a handler's response."""
+    head = [(b"content-type", JSON), (b"content-length", str(len(body)).encode())] if status != 204 else []
+    await send({"type": "http.response.start", "status": status, "headers": head})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _coerce(parameter: Schema, text: str) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mock_server.api.handlers import Collection, Reader, read_handler
+from mock_server.api.handlers import Collection, Reader, Writer, read_handler, write_handler
 from mock_server.api.pagination import PageSizePolicy
 from mock_server.spec.schemas import Schema, component_schema, load_spec
 from mock_server.state.store import Store
@@ -19,7 +19,7 @@ def page_size_policy(spec: Schema | None = None) -> PageSizePolicy:
     return PageSizePolicy(default=schema["default"], maximum=schema["x-clamped-maximum"])
 
 
-def operation_table(store: Store, spec: Schema | None = None) -> tuple[dict[str, Reader], dict[str, Handler]]:
+def operation_table(store: Store, spec: Schema | None = None) -> tuple[dict[str, Reader], dict[str, Writer]]:
     """(the readers of the GET operations, the handlers of the others), by operationId."""
     pages = page_size_policy(spec)
     productlines = Collection(store, "productlines", component_schema("ProductLine", spec), pages)
@@ -37,7 +37,7 @@ def operation_table(store: Store, spec: Schema | None = None) -> tuple[dict[str,
         "get_customer_orders": customers.owned("orders", "customernumber"),
         "get_customer_payments": customers.owned("payments", "customernumber"),
     }
-    writers: dict[str, Handler] = {
+    writers: dict[str, Writer] = {
         "create_product_line": productlines.create,
         "update_product_line": productlines.update,
         "patch_product_line": productlines.patch,
@@ -54,6 +54,9 @@ def operation_table(store: Store, spec: Schema | None = None) -> tuple[dict[str,
     return readers, writers
 
 
-def handler_table(readers: dict[str, Reader], writers: dict[str, Handler]) -> dict[str, Handler]:
+def handler_table(readers: dict[str, Reader], writers: dict[str, Writer]) -> dict[str, Handler]:
     """operationId -> the handler Connexion calls."""
-    return {**{name: read_handler(reader) for name, reader in readers.items()}, **writers}
+    return {
+        **{name: read_handler(reader) for name, reader in readers.items()},
+        **{name: write_handler(writer) for name, writer in writers.items()},
+    }

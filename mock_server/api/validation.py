@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import typing as t
 
+import orjson
 from starlette.datastructures import Headers, MutableHeaders, UploadFile
 from starlette.formparsers import MultiPartException
 from starlette.types import Message, Scope
@@ -28,10 +29,14 @@ from mock_server.api.connexion_seam import (
 )
 from mock_server.api.formparsers import StrictFormParser, StrictMultiPartParser
 from mock_server.spec.errors import BadRequest
-from mock_server.spec.inputs import load_json
+from mock_server.spec.inputs import MAX_JSON_DEPTH, load_json
 from mock_server.spec.schemas import FieldError, Schema, SchemaValidator
 
 FORM_NULL = ""
+# a run of 19 digits, found as 19 zeros once every digit is a zero (a regular expression took 3 us):
+# an integer orjson may read as a float, where the standard parser keeps it an integer
+DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+LONG_DIGITS = b"0" * 19
 _compiled: dict[int, tuple[Schema, SchemaValidator]] = {}
 
 
@@ -65,14 +70,34 @@ def validate_body(schema: Schema, body: t.Any) -> None:
 
 def parse_json(raw: bytes, encoding: str) -> t.Any:
     """A JSON body as the handler will get it; None for an empty one; BadRequest if unreadable
-    (see `inputs.load_json`: depth and text that cannot be stored are refused too)."""
+    (see `inputs.load_json`: depth and text that cannot be stored are refused too).
+
+    A plain UTF-8 body (`plain_json`) is read by orjson, a third of the standard parser's time on a
+    product; orjson refuses all that the standard parser refuses, and what it refuses goes on to
+    the standard parser, whose verdict and message stand."""
     if not raw:
         return None
+    if encoding == "utf-8" and plain_json(raw):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
     try:
         text = raw.decode(encoding)
     except (UnicodeDecodeError, LookupError):
         raise BadRequest(f"The request body is not valid {encoding}.") from None
     return load_json(text)
+
+
+def plain_json(raw: bytes) -> bool:
+    """Whether orjson reads `raw` as `load_json` reads its text, or refuses it: no `\\u` escape
+    (orjson refuses a lone surrogate, which `load_json` refuses after parsing), no run of 19 digits
+    (orjson reads an integer past 64 bits as a float), and too few brackets for the depth check."""
+    return (
+        b"\\u" not in raw
+        and raw.count(b"[") + raw.count(b"{") <= MAX_JSON_DEPTH
+        and LONG_DIGITS not in raw.translate(DIGITS_AS_ZERO)
+    )
 
 
 class JSONBodyValidator(JSONBodyAdapter):

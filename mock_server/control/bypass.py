@@ -2,8 +2,9 @@
 
 Faults, the journal, the admin guard, CORS, the session scope, the raw path and steering each pass
 on a request that needs none of them. Each pass is one more ASGI layer, and together they cost a
-plain request a share of its time (benchmarks/README.md, section 9). So `Bypass` holds those
-layers and asks `takes` once per request, from the one scan of header names the layers share.
+plain request a share of its time (benchmarks/benchmark-history.md, "The hot path as a budget"). So
+`Bypass` holds those layers and asks `takes` once per request, from the one scan of header names the
+layers share.
 
 A request takes the bypass when no fault rule could meet it, when it is outside the admin API,
 when it sends none of `Prefer`, `X-Mock-Session`, `Cookie` and `Origin`, and when `RawPath` would
@@ -13,13 +14,14 @@ through a `LastResort` and a journal layer of its own. It gets CORS's `Vary: Ori
 `http.cors.CORS` adds it. Any other request takes the control layers, unchanged. With `--proxy`
 there is no bypass, because the proxy sees every request (`mock_server.stack.with_bypass`).
 
-Connexion's entry and its error middleware, outside this layer, do nothing for a request the
-bypass takes either, and passing them cost GET one an eighth of its time (benchmarks/README.md,
-section 9). So the app's entry (`app.MockApp`) asks this layer (`takes`), once Connexion has
-built it, and serves a request it takes itself (`serve`); a request it does not take is marked,
-and goes the whole way when it meets this layer in the stack, without being asked twice. A request
-served from the app's entry passes no observer layer either, so this layer's journal tells the
-observer of it (`observer`, control/observe.py); one it takes in the stack was watched outside.
+Connexion's entry and its error middleware, outside this layer, do nothing for a request the bypass
+takes either, and passing them cost GET one an eighth of its time (benchmarks/benchmark-history.md,
+"The declarative stack and the bypass"). So the app's entry (`app.MockApp`) asks this layer
+(`takes`), once Connexion has built it, and serves a request it takes itself (`serve`); a request it
+does not take is marked, and goes the whole way when it meets this layer in the stack, without being
+asked twice. A request served from the app's entry passes no observer layer either, so this layer's
+journal tells the observer of it (`observer`, control/observe.py); one it takes in the stack was
+watched outside.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ calls, for a response that the app hands over in one step. `CoalescingTransport`
 protocol and the real transport: a write that begins a response (`HTTP/1.1 `) is held, and goes out
 with the next write, or at the end of the event loop's turn (a streamed response's head does not
 wait for its first event), or before a close. Every write keeps its order; holding changes when
-bytes leave, never which. A POST's time went down by about 6 % (benchmarks/README.md, section 9).
+bytes leave, never which. A POST's time went down by about 6 % (benchmarks/benchmark-history.md,
+"What a request paid outside the ASGI stack").
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 To a request without `Origin` (every request but a browser's cross-origin one), Starlette's
 `CORSMiddleware` only adds `Vary: Origin` to the answer; but it builds a `Headers` of the request
 and a `MutableHeaders` of the answer to do so: about 8 us per request in process, against 2 here
-(benchmarks/README.md, section 8). `CORS` adds the same header with plain lists, and leaves every
+(benchmarks/benchmark-history.md, "After issues 9-14"). `CORS` adds the same header with plain lists, and leaves every
 request with an `Origin` (simple or preflight), and any answer that already has a `Vary`, to
 Starlette's code.
 """

@@ -8,7 +8,8 @@ of them (`exposition`). Each replica (a process or a pod of its own) is scraped 
 The requests and their durations, counted on every request, are not instruments but a `Tally` in
 plain Python (`mock_server/ops/tally.py`), exposed at scrape time through a custom collector, as
 prometheus_client documents for figures kept elsewhere: an instrument's `inc` and `observe` take a
-lock each and cost a plain request a tenth of its time (benchmarks/README.md, section 12).
+lock each and cost a plain request a tenth of its time (benchmarks/benchmark-history.md,
+"The cost of the metrics").
 
 Label values are bounded: an operation is an operationId, else `admin`, `realm` or `other`
 (`Observer.learn` in control/observe.py), a status a three-digit code, a realm error one of
