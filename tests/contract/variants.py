@@ -103,6 +103,28 @@ def any_api_key(scope: Scope, body: bytes) -> bytes:
     return body
 
 
+def api_key_by_prefix(scope: Scope, body: bytes) -> bytes:
+    """An API key compared on the length of the valid one: the valid key with anything after it passes."""
+    sent = header(scope, "x-api-key")
+    if sent.startswith(DEFAULT_API_KEY) and sent != DEFAULT_API_KEY:
+        scope["headers"] = [(k, v) for k, v in scope["headers"] if k.lower() != b"x-api-key"]
+        scope["headers"].append((b"x-api-key", DEFAULT_API_KEY.encode()))
+    return body
+
+
+def stripped_lookups(store: Any) -> None:
+    """Identifiers looked up after `strip()` (a form or query layer trimming what it passes on): `" x"`
+    reads, replaces, patches and deletes the item `x`."""
+    get, update, delete = store.get, store.update, store.delete
+
+    def trimmed(key: Any) -> Any:
+        return key.strip() if isinstance(key, str) else key
+
+    store.get = lambda collection, key: get(collection, trimmed(key))
+    store.update = lambda collection, key, changes: update(collection, trimmed(key), changes)
+    store.delete = lambda collection, key: delete(collection, trimmed(key))
+
+
 def crash_on_large_pages(scope: Scope, answer: Answer) -> Answer:
     sizes = parse_qs(scope["query_string"].decode()).get("page_size", ["0"])
     if sizes[-1].isdigit() and int(sizes[-1]) >= 50:
@@ -362,6 +384,22 @@ VARIANTS = [
         "domain",
         fault("GET", f"{API}/products/", request=any_api_key),
         clauses=("credentials/invalid", "credentials/missing"),
+    ),
+    Variant(
+        "api_key_compared_by_prefix",
+        "auth_matrix",
+        ("get_product",),
+        "domain",
+        fault("GET", PRODUCT, request=api_key_by_prefix),
+        clauses=("credentials/invalid",),
+    ),
+    Variant(
+        "identifiers_matched_after_strip",
+        "identifier_variants",
+        ("create_product_line", "get_product_line"),
+        "domain",
+        with_store(stripped_lookups),
+        clauses=("identifiers-exact/different-items",),
     ),
     Variant(
         "server_error_on_large_pages",
