@@ -164,18 +164,17 @@ def shuffled(body: Any) -> Any:
     return body
 
 
-def case_insensitive_order(store: Any) -> None:
-    """Product lines sorted by a case-insensitive collation (MySQL's `utf8mb4_general_ci`)."""
+def descending(store: Any) -> None:
+    """Product lines ordered by their key descending (`ORDER BY productline DESC`)."""
     counted_page = store.counted_page
 
-    def collated(collection: str, offset: int, limit: int) -> tuple[int, list[Any]]:
+    def reversed_page(collection: str, offset: int, limit: int) -> tuple[int, list[Any]]:
         if collection != "productlines":
             return counted_page(collection, offset, limit)
         count, records = counted_page(collection, 0, store.count(collection))
-        records.sort(key=lambda record: (record["productline"].casefold(), record["productline"]))
-        return count, records[offset : offset + limit]
+        return count, records[::-1][offset : offset + limit]
 
-    store.counted_page = collated
+    store.counted_page = reversed_page
 
 
 class NfcPaths:
@@ -297,11 +296,11 @@ READ_BACK_VARIANTS = [
         clauses=("list-order/stable",),
     ),
     Variant(
-        "case_insensitive_collation",
+        "list_order_descending",
         "list_order",
         ("list_product_lines",),
         "domain",
-        with_store(case_insensitive_order),
+        with_store(descending),
         clauses=("list-order/ascending",),
     ),
     # identifiers as the decisions table says (identifier_variants)

@@ -6,12 +6,15 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from dataclasses import replace
 from decimal import Decimal
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from contract_tests.judge import checks
+from contract_tests.judge.domain import ordering
 from contract_tests.judge.domain.ranges import HIGH, LOW, SHORTEST, decimal_end, end_value, one_past, wide_text
 from contract_tests.options import Options
 from contract_tests.outcome.findings import Ledger
@@ -57,6 +60,36 @@ def test_identifiers_ignoring_case_consistently_get_no_report() -> None:
         assert not ledger.violations, [violation.rule for violation in ledger.violations]
         judged_ops = {key.operation for key in ledger.passes if key.check == "identifier_variants"}
         assert {"create_product_line", "create_product"} <= judged_ops, judged_ops
+
+
+def test_lists_ordered_as_a_case_insensitive_collation_gets_no_report() -> None:
+    """The decision `list-order` admits a list ordered by its key's case-folded form where the service ignores
+    letter case, as MySQL's default collation orders it, at three seeds; the string-keyed lists and their
+    sub-lists are judged, with items list_order made in an order the two orders sort differently."""
+    lists = ("list_product_lines", "list_products", "get_product_line_products")
+    variant = replace(CASE_INSENSITIVE_IDENTIFIERS, check="list_order", include=lists)
+    for seed in (*SEEDS, 9):
+        ledger = judged(variant, seed)
+        assert not ledger.violations, [violation.rule for violation in ledger.violations]
+        judged_ops = {key.operation for key in ledger.passes if key.check == "list_order"}
+        assert set(lists) <= judged_ops, judged_ops
+
+
+def page(*keys: str) -> tuple[Any, list[Any]]:
+    return None, [{"productline": key} for key in keys]
+
+
+def test_a_walk_is_in_one_order_throughout() -> None:
+    """Code-point order or case-folded order, each for the whole walk: a walk mixing them, or in neither
+    (descending), is reported with the pair that shows it."""
+    assert ordering.misordered([page("B", "a"), page("b")], "productline") is None
+    assert ordering.misordered([page("a", "b"), page("B")], "productline") is None
+    assert ordering.misordered([page("a", "B"), page("b")], "productline") is None  # a tie in a fixed order
+    mixed = ordering.misordered([page("B", "a"), page("b", "C")], "productline")
+    assert mixed is not None and "mixes two orders" in mixed and "'b' comes before 'C'" in mixed
+    backwards = ordering.misordered([page("b", "a")], "productline")
+    shown = "productline 'b' comes before 'a' (page 1 at page_size=2)"
+    assert backwards == f"{shown}: ascending in neither order (code-point, case-folded)"
 
 
 def test_every_property_has_variants_of_two_mechanisms_at_least() -> None:

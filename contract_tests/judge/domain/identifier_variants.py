@@ -12,13 +12,18 @@ spelling) and its create is refused as a duplicate (409, or 400 as `duplicate-id
 mix of the two, another status or an item answered under another spelling is the violation.
 Everything made is deleted; the first item still reads after the others are gone. A first create
 refused with a 4xx is admitted (`identifiers-in-paths`) and listed as not exercised.
+
+Near misses, in every run: before any variant is made, the identifiers a careless service confuses with
+the item's (`near_misses`: white space around or inside it, one character more or less, percent-encoded
+twice, its NFD form) are each read, replaced, patched and deleted: each is another item, which does not
+exist, so every answer is 404, and the item reads unchanged afterwards.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from contract_tests.judge.domain.data import Context, changed_body, differences
 from contract_tests.judge.domain.http import Exchange, Session
@@ -66,6 +71,53 @@ def other_items(identifier: str) -> list[tuple[str, str]]:
     return [("its NFD form", other)] if other != identifier else []
 
 
+def near_misses(identifier: str) -> list[tuple[str, str]]:
+    """(what, path segment) of identifiers a careless service confuses with `identifier`, each another
+    item: white space around or inside it, one character more or less, percent-encoded twice, and its
+    NFD form. Its letter case is `case_variant`'s: the spec admits it as the same item or another."""
+    others = [
+        ("a leading space", f" {identifier}"),
+        ("a trailing space", f"{identifier} "),
+        ("a space inside", f"{identifier[:1]} {identifier[1:]}"),
+        ("one character more", identifier + identifier[-1]),
+        ("one character less", identifier[:-1]),
+        *other_items(identifier),
+    ]
+    segments = [(what, quote(other, safe="")) for what, other in others if other and other != identifier]
+    return [*segments, ("percent-encoded twice", quote(quote(identifier, safe=""), safe=""))]
+
+
+def near_misses_not_found(
+    ctx: Context, session: Session, collection: Collection, body: JSON, setup: list[Exchange]
+) -> None:
+    """Each near miss of the item of `body` is another item, which does not exist: a read, replace, patch
+    and delete of it are 404 (a replace body longer than the field's bound may be 400), and the item is
+    unchanged after all of them."""
+    name, get = collection.identifier, collection.item_ops["get"]
+    changed = changed_body(ctx, collection, body)
+    bound = collection.request_schema["properties"][name].get("maxLength")
+    for what, segment in near_misses(body[name]):
+        url = path(session, collection, segment)
+        other = unquote(segment)
+        for method in ("get", "put", "patch", "delete"):
+            op = collection.item_ops[method]
+            content = {} if method in ("get", "delete") else {"json": {**changed, name: other}}
+            if method == "patch":
+                content["json"].pop(name)
+            answer = session.call(op, url=url, **content)
+            allowed = (404, 400) if method == "put" and bound is not None and len(other) > bound else (404,)
+            broken = None
+            if answer.status not in allowed:
+                broken = (
+                    f"{name}={other!r} ({body[name]!r} with {what}: no such item) answered {answer.status}, not 404"
+                )
+            session.judge(CHECK, op, answer, broken, setup)
+    still = session.call(get, {name: body[name]})
+    wrong = [f"answered {still.status}"] if still.status != 200 else differences(body, still.json())
+    broken = f"{name}={body[name]!r} after its near misses were sent: " + "; ".join(wrong) if wrong else None
+    session.judge(CHECK, get, still, broken, setup)
+
+
 def try_variants(ctx: Context, session: Session, collection: Collection, identifier: str) -> None:
     name, get, delete = collection.identifier, collection.item_ops["get"], collection.item_ops["delete"]
     body = ctx.valid_body(collection, identifier)
@@ -81,6 +133,7 @@ def try_variants(ctx: Context, session: Session, collection: Collection, identif
         if broken is None and differences({name: identifier}, read.json()):
             broken = f"{name}={identifier!r} with {what} read another item"
         session.judge(CHECK, get, read, broken, setup)
+    near_misses_not_found(ctx, session, collection, body, setup)
     made = [
         other for what, other in other_items(identifier) if distinct(ctx, session, collection, body, what, other, setup)
     ]

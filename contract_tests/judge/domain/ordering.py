@@ -1,13 +1,16 @@
 """`list_order`: a list's order is the documented one, the same on every read, at every page size.
 
-Each list names its order in the spec (`x-order-by`, ascending; strings in code-point order). Where
-the test can create the list's items, it first adds some in an order their identifiers do not sort
-in, with letter cases a case-insensitive collation sorts otherwise (`STEMS`): a list served in
-insertion order, or sorted without regard to case, shows them out of place. The list is then read
-whole at several page sizes (the largest it serves, about a half and about a fifth of it) by page
-number: each walk returns every item exactly once, in ascending order of the key, and every walk,
-and a second read of the first page, gives the same sequence. A list longer than `FULL_WALK_PAGES`
-pages of the largest size is judged on its first two pages. The items made are deleted afterwards.
+Each list names its order in the spec (`x-order-by`, ascending; strings in code-point order, or in
+the order of their case-folded form where the service ignores letter case, as `identifiers-exact`
+admits). Where the test can create the list's items, it first adds some in an order their
+identifiers do not sort in, with letter cases that code-point order and case-folded order sort
+differently (`STEMS`): a list served in insertion order, or in any other order, shows them out of
+place. The list is then read whole at several page sizes (the largest it serves, about a half and
+about a fifth of it) by page number: each walk returns every item exactly once, ascending by the key
+in one of the two orders throughout (a walk mixing them is reported), and every walk, and a second
+read of the first page, gives the same sequence (so ties of the case-folded order keep one order). A
+list longer than `FULL_WALK_PAGES` pages of the largest size is judged on its first two pages. The
+items made are deleted afterwards.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from contract_tests.spec import Collection, Operation
 
 CHECK = "list_order"
 STEMS = ("b", "B", "a")
-"""Created in this order: code-point order is B, a, b; a case-insensitive one a, b, B; insertion b, B, a."""
+"""Created in this order: code-point order is B, a, b; case-folded order a, b, B; insertion b, B, a."""
 FRACTIONS = (2, 5)
 
 
@@ -145,18 +148,45 @@ def walked_items(walked: Walked) -> list[tuple[int, Any]]:
     return [(number, item) for number, (_, items) in enumerate(walked, 1) for item in items]
 
 
+def code_point(before: Any, after: Any) -> bool:
+    """`before` and `after` are in ascending order of their values (strings by code point)."""
+    try:
+        return bool(before < after)
+    except TypeError:
+        return False
+
+
+def case_folded(before: Any, after: Any) -> bool:
+    """Two strings in ascending order of their case-folded form, or a tie (the same folded form, two
+    spellings), whose order the comparison of the walks holds fixed (`identifiers-exact`)."""
+    if not isinstance(before, str) or not isinstance(after, str):
+        return code_point(before, after)
+    return before != after and before.casefold() <= after.casefold()
+
+
+ORDERS = (code_point, case_folded)
+"""The orders a list may be in (`list-order/ascending`), each the one order of a whole walk."""
+
+
 def misordered(walked: Walked, key: str) -> str | None:
-    """Where the items of the walk are not in ascending order of `key`, if anywhere."""
+    """Where the items of the walk are not in ascending order of `key` in any one of `ORDERS`, if anywhere."""
     keyed: list[tuple[int, Any]] = [
         (number, item.get(key) if isinstance(item, dict) else None) for number, item in walked_items(walked)
     ]
-    for (page, before), (next_page, after) in itertools.pairwise(keyed):
-        try:
-            ascending = before < after
-        except TypeError:
-            ascending = False
-        if not ascending:
-            where = f"page {page}" if page == next_page else f"pages {page} and {next_page}"
-            size = len(walked[0][1])
-            return f"{key} {before!r} comes before {after!r} ({where} at page_size={size}): not ascending"
-    return None
+    pairs = list(itertools.pairwise(keyed))
+    if any(all(ascending(before, after) for (_, before), (_, after) in pairs) for ascending in ORDERS):
+        return None
+    size = len(walked[0][1])
+
+    def shown(pair: tuple[tuple[int, Any], tuple[int, Any]]) -> str:
+        (page, before), (next_page, after) = pair
+        where = f"page {page}" if page == next_page else f"pages {page} and {next_page}"
+        return f"{key} {before!r} comes before {after!r} ({where} at page_size={size})"
+
+    neither = [pair for pair in pairs if not any(ascending(pair[0][1], pair[1][1]) for ascending in ORDERS)]
+    if neither:
+        return f"{shown(neither[0])}: ascending in neither order (code-point, case-folded)"
+    code_point_only = next(pair for pair in pairs if not case_folded(pair[0][1], pair[1][1]))
+    folded_only = next(pair for pair in pairs if not code_point(pair[0][1], pair[1][1]))
+    mixed = f"{shown(folded_only)} is case-folded order, {shown(code_point_only)} code-point order"
+    return f"the walk mixes two orders: {mixed}"

@@ -1,7 +1,8 @@
 """Where an item falls in a list: the page its documented order (`x-order-by`) puts it on.
 
 A binary search over pages of the largest size the list serves, so that finding one item in a list of
-any length costs a few requests. Where the order is not the documented one (`list_order` judges
+any length costs a few requests; a page guides it only where both orders a list may be in
+(code-point and case-folded) agree. Where the order is not the documented one (`list_order` judges
 that), the search cannot trust it and walks the pages instead, up to `WALK_LIMIT` of them.
 """
 
@@ -78,11 +79,19 @@ def locate(
 def narrowed(items: list[Any] | None, name: str, value: Any, middle: int, low: int, high: int) -> tuple[int, int]:
     """The pages left to search once page `middle` lacks the item: (1, 0) when its keys cannot guide."""
     keys = [item.get(name) if isinstance(item, dict) else None for item in items or []]
-    try:
-        if keys and value < keys[0]:
-            return low, middle - 1
-        if keys and value > keys[-1]:
-            return middle + 1, high
-    except TypeError:  # keys of another type than the value
-        pass
+    if keys and before(value, keys[0]):
+        return low, middle - 1
+    if keys and before(keys[-1], value):
+        return middle + 1, high
     return 1, 0
+
+
+def before(one: Any, other: Any) -> bool:
+    """`one` sorts before `other` in code-point order and, for strings, in case-folded order too, the two
+    orders a list may be in (`list-order`): where they disagree, the keys cannot guide the search."""
+    try:
+        if isinstance(one, str) and isinstance(other, str):
+            return one < other and one.casefold() < other.casefold()
+        return bool(one < other)
+    except TypeError:  # keys of another type than the value
+        return False
