@@ -3,7 +3,7 @@ decides, each judged by checks of the suite or admitted on purpose.
 
 An entry is `{id, summary, judged-by: [check, ...]}` and/or `{admitted: "X or Y", reason}`; an entry
 that admits several answers may also list them for the checks to load (`admits: [null, ""]`), so no
-check restates a decision. tests/test_decisions.py keeps the list, the prose of `info.description`,
+check restates a decision. tests/contract_tests/test_decisions.py keeps the list, the prose of `info.description`,
 the check registry and the table of docs/decisions.md in step.
 """
 
