@@ -10,10 +10,16 @@ from contract_tests.check_names import DOMAIN_CHECKS
 from tests.support.live import running
 from tests.support.read_back_variants import READ_BACK_VARIANTS
 from tests.support.suite import credentials, shop_contract
-from tests.support.variants import VARIANTS, Variant
+from tests.support.variants import REPRESENTATIVE, VARIANTS, Variant
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=str)
+# A run a variant: the default run keeps the representative variants (one of each kind of check), the
+# others run in `tox -e e2e`.
+@pytest.mark.parametrize(
+    "variant",
+    [pytest.param(v, marks=() if v.name in REPRESENTATIVE else pytest.mark.e2e) for v in VARIANTS],
+    ids=str,
+)
 def test_broken_variant_is_caught_by_its_check(variant: Variant, tmp_path: Path) -> None:
     with running(variant.build()) as origin:
         args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), "--seed", "7", "--quiet"]

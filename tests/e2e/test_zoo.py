@@ -71,6 +71,7 @@ def raw_get(origin: str, path: str) -> tuple[str, dict[str, str]]:
     return status, {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in lines)}
 
 
+@pytest.mark.e2e
 def test_correct_drf_backend_under_gunicorn_gthread_passes_the_fast_profile(realm: str, tmp_path: Path) -> None:
     """Threads keep the connection open (under sync workers, which close it after every response, the
     correct backend passes the default profile with three seeds: test_drf, tox -e drf)."""
@@ -87,6 +88,7 @@ def test_an_unknown_server_is_refused_naming_the_servers(realm: str) -> None:
         pass
 
 
+@pytest.mark.e2e
 def test_a_drf_variant_under_gunicorn_sync_is_caught_by_its_check_alone(realm: str, tmp_path: Path) -> None:
     """`unprotected_fk`, as under uvicorn (test_drf compares both for every variant): its 500s are
     answered, and the connection closed, like every other response."""
@@ -96,6 +98,7 @@ def test_a_drf_variant_under_gunicorn_sync_is_caught_by_its_check_alone(realm: s
         assert domain_verdict(origin, realm, tmp_path, SEED) == (1, {CAUGHT_BY[variant]}, [])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("server", ["uvicorn", "hypercorn"])
 def test_the_mock_as_a_process_passes_the_fast_profile(tmp_path: Path, server: str) -> None:
     with mock_under(server, tmp_path) as origin:
@@ -103,6 +106,7 @@ def test_the_mock_as_a_process_passes_the_fast_profile(tmp_path: Path, server: s
         assert_passes(against_mock(origin, tmp_path))
 
 
+@pytest.mark.e2e
 def test_the_mock_behind_nginx_terminating_tls_passes_the_fast_profile(tmp_path: Path) -> None:
     """The suite trusts the test's own CA; the mock's page links come back as https on nginx's address."""
     certificates = make_certificates(tmp_path)
@@ -114,6 +118,7 @@ def test_the_mock_behind_nginx_terminating_tls_passes_the_fast_profile(tmp_path:
         assert_passes(against_mock(origin, tmp_path, "--ca-bundle", str(certificates.ca)))
 
 
+@pytest.mark.e2e
 def test_the_mock_behind_an_http10_server_passes_the_fast_profile(tmp_path: Path) -> None:
     with mock_under("uvicorn", tmp_path) as upstream, http10_in_front_of(upstream, tmp_path) as origin:
         status, headers = raw_get(origin, "/shop/api/v1/products/")

@@ -489,3 +489,14 @@ NULL_TEXT_STORED_AS_NULL = Variant(
 """Only some generated values expose it (a form write whose nullable field holds the text): caught at some
 seeds only, so not one of `VARIANTS`, which must each be caught at one seed with the fast profile.
 tests/e2e/test_determinism.py proves that one seed finds it, or not, whatever the timing."""
+
+
+# One variant of each kind of check: a run of each stays in the default run where a run of every variant
+# would be too long (the broken-variant and the sharding tests); every variant runs in `tox -e e2e` and
+# `tox -e sharding`.
+REPRESENTATIVE = {
+    "customer_with_another_number",  # Schemathesis phases on two operations of one collection (stateful too)
+    "any_api_key_accepted",  # a per-operation domain check
+    "gateway_reroutes_customer",  # surface_parity, two surfaces
+    "missing_product_line_accepted",  # a per-collection domain check
+}

@@ -1,5 +1,5 @@
-"""Every operation of the mock, through both transports: what you create you can read, page,
-change and delete; references hold; failed writes change nothing."""
+"""Every operation of the mock, in process (and over real HTTP where the wire matters): what you create you
+can read, page, change and delete; references hold; failed writes change nothing."""
 
 from __future__ import annotations
 
@@ -13,10 +13,15 @@ from mock_server.app import MockApp
 from tests.conftest import BACKEND, GATEWAY, ON_REDIS, fetch_token, transport
 
 
-@pytest.fixture(params=["in-process", "http", ON_REDIS])
+@pytest.fixture(params=["in-process", ON_REDIS])
 def api(request: pytest.FixtureRequest) -> httpx.Client:
-    """Both transports, and the same tests on the Redis store (in process)."""
+    """In process, on the memory and on the Redis store: an operation's behaviour is not the wire's. The
+    tests of what the wire carries (bodies in each encoding, no body, the links a Host header makes) run
+    over real uvicorn too (`ON_THE_WIRE`)."""
     return transport(request)
+
+
+ON_THE_WIRE = pytest.mark.parametrize("api", ["in-process", "http", ON_REDIS], indirect=True)
 
 
 PRODUCT = {
@@ -114,6 +119,7 @@ def test_customer_lifecycle_with_nullable_fields(api: httpx.Client) -> None:
     assert api.get(f"{BACKEND}/customers/9001/").status_code == 404
 
 
+@ON_THE_WIRE
 @pytest.mark.parametrize("encoding", ["json", "urlencoded", "multipart"])
 def test_each_encoding_creates_the_same_product(api: httpx.Client, encoding: str) -> None:
     body = {**PRODUCT, "quantityinstock": "120"} if encoding != "json" else PRODUCT
@@ -127,6 +133,7 @@ def test_each_encoding_creates_the_same_product(api: httpx.Client, encoding: str
     assert response.json() == PRODUCT
 
 
+@ON_THE_WIRE
 @pytest.mark.parametrize("encoding", ["urlencoded", "multipart"])
 def test_an_empty_form_value_sets_a_nullable_field_to_null(api: httpx.Client, encoding: str) -> None:
     body = form({**CUSTOMER, "creditlimit": None, "salesrepemployeenumber": None, "state": None})
@@ -265,6 +272,7 @@ def test_scoped_lists_hold_only_their_owners_items(api: httpx.Client) -> None:
         assert {item["customernumber"] for item in page["results"]} == {103}
 
 
+@ON_THE_WIRE
 def test_pagination_walks_every_item_once_with_followable_links(api: httpx.Client) -> None:
     url: str | None = f"{BACKEND}/products/?page_size=7"
     seen: list[str] = []
@@ -297,6 +305,7 @@ def test_a_page_past_the_end_is_404_and_page_one_of_an_empty_list_is_200(api: ht
     assert empty.json() == {"count": 0, "next": None, "previous": None, "results": []}
 
 
+@ON_THE_WIRE
 def test_links_stay_on_the_surface_and_host_that_was_called(api: httpx.Client) -> None:
     token = fetch_token(api)
     gateway = api.get(f"{GATEWAY}/customers/", params={"page_size": 5}, headers={"Authorization": f"Bearer {token}"})
@@ -328,6 +337,7 @@ def test_the_store_stays_consistent_after_the_api_tests_writes(app: MockApp, cli
     assert list(app.store.inconsistencies()) == []
 
 
+@ON_THE_WIRE
 @pytest.mark.parametrize(
     ("content_type", "body"),
     [
@@ -345,6 +355,7 @@ def test_a_patch_without_a_body_changes_nothing(api: httpx.Client, content_type:
     assert response.json() == before
 
 
+@ON_THE_WIRE
 @pytest.mark.parametrize("path", ["/products/", "/customers/", "/productlines/"])
 def test_a_create_without_a_body_is_400(api: httpx.Client, path: str) -> None:
     assert api.post(f"{BACKEND}{path}", headers={"Content-Type": "application/json"}).status_code == 400
