@@ -2,7 +2,7 @@
 
 A staging service in another region answers in 100-300 ms; the suite's requests used to go one after
 another there (about 22 minutes for the default profile). This benchmark serves the correct mock and
-broken variants of it (tests/contract/variants.py) each on a loopback port, puts the latency proxy
+broken variants of it (tests/support/variants.py) each on a loopback port, puts the latency proxy
 (benchmarks/latency_proxy.py) in front, and runs the default profile with one seed:
 
 - on loopback (the reference violations),

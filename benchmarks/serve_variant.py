@@ -1,4 +1,4 @@
-"""Serve the correct mock (`mock`) or one broken variant of it (tests/contract/variants.py) on a port.
+"""Serve the correct mock (`mock`) or one broken variant of it (tests/support/variants.py) on a port.
 
 python -m benchmarks.serve_variant NAME PORT
 """
@@ -11,7 +11,7 @@ import uvicorn
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from tests.contract.variants import VARIANTS
+from tests.support.variants import VARIANTS
 
 
 def main(name: str, port: int) -> None:

@@ -1,6 +1,6 @@
 """Wall time of the contract suite sharded 1, 2 and 4 ways (`--shard K/N`, then `shop-contract merge`).
 
-For each target (the mock, and the DRF test backend of tests/backends/drf with a mock as its realm)
+For each target (the mock, and the DRF test backend of tests/support/drf with a mock as its realm)
 and each N: the N shards one after another against one server (what N jobs on one runner would
 cost) and side by side, each against its own server (N CI runners, each with its own instance of the
 service; here all of them share this machine's cores), then the merge, whose verdict must be the
@@ -34,7 +34,7 @@ def target(name: str) -> Iterator[tuple[str, str]]:
         if name == "mock":
             yield mock.origin, mock.origin
             return
-        from tests.backends.drf import server as drf  # test support: imported only for this target
+        from tests.support.drf import server as drf  # test support: imported only for this target
 
         with drf.serve("correct", realm_url=f"{mock.origin}/realms/shop") as origin:
             yield origin, mock.origin

@@ -12,7 +12,7 @@ figures are given for one worker only.
 `--gateway` checks the gateway's surface as well (its customers operations, with a token from the
 mock's realm), as a CI gate of a service behind the gateway would.
 
-`--check-variants` also runs tests/contract/test_broken_variants.py, which runs the suite's fast
+`--check-variants` also runs tests/e2e/test_broken_variants.py, which runs the suite's fast
 profile against each deliberately broken variant of the mock and requires the right check to fail.
 """
 
@@ -113,7 +113,7 @@ def run_suite(profile: str, workers: int, seed: int, gateway: bool) -> dict[str,
 
 def check_variants() -> dict[str, Any]:
     """Run the broken-variant tests (fast profile against each variant); their outcome and wall time."""
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "tests/contract/test_broken_variants.py"]
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "tests/e2e/test_broken_variants.py"]
     started = time.perf_counter()
     outcome = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     wall = time.perf_counter() - started
@@ -173,7 +173,7 @@ def main(argv: Sequence[str]) -> int:
     }
     variants = check_variants() if args.check_variants else None
     if variants is not None:
-        checks["fast profile catches every broken variant (tests/contract)"] = variants["exit_code"] == 0
+        checks["fast profile catches every broken variant (tests/support/variants.py)"] = variants["exit_code"] == 0
     results = {"machine": machine, "seed": args.seed, "runs": runs, "variants": variants, "targets": checks}
     path = record.write("suite_speed", results)
     print(report(runs))

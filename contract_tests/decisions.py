@@ -6,7 +6,7 @@ several answers may also list them for the checks to load (`admits: [null, ""]`)
 restates a decision. Each clause is one rule of the decision, `{id, text}` with the checks that judge
 it (`judged-by: [check, ...]`) or why none does (`not-judged: why`); the decision's checks are its
 clauses' (an entry without clauses, of an older revision, names them itself in `judged-by`).
-tests/test_decisions.py keeps the list, the prose of `info.description`, the check registry, the
+tests/contract_tests/test_decisions.py keeps the list, the prose of `info.description`, the check registry, the
 broken variants naming each judged clause and the tables of docs/decisions.md in step.
 """
 

@@ -4,9 +4,9 @@ The suite drives Schemathesis' engine itself (one engine run per plan, its event
 judges an answer again by one of its checks, and shows a request as its curl command; none of that is in
 Schemathesis' public surface (the names `schemathesis` exports: `Config`, `openapi`, `check`, `hook`,
 `Response`, `DeserializationContext`, ...). Every other module of the suite uses only that surface and
-imports what it needs beyond it from here (tests/test_architecture.py holds them to it), and
-tests/test_schemathesis_seam.py pins every name below, so a Schemathesis release that moves or changes one
-fails there first, in one line naming it, rather than as a broken run. docs/development.md says what an
+imports what it needs beyond it from here (tests/project/test_architecture.py holds them to it), and
+tests/contract_tests/test_schemathesis_seam.py pins every name below, so a Schemathesis release that moves or
+changes one fails there first, in one line naming it, rather than as a broken run. docs/development.md says what an
 upgrade takes.
 
 Internal modules and names relied on:
@@ -46,7 +46,7 @@ try:
 except ImportError as exc:  # one line naming what moved, not a traceback deep in a run
     raise ImportError(
         f"Schemathesis {schemathesis.__version__} moved an internal the suite relies on ({exc}): "
-        "run tests/test_schemathesis_seam.py and adapt contract_tests/schemathesis_seam.py"
+        "run tests/contract_tests/test_schemathesis_seam.py and adapt contract_tests/schemathesis_seam.py"
     ) from exc
 
 __all__ = [

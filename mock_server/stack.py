@@ -6,8 +6,8 @@ request; the layers from `LastResort` up to `Steering` are the control layers. W
 `control.bypass.Bypass` wraps them, so that a request asking for none of them goes straight from
 `Observe` to the layer after `Steering` (`with_bypass`). The app's entry asks that layer first, as
 Connexion built it, and sends such a request through the bypass alone, whose journal tells the
-`Observer` of it (`app.MockApp`). ARCHITECTURE.md lists the layers in this order, and tests/test_stack.py holds the
-list there to this one.
+`Observer` of it (`app.MockApp`). ARCHITECTURE.md lists the layers in this order, and tests/mock_server/test_stack.py
+holds the list there to this one.
 """
 
 from __future__ import annotations

@@ -13,11 +13,13 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
+from contract_tests.outcome.step_summary import VARIABLE
 from mock_server.app import MockApp, create_app
 from mock_server.settings import DEFAULT_API_KEY, MEMORY, Settings
-from tests.browser import ENGINES, launched_chromium
-from tests.live import running
-from tests.redis_server import redis_server
+from tests.support.browser import ENGINES, launched_chromium
+from tests.support.elsewhere import Collector
+from tests.support.live import running
+from tests.support.redis_server import redis_server
 
 API_KEY_HEADERS = {"X-API-Key": DEFAULT_API_KEY}
 BACKEND = "/shop/api/v1"
@@ -88,7 +90,7 @@ def fetch_token(api: httpx.Client, **form: str) -> str:
 
 @pytest.fixture(scope="session")
 def redis_server_url() -> Iterator[str]:
-    """One real redis-server for the session (tests/redis_server.py: skipped where it is missing)."""
+    """One real redis-server for the session (tests/support/redis_server.py: skipped where it is missing)."""
     with redis_server() as url:
         yield url
 
@@ -104,12 +106,28 @@ def redis_url(redis_server_url: str) -> str:
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    """Debian's Chromium, headless, driven by Playwright (tests/browser.py)."""
+    """Debian's Chromium, headless, driven by Playwright (tests/support/browser.py)."""
     yield from launched_chromium()
 
 
 @pytest.fixture(scope="module", params=sorted(ENGINES))
 def browser(request: pytest.FixtureRequest) -> Iterator[Any]:
     """Each engine in turn, the test id naming it: Debian's Chromium, and its Firefox ESR over WebDriver
-    BiDi (tests/browser.py)."""
+    BiDi (tests/support/browser.py)."""
     yield from ENGINES[request.param]()
+
+
+@pytest.fixture(autouse=True)
+def _no_job_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A suite's run in a test (in process, or a subprocess inheriting the environment) would append its
+    Markdown summary to the GitHub job summary of the CI running the tests; a test that wants one sets
+    the variable itself."""
+    monkeypatch.delenv(VARIABLE, raising=False)
+
+
+@pytest.fixture
+def collector() -> Iterator[Collector]:
+    """A server on another loopback port standing for a host the user never named: it must receive nothing."""
+    listening = Collector()
+    yield listening
+    listening.close()

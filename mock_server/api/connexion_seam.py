@@ -7,12 +7,13 @@ inspect the credential check, and its parameter validator deep-copies and compil
 schema. The classes here keep Connexion's checks exactly and move that set-up out of the request.
 The mock's own validators and URI parser (api.validation, api.addressing) subclass the adapters
 here, which give Connexion's private hooks and fields public names; nothing else reaches past
-Connexion's public surface (tests/test_architecture.py), and tests/test_connexion_seam.py pins every
-name below, so a Connexion release that renames or changes one fails there first. This is why
-pyproject.toml keeps Connexion to the 3.3 series.
+Connexion's public surface (tests/project/test_architecture.py), and
+tests/mock_server/api/test_connexion_seam.py pins every name below, so a Connexion release that
+renames or changes one fails there first. This is why pyproject.toml keeps Connexion to the 3.3
+series.
 
 Long because it is the one module holding Connexion's internals, so that one test module pins them
-all (tests/test_architecture.py holds every other module to Connexion's public surface); split, the
+all (tests/project/test_architecture.py holds every other module to Connexion's public surface); split, the
 rule would name several modules, and each would pin its own part.
 
 Private names relied on (underscored):

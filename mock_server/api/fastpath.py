@@ -22,7 +22,7 @@ The answer is sent as Starlette sends the handler's response for Connexion: `Con
 
 Everything else (missing or wrong credentials, an invalid or repeated parameter, a form body, a
 404 or 409) goes on to Connexion, with the body replayed, and Connexion answers as it always does.
-So the answers are the same by construction, and tests/test_fastpath.py compares the two paths
+So the answers are the same by construction, and tests/mock_server/api/test_fastpath.py compares the two paths
 byte for byte.
 """
 

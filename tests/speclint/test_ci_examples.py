@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_examples import WORKFLOWS
+from tests.project.test_examples import WORKFLOWS
 
 pytestmark = pytest.mark.speclint
 

@@ -23,7 +23,7 @@ from mock_server.app import create_app
 from mock_server.spec.schemas import load_spec
 from shop_contract.document import bundled_spec
 from tests.conftest import API_KEY_HEADERS, BACKEND, GATEWAY
-from tests.live import running
+from tests.support.live import running
 
 pytestmark = pytest.mark.speclint
 

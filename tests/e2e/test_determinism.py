@@ -1,0 +1,129 @@
+"""One seed, the same verdict whatever the timing (issue 43): two runs of one seed against a fresh target
+behind a proxy adding a random 0-50 ms to each answer generate the same cases (the digest of each part
+in findings.json) and find the same violations, with 16 workers twice and with 1 worker.
+
+The full runs (the default profile) are marked `determinism` (tox -e determinism): each is about a minute
+of CPU. The default run keeps a cheap one: three operations without a body, the Schemathesis phases only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from mock_server.app import create_app
+from mock_server.settings import Settings
+from tests.support.live import running
+from tests.support.suite import Outcome, credentials, shop_contract
+from tests.support.variants import NULL_TEXT_STORED_AS_NULL
+
+SEED = "6"
+"""A seed whose fuzzing sends a customer's form with the text of a null in a nullable field (the variant
+`form_null_text_stored_as_null` stores it as null: `write_echo`); another version of Schemathesis or
+Hypothesis may draw other values, and the variant's assertion below then says so."""
+HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "content-length"}
+
+
+class Jitter:
+    """A reverse proxy holding each answer of `upstream` for a random 0-50 ms: the order in which answers
+    come back is the network's, not the order of the requests. A new upstream connection per request,
+    so that the proxy never reuses one the target is closing (a 500 of the proxy's own)."""
+
+    def __init__(self, upstream: str) -> None:
+        limits = httpx.Limits(max_connections=256, max_keepalive_connections=0)
+        self.client = httpx.AsyncClient(base_url=upstream, timeout=60.0, limits=limits)
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = bytearray()
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        query = scope["query_string"].decode("latin-1")
+        target = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1") + (f"?{query}" if query else "")
+        headers = [(k, v) for k, v in scope["headers"] if k.decode("latin-1").lower() not in HOP_BY_HOP]
+        request = self.client.build_request(scope["method"], httpx.URL(target), headers=headers, content=bytes(body))
+        response, _ = await asyncio.gather(self.client.send(request), asyncio.sleep(random.uniform(0, 0.05)))
+        kept = [(k, v) for k, v in response.headers.raw if k.decode("latin-1").lower() not in HOP_BY_HOP]
+        kept = [(k, v) for k, v in kept if k.lower() != b"content-encoding"]  # httpx decoded the body
+        await send({"type": "http.response.start", "status": response.status_code, "headers": kept})
+        await send({"type": "http.response.body", "body": response.content})
+
+
+def run(target: str, workers: int, report: Path, *args: str) -> Outcome:
+    """A run of `SEED` with `workers` against a fresh `target` ("mock" or "variant") behind `Jitter`."""
+    app = NULL_TEXT_STORED_AS_NULL.build() if target == "variant" else create_app(Settings())
+    with running(app) as upstream, running(Jitter(upstream)) as origin:
+        base = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), "--seed", SEED, "--quiet"]
+        outcome = shop_contract([*base, "--workers", str(workers), *args], report, timeout=1200)
+    assert outcome.code in (0, 1), outcome.stdout[-3000:] + outcome.stderr
+    return outcome
+
+
+def verdict(outcome: Outcome) -> tuple[dict[str, Any], list[str]]:
+    """What a run generated, part by part (digest, cases, not sent), and the fingerprints it found."""
+    return outcome.findings["generated"], sorted(v["fingerprint"] for v in outcome.findings["violations"])
+
+
+def differences(first: Outcome, second: Outcome) -> list[str]:
+    """The parts whose records differ, for the assertion's message."""
+    (one, _), (other, _) = verdict(first), verdict(second)
+    return [name for name in sorted(set(one) | set(other)) if one.get(name) != other.get(name)]
+
+
+SUBSET = [
+    "--no-domain",
+    "--max-examples",
+    "5",
+    *(f"--include={op}" for op in ("get_customer", "list_customers", "get_customer_orders")),
+]
+
+
+def test_three_operations_generate_and_find_the_same_with_16_workers_and_with_1(tmp_path: Path) -> None:
+    together = run("mock", 16, tmp_path / "16", *SUBSET)
+    alone = run("mock", 1, tmp_path / "1", *SUBSET)
+    assert verdict(together) == verdict(alone), differences(together, alone)
+    parts = verdict(together)[0]
+    assert {"backend conformance fuzzing", "backend conformance coverage share 1/2"} <= set(parts)
+    assert all(part["cases"] > 0 and not part["not_sent"] for part in parts.values())
+
+
+RUNS: dict[tuple[str, int, int], Outcome] = {}
+"""Full runs already made in this process (the 16-worker run of the mock is compared twice)."""
+
+
+def full(target: str, workers: int, nth: int, tmp_path: Path) -> Outcome:
+    key = (target, workers, nth)
+    if key not in RUNS:
+        RUNS[key] = run(target, workers, tmp_path / f"{target}-{workers}-{nth}")
+    return RUNS[key]
+
+
+@pytest.mark.determinism
+@pytest.mark.timeout(2400)
+@pytest.mark.parametrize("target", ["mock", "variant"])
+def test_the_default_profile_twice_with_16_workers_generates_and_finds_the_same(target: str, tmp_path: Path) -> None:
+    first, second = full(target, 16, 1, tmp_path), full(target, 16, 2, tmp_path)
+    assert verdict(first) == verdict(second), differences(first, second)
+    parts = verdict(first)[0]
+    assert any(name.startswith("backend read_back ") for name in parts), sorted(parts)
+    assert any(name.startswith("backend conformance stateful ") for name in parts), sorted(parts)
+    if target == "variant":
+        found = [v for v in first.findings["violations"] if v["check"] == NULL_TEXT_STORED_AS_NULL.check]
+        assert any("stored as None" in v["rule"] for v in found), f"seed {SEED} no longer exposes the variant"
+
+
+@pytest.mark.determinism
+@pytest.mark.timeout(2400)
+def test_the_default_profile_with_1_worker_generates_and_finds_what_16_do(tmp_path: Path) -> None:
+    alone, together = full("mock", 1, 1, tmp_path), full("mock", 16, 1, tmp_path)
+    assert verdict(alone) == verdict(together), differences(alone, together)
+    assert alone.findings["run"]["workers"] == 1 and together.findings["run"]["workers"] == 16

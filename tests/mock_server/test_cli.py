@@ -1,0 +1,92 @@
+"""`python -m mock_server`: options, the start banner, a real process that Ctrl-C stops cleanly."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mock_server.arguments import parse_settings
+from mock_server.cli import banner, main
+from tests.support.live import free_port
+
+
+def test_options_build_the_settings(tmp_path: Path) -> None:
+    settings = parse_settings(
+        ["--host", "0.0.0.0", "--port", "9000", "--api-key", "a", "--api-key", "b", "--cors-origin", "http://x"]
+    )
+    assert (settings.host, settings.port) == ("0.0.0.0", 9000)
+    assert settings.api_keys == frozenset({"a", "b"})
+    assert settings.cors_origins == ("http://x",)
+    assert parse_settings(["--empty"]).fixtures is None
+    assert parse_settings(["--fixtures", str(tmp_path)]).fixtures == tmp_path
+
+
+def test_the_banner_names_every_url_and_the_dev_credentials() -> None:
+    text = banner(parse_settings([]), 8123, "/shop/api/v1", "/customers/v1")
+    for part in (
+        "http://127.0.0.1:8123/",
+        "http://127.0.0.1:8123/shop/api/v1/",
+        "http://127.0.0.1:8123/customers/v1/customers/",
+        "http://127.0.0.1:8123/shop/api/v1/ui/",
+        "http://127.0.0.1:8123/realms/shop/.well-known/openid-configuration",
+        "dev-api-key",
+        "shop-dev / shop-dev-secret",
+        "shop-user / shop-password",
+    ):
+        assert part in text
+
+
+def test_bad_fixtures_are_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "productlines.json").write_text("[]", encoding="utf-8")
+    assert main(["--fixtures", str(tmp_path), "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"shop-mock: error: {tmp_path}")
+
+
+def test_bad_arguments_exit_2() -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        parse_settings(["--port", "99999"])
+    assert exit_info.value.code == 2
+
+
+def test_a_real_process_serves_prints_the_banner_and_stops_on_ctrl_c() -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mock_server", "--port", str(port), "--empty", "--log-level", "warning"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                health = httpx.get(f"http://127.0.0.1:{port}/__mock__/health")
+                break
+            except httpx.TransportError:
+                assert process.poll() is None and time.monotonic() < deadline, "the mock did not start"
+                time.sleep(0.1)
+        assert health.json()["counts"]["products"] == 0
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=15)
+    finally:
+        process.kill()
+    assert process.returncode == 0
+    assert f"http://127.0.0.1:{port}/shop/api/v1/ui/" in out
+    assert "Traceback" not in err
+
+
+def test_the_swagger_ui_is_served_without_any_cdn(api: httpx.Client) -> None:
+    page = api.get("/shop/api/v1/ui/")
+    assert page.status_code == 200
+    assert "https://" not in page.text and "cdn" not in page.text.lower()
+    spec = api.get("/shop/api/v1/openapi.json").json()
+    assert spec["info"]["version"] == "4.7.0"
+    assert json.dumps(spec)

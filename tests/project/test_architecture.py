@@ -1,0 +1,333 @@
+"""The layout's promises, read from the source: which package may import which, no import loop,
+the core imports no web framework, Connexion's and Schemathesis' internals are each touched from one module
+(a seam), every folder
+is a regular package, no module is long without a reason, and what a docstring or a comment names
+exists; and the handler table is the spec's."""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from pathlib import Path
+
+import pytest
+import schemathesis
+
+from mock_server.api.routing import handler_table, operation_table
+from mock_server.spec.schemas import load_spec
+from mock_server.state.fixtures import record_fields
+from mock_server.state.memory import MemoryStore
+from tests.support.import_graph import ROOT, cycles, graph, longest_chain, modules
+
+# A layer of mock_server -> the other parts of mock_server it may import. The top-level modules
+# (app, stack, surfaces, rendering, arguments, cli, backends, replicas, shutdown: the composition) may import
+# anything; settings imports nothing.
+MAY_IMPORT = {
+    "spec": set(),
+    "ops": set(),  # the instruments every layer counts into
+    "state": {"spec", "ops"},
+    "http": {"spec"},
+    "realm": {"http", "settings", "ops"},
+    "api": {"spec", "state", "http", "realm"},
+    "control": {"spec", "state", "http", "api", "realm", "settings", "ops"},
+    "settings": set(),
+}
+WEB = ("connexion", "starlette", "uvicorn", "httpx")
+SEAM = "mock_server.api.connexion_seam"
+# Connexion's public surface: the app, its options and middleware positions, request and response,
+# its exceptions, the resolver and the request context. Any other connexion module is internal.
+CONNEXION_PUBLIC = {"connexion", "connexion.lifecycle", "connexion.exceptions", "connexion.middleware"}
+CONNEXION_PUBLIC |= {"connexion.resolver", "connexion.options", "connexion.context"}
+MOCK = modules("mock_server")
+
+
+def layer(module: str) -> str:
+    """`mock_server.api.routing` -> `api`; a top-level module is its own layer."""
+    return module.split(".")[1] if "." in module else "mock_server"
+
+
+def imports_of(module: str) -> list[str]:
+    """Every module name `module` imports, of any package (absolute imports only: the project uses no others)."""
+    tree = ast.parse(MOCK[module].read_text(encoding="utf-8"))
+    names = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+    return names + [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+
+
+# A layer of contract_tests -> the layers it may import. The bottom is the suite's top-level modules
+# below every layer (the contract as data, the options, the check names); the entry points (cli,
+# __main__, pytest_plugin) may import anything. The judging reads and writes the ledger, never a renderer.
+SUITE_MAY_IMPORT = {
+    "bottom": set(),
+    "client": {"bottom"},
+    "outcome": {"bottom"},
+    "judge": {"bottom", "client", "outcome"},
+    "run": {"bottom", "client", "judge", "outcome"},
+}
+SUITE_ENTRY_POINTS = {"contract_tests.__main__", "contract_tests.cli", "contract_tests.pytest_plugin"}
+RENDERERS = {
+    f"contract_tests.outcome.{name}" for name in ("report", "junit", "evidence", "html_report", "step_summary", "merge")
+}
+SUITE = modules("contract_tests")
+
+
+def suite_layer(module: str) -> str:
+    """`contract_tests.judge.domain.http` -> `judge`; the package (its version) and a top-level module other
+    than an entry point -> `bottom`."""
+    return module.split(".")[1] if module.count(".") >= 2 else "bottom"
+
+
+@pytest.mark.parametrize("package", ["mock_server", "contract_tests"])
+def test_no_import_loops(package: str) -> None:
+    assert cycles(graph(package)) == []
+
+
+MAX_LEVELS = 8
+"""The longest chain of imports in contract_tests, counted in modules (entry point to the bottom)."""
+
+
+def test_the_suite_has_at_most_max_levels() -> None:
+    """A deep chain means a module that cannot be read without the many below it: each layer of the suite
+    (entry points, run, judging, client and outcome, bottom) stays a level or two."""
+    chain = longest_chain(graph("contract_tests"))
+    assert len(chain) <= MAX_LEVELS, " -> ".join(chain)
+
+
+def test_the_depth_finder_finds_the_longest_chain() -> None:
+    edges = {"a": {"b", "c"}, "b": {"c"}, "c": {"d"}, "d": set(), "e": {"d"}}
+    assert longest_chain(edges) == ["a", "b", "c", "d"]
+    assert longest_chain({"a": set()}) == ["a"]
+
+
+MAX_LINES = 350
+LONG_BECAUSE = "Long because"
+"""How a longer module's docstring starts the paragraph that says why it is not split."""
+
+
+def too_long_unexplained(source: str) -> bool:
+    """More than MAX_LINES lines, and no paragraph of the module's docstring starting LONG_BECAUSE."""
+    docstring = ast.get_docstring(ast.parse(source)) or ""
+    explained = any(paragraph.startswith(LONG_BECAUSE) for paragraph in docstring.split("\n\n"))
+    return len(source.splitlines()) > MAX_LINES and not explained
+
+
+@pytest.mark.parametrize("module", sorted(SUITE) + sorted(MOCK))
+def test_each_module_is_short_or_says_why(module: str) -> None:
+    """A module of one job stays readable in one sitting; a longer one states why it is not split."""
+    path = SUITE.get(module) or MOCK[module]
+    assert not too_long_unexplained(path.read_text(encoding="utf-8")), (
+        f"{module}: over {MAX_LINES} lines; split it, or say why in a paragraph starting {LONG_BECAUSE!r}"
+    )
+
+
+def test_the_length_rule_tells_long_from_explained() -> None:
+    body = "x = 1\n" * MAX_LINES
+    assert not too_long_unexplained('"""Short."""\nx = 1\n')
+    assert too_long_unexplained(f'"""Long."""\n{body}')
+    assert not too_long_unexplained(f'"""Long.\n\n{LONG_BECAUSE} it is copied whole."""\n{body}')
+
+
+def test_the_loop_finder_finds_a_loop() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(edges) == [["a", "b", "c"]]
+
+
+def test_the_layers_are_the_packages() -> None:
+    """A new package of mock_server gets a row in MAY_IMPORT, or its modules would go unchecked."""
+    top = {"mock_server", "__main__", "app", "cli", "environment", "backends", "replicas", "shutdown", "generate"}
+    top |= {"stack", "surfaces", "rendering", "arguments"}
+    assert {layer(name) for name in MOCK} - top == set(MAY_IMPORT)
+
+
+@pytest.mark.parametrize("module", sorted(name for name in MOCK if layer(name) in MAY_IMPORT))
+def test_each_layer_imports_only_the_layers_below(module: str) -> None:
+    allowed = MAY_IMPORT[layer(module)]
+    wrong = {target for target in graph("mock_server")[module] if layer(target) not in allowed | {layer(module)}}
+    assert not wrong, f"{module} may import only {sorted(allowed)}"
+
+
+def test_the_suite_layers_are_its_packages() -> None:
+    """A new package of contract_tests gets a row in SUITE_MAY_IMPORT, or its modules would go unchecked."""
+    assert {suite_layer(name) for name in set(SUITE) - SUITE_ENTRY_POINTS} == set(SUITE_MAY_IMPORT)
+
+
+@pytest.mark.parametrize("module", sorted(set(SUITE) - SUITE_ENTRY_POINTS))
+def test_each_suite_layer_imports_only_the_layers_below(module: str) -> None:
+    allowed = SUITE_MAY_IMPORT[suite_layer(module)] | {suite_layer(module)}
+    targets = graph("contract_tests")[module]
+    wrong = {target for target in targets if target in SUITE_ENTRY_POINTS or suite_layer(target) not in allowed}
+    assert not wrong, f"{module} may import only {sorted(allowed)}, not {sorted(wrong)}"
+
+
+@pytest.mark.parametrize("module", sorted(name for name in SUITE if suite_layer(name) == "judge"))
+def test_the_judging_imports_no_renderer(module: str) -> None:
+    """Checks report to the ledger; what the reports make of it is the outcome's business."""
+    assert not graph("contract_tests")[module] & RENDERERS
+
+
+@pytest.mark.parametrize("package", ["mock_server", "contract_tests"])
+def test_nothing_imports_the_cli(package: str) -> None:
+    """A CLI is an entry point: what another module needs of it (the suite's parser, which the pytest
+    plugin shares) lives in a module of its own."""
+    edges = graph(package)
+    assert [name for name in edges if f"{package}.cli" in edges[name]] == [f"{package}.__main__"]
+
+
+CORE = [
+    name
+    for name in MOCK
+    if layer(name) in ("spec", "state")
+    or (layer(name) == "realm" and name != "mock_server.realm.identity")
+    or name in ("mock_server.api.pagination", "mock_server.settings")
+]
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_core_modules_import_no_web_framework(module: str) -> None:
+    assert not [name for name in imports_of(module) if name.split(".")[0] in WEB]
+
+
+@pytest.mark.parametrize("module", sorted(set(MOCK) - {SEAM}))
+def test_only_the_seam_imports_connexion_internals(module: str) -> None:
+    internal = [
+        name for name in imports_of(module) if name.split(".")[0] == "connexion" and name not in CONNEXION_PUBLIC
+    ]
+    assert not internal, f"{module} imports Connexion internals {internal}: go through {SEAM}"
+
+
+SCHEMATHESIS_SEAM = "contract_tests.schemathesis_seam"
+# Schemathesis' public surface: the names its package exports (`schemathesis.__all__`). Any module below it
+# (schemathesis.core, .engine, .config, ...) is internal.
+SCHEMATHESIS_PUBLIC = set(schemathesis.__all__)
+
+
+def schemathesis_internals(source: str) -> list[str]:
+    """What `source` reaches of Schemathesis past its public surface: a module below the package imported,
+    a name of the package it does not export (`schemathesis.core.curl`), or an object's class swapped."""
+    tree = ast.parse(source)
+    found = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+    found += [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    found = [name for name in found if name.startswith("schemathesis.")]
+    found += [
+        f"schemathesis.{node.attr}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "schemathesis"
+        and node.attr not in SCHEMATHESIS_PUBLIC
+    ]
+    targets = [target for node in ast.walk(tree) if isinstance(node, ast.Assign) for target in node.targets]
+    found += ["a class swap" for target in targets if isinstance(target, ast.Attribute) and target.attr == "__class__"]
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(set(SUITE) - {SCHEMATHESIS_SEAM}))
+def test_only_the_seam_touches_schemathesis_internals(module: str) -> None:
+    """An internal moved by a Schemathesis release then breaks one module, pinned by
+    tests/contract_tests/test_schemathesis_seam.py, rather than any of the suite's."""
+    internal = schemathesis_internals(SUITE[module].read_text(encoding="utf-8"))
+    assert not internal, f"{module} touches Schemathesis internals {internal}: go through {SCHEMATHESIS_SEAM}"
+
+
+def test_schemathesis_internals_are_found() -> None:
+    source = (
+        "import schemathesis\nimport schemathesis.engine\nfrom schemathesis.core import curl\n"
+        "schemathesis.openapi.from_dict({})\nschemathesis.core.NOT_SET\nschema.__class__ = type\n"
+    )
+    assert schemathesis_internals(source) == [
+        "schemathesis.engine",
+        "schemathesis.core",
+        "schemathesis.core",
+        "a class swap",
+    ]
+
+
+def test_the_handler_table_covers_exactly_the_spec_operations() -> None:
+    spec = load_spec()
+    operation_ids = {
+        operation["operationId"]
+        for item in spec["paths"].values()
+        for operation in item.values()
+        if isinstance(operation, dict) and "operationId" in operation
+    }
+    assert set(handler_table(*operation_table(MemoryStore(record_fields())))) == operation_ids
+
+
+PACKAGES = ("mock_server", "contract_tests")
+
+
+def folders_without_init(top: Path) -> list[str]:
+    """The folders under `top` holding modules but no `__init__.py` (namespace packages)."""
+    folders = {path.parent for path in top.rglob("*.py")}
+    return sorted(str(folder.relative_to(top.parent)) for folder in folders if not (folder / "__init__.py").exists())
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_folder_of_modules_is_a_regular_package(package: str) -> None:
+    """A namespace package imports, but pyproject's package list and the layer rules miss it."""
+    assert folders_without_init(ROOT / package) == []
+
+
+def test_a_folder_without_init_is_found(tmp_path: Path) -> None:
+    (tmp_path / "top" / "sub").mkdir(parents=True)
+    (tmp_path / "top" / "__init__.py").write_text("")
+    (tmp_path / "top" / "sub" / "module.py").write_text("")
+    assert folders_without_init(tmp_path / "top") == ["top/sub"]
+
+
+PATH_NAMED = re.compile(r"(?<![\w./:-])((?:[\w-]+/)*\w+\.py)\b")
+DOTTED_NAMED = re.compile(r"\b(?:mock_server|contract_tests)(?:\.\w+)+")
+
+
+def prose(source: str) -> list[str]:
+    """The docstrings and comments of a module's source."""
+    texts = [
+        docstring
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and (docstring := ast.get_docstring(node, clean=False))
+    ]
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    return texts + [token.string for token in tokens if token.type == tokenize.COMMENT]
+
+
+def path_exists(named: str, module: Path) -> bool:
+    """`x/y.py` from the repository's root, from the module's package or from any package it is in."""
+    bases = [ROOT, *(folder for folder in module.parents if ROOT in folder.parents)]
+    return any((base / named).is_file() for base in bases)
+
+
+def dotted_exists(named: str, known: set[str]) -> bool:
+    """`mock_server.x.y` is a module, or a name in one (`mock_server.x.y.Name`)."""
+    return named in known or named.rpartition(".")[0] in known
+
+
+def missing_names(source: str, module: Path, known: set[str]) -> list[str]:
+    found = []
+    for text in prose(source):
+        found += [named for named in PATH_NAMED.findall(text) if not path_exists(named, module)]
+        found += [named for named in DOTTED_NAMED.findall(text) if not dotted_exists(named, known)]
+    return sorted(set(found))
+
+
+KNOWN_MODULES = set(MOCK) | set(SUITE)
+
+
+@pytest.mark.parametrize("module", sorted(KNOWN_MODULES))
+def test_every_module_a_docstring_or_comment_names_exists(module: str) -> None:
+    """A renamed or removed module leaves no reader looking for it."""
+    path = SUITE.get(module) or MOCK[module]
+    assert missing_names(path.read_text(encoding="utf-8"), path, KNOWN_MODULES) == []
+
+
+def test_a_stale_module_name_is_found() -> None:
+    module = ROOT / "mock_server" / "control" / "bypass.py"
+    source = (
+        '"""See control/bypass.py, api/fastpath.py, tests/mock_server/control/test_bypass.py and\n'
+        "mock_server.http.cors.CORS;\n"
+        'not state/gone.py nor mock_server.gone.module."""\n'
+        "x = 1  # nor gone.py\n"
+        'y = "a string is no prose: lost.py"\n'
+    )
+    assert missing_names(source, module, KNOWN_MODULES) == ["gone.py", "mock_server.gone.module", "state/gone.py"]
