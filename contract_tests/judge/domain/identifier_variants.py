@@ -32,7 +32,7 @@ def run(ctx: Context, session: Session) -> None:
         prop = collection.request_schema["properties"][collection.identifier]
         if (
             prop.get("type") == "string"
-            and all(op.id in session.surface.operations for op in ops)
+            and session.serves(*ops)
             and ctx.selected(collection.create, collection.item_ops["get"])
             and ctx.collection_is_mine(collection)
         ):
@@ -80,9 +80,9 @@ def try_variants(ctx: Context, session: Session, collection: Collection, identif
             broken = f"{name}={identifier!r} with {what} read another item"
         session.judge(CHECK, get, read, broken, setup)
     made = []
-    for what, other in other_items(identifier):
-        if distinct(ctx, session, collection, identifier, body, what, other, setup):
-            made.append(other)
+    for variant in other_items(identifier):
+        if distinct(ctx, session, collection, body, variant, setup):
+            made.append(variant[1])
     for other in made:
         session.call(delete, {name: other})
     if made:
@@ -93,17 +93,12 @@ def try_variants(ctx: Context, session: Session, collection: Collection, identif
 
 
 def distinct(
-    ctx: Context,
-    session: Session,
-    collection: Collection,
-    identifier: str,
-    body: JSON,
-    what: str,
-    other: str,
-    setup: list[Exchange],
+    ctx: Context, session: Session, collection: Collection, body: JSON, variant: tuple[str, str], setup: list[Exchange]
 ) -> bool:
-    """`other` is another item: 404 before it exists, then created and read as itself; True when made."""
+    """The item `body` names, and `variant` (what it is, the other identifier) another item: 404 before it
+    exists, then created and read as itself; True when made."""
     name, get = collection.identifier, collection.item_ops["get"]
+    identifier, (what, other) = body[name], variant
     before = session.call(get, {name: other})
     broken = None if before.status == 404 else f"{name}={other!r} ({what}) answered {before.status} before it exists"
     if not session.judge(CHECK, get, before, broken, setup):
