@@ -48,6 +48,7 @@ from mock_server.state.store import Store
 from mock_server.surfaces import Surfaces
 
 
+# Seven parameters because: each layer takes its own piece of what app.py composed; this is where they meet.
 def layers(
     settings: Settings,
     surfaces: Surfaces,

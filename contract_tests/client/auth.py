@@ -1,4 +1,4 @@
-"""Credentials: an API key, a bearer token, a token fetched from an OpenID Connect realm, and forged tokens.
+"""Credentials obtained: a token fetched from an OpenID Connect realm, and forged tokens.
 
 The forged tokens feed the auth matrix: each must be refused. A client cannot mint a realm-signed
 expired token, so "expired" is the realm token's claims moved into the past under a throwaway key
@@ -13,7 +13,6 @@ import hashlib
 import hmac
 import json
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -31,18 +30,6 @@ DISCOVERY_SUFFIX = "/.well-known/openid-configuration"
 
 class TokenEndpointUnreachable(CredentialsError):
     """No answer from the token endpoint (it may still be starting)."""
-
-
-@dataclass(frozen=True)
-class Credentials:
-    api_key: str | None = None
-    token: str | None = None
-
-    def api_key_headers(self) -> dict[str, str]:
-        return {} if self.api_key is None else {"X-API-Key": self.api_key}
-
-    def bearer_headers(self) -> dict[str, str]:
-        return {} if self.token is None else {"Authorization": f"Bearer {self.token}"}
 
 
 def _get_or_post(limits: Limits, method: str, url: str, form: dict[str, str] | None = None) -> httpx.Response:

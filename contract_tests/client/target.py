@@ -1,4 +1,4 @@
-"""What is under test: one or two surfaces (backend, gateway), each a base URL with its credentials.
+"""Building what is under test (client/under_test.py): one or two surfaces, each a base URL with its credentials.
 
 Tests never branch on the target; they iterate over its surfaces. Building a target fetches the token,
 forges the refused ones, and proves each surface answers and accepts its credentials, so a run that
@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
 
 import httpx
 
 from contract_tests.client.auth import (
-    Credentials,
     TokenEndpointUnreachable,
     fetch_token,
     forged_tokens,
@@ -31,6 +29,7 @@ from contract_tests.client.bounded_httpx import httpx_client, send_httpx
 from contract_tests.client.keyring import CredentialsLost, Keyring, Realm
 from contract_tests.client.pacing import Pacer
 from contract_tests.client.surface import Surface
+from contract_tests.client.under_test import Credentials, Target
 from contract_tests.options import Options
 from contract_tests.redact import bounded, escape
 from contract_tests.spec import Operation, Spec
@@ -47,19 +46,6 @@ class TargetError(Exception):
 
 class Unreached(TargetError):
     """No answer yet: worth probing again while `--wait` lasts."""
-
-
-@dataclass(frozen=True)
-class Target:
-    surfaces: tuple[Surface, ...]
-    credentials: Credentials
-    """The credentials as they were at the start (forged tokens are made from them)."""
-    keyring: Keyring
-    """The credentials as they are now: send `keyring.current(surface.headers)`."""
-    limits: Limits
-
-    def surface(self, name: str) -> Surface | None:
-        return next((surface for surface in self.surfaces if surface.name == name), None)
 
 
 def _refused(credentials: Credentials, forged: dict[str, str]) -> dict[str, dict[str, str]]:

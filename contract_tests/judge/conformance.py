@@ -7,61 +7,35 @@ what it did not reach is said.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from contract_tests.client.bounded import Limits
-from contract_tests.client.keyring import CredentialsLost, Keyring
+from contract_tests.client.keyring import CredentialsLost
 from contract_tests.client.pacing import BudgetSpent
 from contract_tests.client.surface import Surface
 from contract_tests.judge.engine import ConformanceError, Plan, load_schema, plans
 from contract_tests.judge.known import Known
+from contract_tests.judge.run_context import RunContext
 from contract_tests.judge.verdicts import cause, non_fatal, record
-from contract_tests.options import Options
-from contract_tests.outcome.findings import Ledger
 from contract_tests.schemathesis_seam import Status, events, from_schema
-from contract_tests.spec import Spec
-
-Progress = Callable[[str], None]
 
 
-def run(
-    spec: Spec,
-    options: Options,
-    surface: Surface,
-    known: Known,
-    ledger: Ledger,
-    progress: Progress,
-    limits: Limits,
-    keyring: Keyring | None = None,
-    plan: Plan | None = None,
-) -> None:
-    """Run `plan` (by default, every plan of `surface` in turn, see `plans`), its requests through `limits`
-    (the run's bounds, pacer and budget: `client.target.limits_of`)."""
-    for each in [plan] if plan is not None else plans(spec, options, surface):
-        if limits.pacer is not None and limits.pacer.spent:  # said as a stopped engine says it (`execute`)
+def run(run_ctx: RunContext, surface: Surface, known: Known, plan: Plan | None = None) -> None:
+    """Run `plan` (by default, every plan of `surface` in turn, see `plans`), its requests through the
+    target's limits (the run's bounds, pacer and budget: `client.target.limits_of`)."""
+    ledger, pacer = run_ctx.ledger, run_ctx.target.limits.pacer
+    for each in [plan] if plan is not None else plans(run_ctx.spec, run_ctx.options, surface):
+        if pacer is not None and pacer.spent:  # said as a stopped engine says it (`execute`)
             ledger.unreached.append(f"[{surface.name}] schemathesis: every phase")
             return
-        schema = load_schema(
-            spec, options, surface, set(each.operations), known, limits, keyring,
-            stateful=each.stateful, stateless=each.stateless, share=each.share,
-            generated=ledger.generation(f"{surface.name} {each.part}"),
-        )  # fmt: skip
-        execute(spec, options, surface, ledger, progress, schema, limits)
+        schema = load_schema(run_ctx, surface, each, known, ledger.generation(f"{surface.name} {each.part}"))
+        execute(run_ctx, surface, schema)
 
 
-def execute(
-    spec: Spec,
-    options: Options,
-    surface: Surface,
-    ledger: Ledger,
-    progress: Progress,
-    schema: Any,
-    limits: Limits | None = None,
-) -> None:
-    """Run the phases `schema` is configured for, its events into the ledger; once the run's time budget
-    is spent, the engine is stopped and what it did not reach is listed in `ledger.unreached`."""
-    pacer = limits.pacer if limits is not None else None
+def execute(run_ctx: RunContext, surface: Surface, schema: Any) -> None:
+    """Run the phases `schema` is configured for, its events into the run's ledger; once the run's time
+    budget is spent, the engine is stopped and what it did not reach is listed in `ledger.unreached`."""
+    spec, options, ledger, progress = run_ctx.spec, run_ctx.options, run_ctx.ledger, run_ctx.progress
+    pacer = run_ctx.target.limits.pacer
     stream = from_schema(schema).execute()
     phase, stopped = "", False
     for event in stream:

@@ -18,7 +18,7 @@ SCAN_PAGE = 100  # one page of each list is enough to learn values in use
 
 
 def first_page(session: Session, collection: Collection) -> list[Any]:
-    if collection.list_op.id not in session.surface.operations:
+    if not session.serves(collection.list_op):
         return []
     page = session.call(collection.list_op, query={"page_size": SCAN_PAGE}).json()
     results = page.get("results") if isinstance(page, dict) else None
@@ -44,7 +44,7 @@ def discover(spec: Spec, session: Session, identities: Identities) -> Known:
             in_use += [item[parent.identifier] for item in pages[parent.create.id] if parent.identifier in item]
             if in_use:
                 known.references[name] = in_use[0]
-            elif parent.create.id in session.surface.operations:
+            elif session.serves(parent.create):
                 make(spec, session, known, parent)
     return known
 

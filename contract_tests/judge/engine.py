@@ -17,7 +17,7 @@ import hashlib
 import re
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import requests
 import schemathesis
@@ -29,6 +29,7 @@ from contract_tests.client.causes import chain
 from contract_tests.client.keyring import Keyring
 from contract_tests.client.pacing import OVERLOADED, BudgetSpent
 from contract_tests.client.surface import Surface
+from contract_tests.client.under_test import Target
 from contract_tests.judge import checks as _registered_checks  # noqa: F401  (registers our checks)
 from contract_tests.judge import deserializer as _registered_deserializer  # noqa: F401  (deep JSON is malformed JSON)
 from contract_tests.judge import hooks
@@ -39,6 +40,21 @@ from contract_tests.outcome.generation import Generated
 from contract_tests.schemathesis_seam import NotSet, bind_transport, without_target_phase
 from contract_tests.sharding import collection_name, collection_operations
 from contract_tests.spec import Spec
+
+
+class RunOf(Protocol):
+    """What the engine reads of the run object (judge/run_context.RunContext). A protocol rather than that
+    class, so that the engine stays below the run object in the chain of imports (MAX_LEVELS in
+    tests/project/test_architecture.py): the run object's module sits one level above it."""
+
+    @property
+    def spec(self) -> Spec: ...
+
+    @property
+    def options(self) -> Options: ...
+
+    @property
+    def target(self) -> Target: ...
 
 
 class ConformanceError(Exception):
@@ -184,21 +200,11 @@ class BoundedTransport:
         return response
 
 
-def load_schema(
-    spec: Spec,
-    options: Options,
-    surface: Surface,
-    operations: set[str],
-    known: Known,
-    limits: Limits,
-    keyring: Keyring | None = None,
-    *,
-    stateful: bool = True,
-    stateless: AbstractSet[str] = frozenset(STATELESS),
-    share: tuple[int, int] = (0, 1),
-    generated: Generated | None = None,
-) -> Any:
-    """`schema` for one plan (`Plan`'s fields), recording what it sends into `generated` (when given)."""
+def load_schema(run_ctx: RunOf, surface: Surface, plan: Plan, known: Known, generated: Generated | None = None) -> Any:
+    """`schema` for one plan on `surface`, its requests through the run's limits and keyring, recording
+    what it sends into `generated` (when given)."""
+    spec, options, operations = run_ctx.spec, run_ctx.options, set(plan.operations)
+    stateful, stateless = plan.stateful, plan.stateless
     linked = stateful and has_links(spec, operations)
     settings = schemathesis_config(options, surface, linked, stateless)
     settings["operations"] = probes_of_methods(spec, operations)
@@ -212,11 +218,12 @@ def load_schema(
     if generated is not None:
         canonical = Canonical(known.identities, [surface.base_url], surface.headers)
         recorder = Recorder(generated, canonical, stateful=not stateless)
+    limits, keyring = run_ctx.target.limits, run_ctx.target.keyring
     bind_transport(schema, BoundedTransport(schema.transport, limits, keyring, surface.headers, recorder))
     hooks.register_formats()
     hooks.install(schema, spec, known)
-    if share != (0, 1):
-        sliced(schema, *share)
+    if plan.share != (0, 1):
+        sliced(schema, *plan.share)
     return schema
 
 

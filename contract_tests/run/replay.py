@@ -28,7 +28,8 @@ from contract_tests.check_names import CONSUMER_CHECKS, STRICT_CHECKS, TRANSPORT
 from contract_tests.client.bounded import ResponseTooLarge
 from contract_tests.client.bounded_httpx import httpx_client, send_httpx
 from contract_tests.client.surface import Surface
-from contract_tests.client.target import Target, build_target
+from contract_tests.client.target import build_target
+from contract_tests.client.under_test import Target
 from contract_tests.judge import rejudge
 from contract_tests.options import Options
 from contract_tests.outcome import export_tests, findings_file, merge, standalone
@@ -43,6 +44,18 @@ SHOWN_ID = 20
 """Characters of an unknown id quoted in an error."""
 RunSuite = Callable[[Options, Callable[[str], None]], Ledger]
 """One run of the suite, options in and a ledger out (`contract_tests.run.runner.run`)."""
+
+
+@dataclass(frozen=True)
+class Replaying:
+    """What judging each violation again needs, the same for all of them: the contract, the options, the
+    target today, the base URLs the run recorded, and the suite's run (`RunSuite`) for a domain test."""
+
+    spec: Spec
+    options: Options
+    target: Target
+    recorded: Mapping[str, str]
+    run: RunSuite
 
 
 class ReplayError(Exception):
@@ -160,23 +173,16 @@ def replay(
     spec = Spec.load(options.spec)
     if args.export_tests is not None:
         exported(export_tests.write(list(violations.values()), ledger.run.targets, spec, args.export_tests))
-    target = build_target(options, spec)
+    replaying = Replaying(spec, options, build_target(options, spec), ledger.run.targets, run)
     for name, violation in violations.items():
-        found = judged(spec, options, target, ledger.run.targets, name, violation, run)
-        shown = Redactor(target.keyring.secrets())  # what the target answered, masked and escaped
+        found = judged(replaying, name, violation)
+        shown = Redactor(replaying.target.keyring.secrets())  # what the target answered, masked and escaped
         yield replace(found, rule=shown(found.rule), response=shown(found.response))
 
 
-def judged(
-    spec: Spec,
-    options: Options,
-    target: Target,
-    recorded: Mapping[str, str],
-    name: str,
-    violation: Violation,
-    run: RunSuite,
-) -> Verdict:
-    surface = target.surface(violation.surface)
+def judged(replaying: Replaying, name: str, violation: Violation) -> Verdict:
+    spec, options = replaying.spec, replaying.options
+    surface = replaying.target.surface(violation.surface)
     check = violation.check
     if surface is None:
         flag = "--base-url" if violation.surface == "backend" else "--gateway-url"
@@ -187,22 +193,21 @@ def judged(
         again = f"shop-contract --include {violation.operation} --checks {check}"
         why = f"{check} judges more than one answer (what was generated, what came before): run `{again}`"
         return Verdict(name, violation, NOT_JUDGED, why)
-    bases = moves(recorded, options)
+    bases = moves(replaying.recorded, options)
     if check in TRANSPORT_CHECKS or rejudge.judges_one_answer(check):
-        return resent(spec, target, surface, bases, name, violation)
-    verdict = rerun(options, run, name, violation)
+        return resent(replaying, surface, bases, name, violation)
+    verdict = rerun(options, replaying.run, name, violation)
     expect = export_tests.expectations(spec, spec.operations.get(violation.operation), violation)
     if verdict.outcome != FIXED or export_tests.skipped(violation, expect):
         return verdict
     # The test ran again on the target as it is now (which may skip what the recorded requests did, e.g. an
     # item of the run's own left behind): the recorded requests must hold the rule too.
-    recorded_requests = resent(spec, target, surface, bases, name, violation, expect)
+    recorded_requests = resent(replaying, surface, bases, name, violation, expect)
     return recorded_requests if recorded_requests.outcome == STILL_FAILING else verdict
 
 
 def resent(
-    spec: Spec,
-    target: Target,
+    replaying: Replaying,
     surface: Surface,
     bases: Mapping[str, str],
     name: str,
@@ -212,6 +217,7 @@ def resent(
     """The violation's requests sent again, each recorded surface's to the one given (`bases`: recorded base
     URL to current), the last answer judged by its check (given `expect`, by the check's rule as an exported
     test states it: outcome/standalone.py)."""
+    spec, target = replaying.spec, replaying.target
     try:
         recorded = [recorded_request(curl) for curl in (*violation.setup, violation.curl)]
     except NotACurl as exc:

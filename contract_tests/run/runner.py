@@ -25,7 +25,8 @@ from contract_tests.client.bounded_httpx import BoundedHttpx
 from contract_tests.client.keyring import CredentialsLost
 from contract_tests.client.pacing import BudgetSpent
 from contract_tests.client.surface import Surface
-from contract_tests.client.target import Target, TargetError, build_target
+from contract_tests.client.target import TargetError, build_target
+from contract_tests.client.under_test import Target
 from contract_tests.identities import Identities
 from contract_tests.judge import conformance
 from contract_tests.judge.canonical import Canonical
@@ -50,6 +51,7 @@ from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.http import Abandoned, Session, Unreachable
 from contract_tests.judge.engine import Plan, plans
 from contract_tests.judge.known import Known
+from contract_tests.judge.run_context import Progress, RunContext
 from contract_tests.options import Options
 from contract_tests.outcome import documented, reproduce
 from contract_tests.outcome.findings import ConsumerRun, Ledger, RunInfo
@@ -60,7 +62,6 @@ from contract_tests.sharding import derived_seed
 from contract_tests.spec import Spec
 from contract_tests.usage import UsageError
 
-Progress = Callable[[str], None]
 DomainTest = Callable[[Context, Session], None]
 """One domain test on one surface; `surfaces.run` needs both surfaces and is called apart."""
 
@@ -119,16 +120,16 @@ def learn(spec: Spec, target: Target, identities: Identities, ledger: Ledger) ->
         raise TargetError(str(exc)) from exc
 
 
-def run_domain(ctx: Context, target: Target, options: Options, ledger: Ledger, progress: Progress) -> None:
+def run_domain(run_ctx: RunContext, ctx: Context) -> None:
     """The domain tests on each surface, in pieces (`_side_by_side`: one at a time with one worker, the
     same pieces whatever the number of workers); then surface parity."""
-    workers = options.workers or 1
+    options, target, ledger = run_ctx.options, run_ctx.target, run_ctx.ledger
     for surface in target.surfaces:
         tests = [name for name in PER_SURFACE if name not in ALL_CHECKS or options.selects(name)]
-        _side_by_side(ctx, target, surface, ledger, tests, workers, progress)
+        _side_by_side(run_ctx, ctx, surface, tests)
     backend, gateway = target.surface("backend"), target.surface("gateway")
     if backend is not None and gateway is not None and options.selects("surface_parity"):
-        progress("[gateway] surface_parity")
+        run_ctx.progress("[gateway] surface_parity")
         sessions = [open_session(surface, ledger, target) for surface in (backend, gateway)]
         try:
             guarded(ledger, "gateway", "surface_parity", partial(surfaces.run, ctx, *sessions))
@@ -137,17 +138,16 @@ def run_domain(ctx: Context, target: Target, options: Options, ledger: Ledger, p
                 session.close()
 
 
-def _side_by_side(
-    ctx: Context, target: Target, surface: Surface, ledger: Ledger, tests: list[str], workers: int, progress: Progress
-) -> None:
+def _side_by_side(run_ctx: RunContext, ctx: Context, surface: Surface, tests: list[str]) -> None:
     """The tests that read whole lists (`ALONE`) first, one at a time, each in pieces that cannot see each
     other's writes; then every other test at once, each split per operation and collection
     (run/scheduling.py). What the pieces find is added up in the table's order, whatever ran first; what
     each piece sends is recorded as the part "surface test piece" (`scheduling.piece_name`)."""
+    ledger, workers = run_ctx.ledger, run_ctx.options.workers or 1
     gone = threading.Event()
     found: dict[str, list[Ledger]] = {name: [] for name in tests}
     rounds = [[name] for name in tests if name in ALONE] + [[name for name in tests if name not in ALONE]]
-    shared = open_session(surface, ledger, target)
+    shared = open_session(surface, ledger, run_ctx.target)
     canonical = Canonical(ctx.known.identities, [surface.base_url], surface.headers)
 
     def session_for(name: str, part: Context) -> Session:
@@ -159,7 +159,7 @@ def _side_by_side(
         for names in rounds:
             pieces = [(name, part) for name in names for part in _split(name)(ctx, ctx.spec)]
             for name in names:
-                progress(f"[{surface.name}] {name}")
+                run_ctx.progress(f"[{surface.name}] {name}")
             work = [partial(_piece, part, session_for(name, part), name, gone) for name, part in pieces]
             for (name, _), session in zip(pieces, scheduling.in_order(work, workers), strict=True):
                 found[name].append(session.ledger)
@@ -220,25 +220,14 @@ def _run(options: Options, progress: Progress, interrupts: Interrupts | None) ->
     options = seeded(options, spec, progress)
     target = build_target(options, spec)
     _stoppable(target, started + options.max_time if options.max_time is not None else None, interrupts)
-    ledger = Ledger(secrets=target.keyring.secrets())
-    ledger.run = RunInfo(
-        seed=options.seed_value,
-        targets={surface.name: surface.base_url for surface in target.surfaces},
-        profile=options.profile,
-        suite_version=SUITE_VERSION,
-        spec_version=str(spec.raw.get("info", {}).get("version", "")),
-        shard=None if options.shard is None else str(options.shard),
-        max_time=options.max_time,
-        command=reproduce.command(options),
-        narrowed=list(options.narrowing),
-    )
+    ledger = Ledger(secrets=target.keyring.secrets(), run=run_info(options, spec, target))
     for surface in target.surfaces:
         in_scope = [name for name in surface.operations if not options.include or name in options.include]
         documented.plan(ledger.coverage, spec, surface.name, in_scope)
     if options.shard is not None:
         progress(f"shard {options.shard}")
     progress(f"seed {options.seed_value}; surfaces: {', '.join(s.name + ' ' + s.base_url for s in target.surfaces)}")
-    _on_target(spec, target, ledger, partial(_test, spec, target, options, ledger, progress))
+    _on_target(spec, target, ledger, partial(_test, RunContext(spec, options, target, ledger, progress)))
     return _finished(ledger, options, started, target)
 
 
@@ -301,21 +290,13 @@ def run_consumer(options: Options, progress: Progress, interrupts: Interrupts | 
         contract.spec_digest == digest(spec.raw),
         bool(contract.raw["journal_full"]),
     )
-    spec_version = str(spec.raw.get("info", {}).get("version", ""))
     if against == "spec":
-        ledger = Ledger(consumer=consumer)
-        ledger.run = RunInfo(suite_version=SUITE_VERSION, spec_version=spec_version, command=reproduce.command(options))
+        ledger = Ledger(consumer=consumer, run=run_info(options, spec))
         revision.check(spec, contract, ledger, progress)
         return _finished(ledger, options, started)
     target = build_target(options, spec)
     _stoppable(target, None, interrupts)
-    ledger = Ledger(secrets=target.keyring.secrets(), consumer=consumer)
-    ledger.run = RunInfo(
-        targets={surface.name: surface.base_url for surface in target.surfaces},
-        suite_version=SUITE_VERSION,
-        spec_version=spec_version,
-        command=reproduce.command(options),
-    )
+    ledger = Ledger(secrets=target.keyring.secrets(), consumer=consumer, run=run_info(options, spec, target))
 
     def verify(known: Known) -> None:
         sessions = {surface.name: open_session(surface, ledger, target) for surface in target.surfaces}
@@ -331,35 +312,61 @@ def run_consumer(options: Options, progress: Progress, interrupts: Interrupts | 
     return _finished(ledger, options, started, target)
 
 
-def _test(spec: Spec, target: Target, options: Options, ledger: Ledger, progress: Progress, known: Known) -> None:
+def run_info(options: Options, spec: Spec, target: Target | None = None) -> RunInfo:
+    """What the reports say of the run, to repeat it: the one place a `RunInfo` is made. A consumer
+    contract's run has no seed, profile, shard, budget or narrowing: it replays what was recorded."""
+    info = RunInfo(
+        targets={} if target is None else {surface.name: surface.base_url for surface in target.surfaces},
+        suite_version=SUITE_VERSION,
+        spec_version=str(spec.raw.get("info", {}).get("version", "")),
+        command=reproduce.command(options),
+    )
+    if options.consumer is not None:
+        return info
+    shard = None if options.shard is None else str(options.shard)
+    narrowed = list(options.narrowing)
+    return replace(
+        info,
+        seed=options.seed_value,
+        profile=options.profile,
+        shard=shard,
+        max_time=options.max_time,
+        narrowed=narrowed,
+    )
+
+
+def _test(run_ctx: RunContext, known: Known) -> None:
+    spec, target = run_ctx.spec, run_ctx.target
     surface = target.surface("backend") or target.surfaces[0]
     with scheduling.capacity_probe(spec, surface, target.limits, target.keyring) as probe:
-        options = scheduling.sized(options, target.limits.pacer, ledger, progress, probe)
+        run_ctx = run_ctx.resized(
+            scheduling.sized(run_ctx.options, target.limits.pacer, run_ctx.ledger, run_ctx.progress, probe)
+        )
+    options = run_ctx.options
     if options.domain:
         ctx = Context(spec, known, options.enabled_strict, frozenset(options.include))
         if not options.part.whole:
             ctx.shard_operations = options.part.operations(spec)
             ctx.shard_collections = options.part.collections(spec)
-        run_domain(ctx, target, options, ledger, progress)
+        run_domain(run_ctx, ctx)
     if options.conformance:
         for surface in target.surfaces:
-            run_conformance(spec, target, options, surface, known, ledger, progress)
+            run_conformance(run_ctx, surface, known)
 
 
-def run_conformance(
-    spec: Spec, target: Target, options: Options, surface: Surface, known: Known, ledger: Ledger, progress: Progress
-) -> None:
+def run_conformance(run_ctx: RunContext, surface: Surface, known: Known) -> None:
     """The Schemathesis phases on `surface`: the engine runs `plans` makes (each stateless phase, the
     coverage phase's shares and each collection's stateful phase), up to `options.workers` at once, each
     into its own ledger, added up in plan order."""
-    workers = options.workers or 1
+    workers = run_ctx.options.workers or 1
 
     def planned(plan: Plan) -> Ledger:
-        own = ledger.part()
-        phases = partial(conformance.run, spec, options, surface, known, own, progress, target.limits, target.keyring)
-        guarded(own, surface.name, "schemathesis", partial(phases, plan))
+        own = run_ctx.ledger.part()
+        guarded(
+            own, surface.name, "schemathesis", partial(conformance.run, run_ctx.reporting_to(own), surface, known, plan)
+        )
         return own
 
-    work = [partial(planned, plan) for plan in plans(spec, options, surface)]
+    work = [partial(planned, plan) for plan in plans(run_ctx.spec, run_ctx.options, surface)]
     for found in scheduling.in_order(work, workers):
-        ledger.absorb(found)
+        run_ctx.ledger.absorb(found)

@@ -39,6 +39,7 @@ def problem(status: int, detail: str) -> JSONResponse:
 
 
 class Admin:
+    # Seven parameters because: the admin API reads and resets each store app.py opened, one by one.
     def __init__(
         self,
         store: Store,

@@ -1,8 +1,8 @@
 """The layout's promises, read from the source: which package may import which, no import loop,
 the core imports no web framework, Connexion's and Schemathesis' internals are each touched from one module
 (a seam), every folder
-is a regular package, no module is long without a reason, and what a docstring or a comment names
-exists; and the handler table is the spec's."""
+is a regular package, no module is long and no function takes many parameters without a reason, and what
+a docstring or a comment names exists; and the handler table is the spec's."""
 
 from __future__ import annotations
 
@@ -331,3 +331,51 @@ def test_a_stale_module_name_is_found() -> None:
         'y = "a string is no prose: lost.py"\n'
     )
     assert missing_names(source, module, KNOWN_MODULES) == ["gone.py", "mock_server.gone.module", "state/gone.py"]
+
+
+MAX_PARAMETERS = 6
+"""Parameters a function of either package takes at most (self and cls not counted) without a reason."""
+PARAMETERS_BECAUSE = re.compile(r"#\s*\w+ parameters because: \S")
+"""The reason a function takes more: a comment `# Seven parameters because: ...` on the line above its
+`def` (or above its first decorator), or at the end of the `def` line."""
+
+
+def too_many_parameters(source: str) -> list[str]:
+    """The functions of `source` taking more than MAX_PARAMETERS parameters with no reason beside them, as
+    `name (N parameters, line L)`."""
+    lines = source.splitlines()
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        arguments = node.args
+        names = [argument.arg for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
+        names += [star.arg for star in (arguments.vararg, arguments.kwarg) if star is not None]
+        count = len([name for name in names if name not in ("self", "cls")])
+        first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+        beside = [lines[first - 2] if first > 1 else "", lines[node.lineno - 1]]
+        if count > MAX_PARAMETERS and not any(PARAMETERS_BECAUSE.search(line) for line in beside):
+            found.append(f"{node.name} ({count} parameters, line {node.lineno})")
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(SUITE) + sorted(MOCK))
+def test_no_function_takes_more_than_six_parameters_without_a_reason(module: str) -> None:
+    """Many parameters are values that travel together (the run object, judge/run_context.py, is the five
+    every call of a run needed): group them, or say beside the function why they stay apart."""
+    path = SUITE.get(module) or MOCK[module]
+    assert too_many_parameters(path.read_text(encoding="utf-8")) == [], (
+        f"{module}: over {MAX_PARAMETERS} parameters; group them, or say why in a comment "
+        "'# Seven parameters because: ...' above the def"
+    )
+
+
+def test_a_function_with_seven_parameters_is_found() -> None:
+    seven = "def f(a, b, c, d, e, f, g):\n    pass\n"
+    assert too_many_parameters(seven) == ["f (7 parameters, line 1)"]
+    assert too_many_parameters("class C:\n    def m(self, a, b, c, d, e, f):\n        pass\n") == []
+    assert too_many_parameters("def f(a, *b, c, d, e, f, **g):\n    pass\n") == ["f (7 parameters, line 1)"]
+    assert too_many_parameters(f"# Seven parameters because: they are one record's fields.\n{seven}") == []
+    assert too_many_parameters(f"# Seven parameters because: a reason.\n@decorated\n{seven}") == []
+    assert too_many_parameters(seven.replace(":\n", ":  # Seven parameters because: a reason.\n", 1)) == []
+    assert too_many_parameters(f"# Seven parameters.\n{seven}") == ["f (7 parameters, line 2)"]

@@ -12,6 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from contract_tests.client.keyring import Keyring, Realm
+from contract_tests.client.surface import Surface
+from contract_tests.client.target import limits_of
+from contract_tests.client.under_test import Credentials, Target
+from contract_tests.judge.run_context import RunContext
+from contract_tests.options import Options
+from contract_tests.outcome.findings import Ledger
+from contract_tests.spec import Spec
+
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN_PATH = "/realms/shop/protocol/openid-connect/token"
 
@@ -71,3 +80,15 @@ def violations(outcome: Outcome) -> list[dict[str, Any]]:
     """The violations a run recorded in its findings.json."""
     found: list[dict[str, Any]] = outcome.findings.get("violations", [])
     return found
+
+
+def a_run(spec: Spec, options: Options, surface: Surface) -> RunContext:
+    """A run object on `surface` that sends no credentials of its own (no keyring token, no realm): for a
+    test of how the engine is set up, without building a target (which probes it)."""
+
+    def no_realm(realm: Realm) -> tuple[str, float | None]:
+        raise AssertionError("a test run fetches no token")
+
+    keyring = Keyring(None, None, None, no_realm)
+    target = Target((surface,), Credentials(), keyring, limits_of(options))
+    return RunContext(spec, options, target, Ledger(), lambda line: None)

@@ -140,7 +140,9 @@ def _replay(
             path[name], created = _made(spec, session, known, collection, recorded)
             setup.append(created)
     headers = _credentials(spec, session, op, interaction)
-    content = _content(spec, session, known, op, interaction, path, headers)
+    content = _content(spec, session, known, op, interaction, path)
+    if "content" in content and interaction.media_type is not None:  # raw content: the type the consumer sent
+        headers["Content-Type"] = interaction.media_type
     query = dict(example["query"]) or None
     exchange = session.call(op, path, query=query, headers=headers, **content)
     return exchange, setup
@@ -162,20 +164,14 @@ def _credentials(spec: Spec, session: Session, op: Operation, interaction: Inter
 
 
 def _content(
-    spec: Spec,
-    session: Session,
-    known: Known,
-    op: Operation,
-    interaction: Interaction,
-    path: dict[str, Any],
-    headers: dict[str, str],
+    spec: Spec, session: Session, known: Known, op: Operation, interaction: Interaction, path: dict[str, Any]
 ) -> dict[str, Any]:
-    """The body as the consumer sent it, its identifiers and external references the target's."""
+    """The body as the consumer sent it, its identifiers and external references the target's: `content`
+    (raw, its Content-Type set by the caller), `json`, `data` or `files`, as `Session.call` takes them."""
     media_type, body = interaction.media_type, interaction.example["body"]
     if media_type is None:
         return {}
     if not isinstance(body, dict):
-        headers["Content-Type"] = media_type
         return {"content": body if isinstance(body, str) else json.dumps(body)}
     body = dict(body)
     own = spec.collection_of(op)
@@ -201,7 +197,6 @@ def _content(
         return {"data": {name: _text(value) for name, value in body.items()}}
     if media_type == "multipart/form-data":
         return {"files": {name: (None, _text(value)) for name, value in body.items()}}
-    headers["Content-Type"] = media_type
     return {"content": json.dumps(body)}
 
 

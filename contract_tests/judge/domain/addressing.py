@@ -52,11 +52,7 @@ def run(ctx: Context, session: Session) -> None:
     for collection in ctx.spec.collections:
         ops = [collection.create, collection.list_op, *collection.item_ops.values()]
         writes = [collection.create, *collection.item_ops.values()]
-        if (
-            not all(op.id in session.surface.operations for op in ops)
-            or not ctx.selected(*writes)
-            or not ctx.collection_is_mine(collection)
-        ):
+        if not session.serves(*ops) or not ctx.selected(*writes) or not ctx.collection_is_mine(collection):
             continue
         prop = collection.request_schema["properties"][collection.identifier]
         if prop.get("type") == "integer":

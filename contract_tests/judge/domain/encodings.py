@@ -19,11 +19,7 @@ CHECK = "body_encodings"
 def run(ctx: Context, session: Session) -> None:
     for collection in ctx.spec.collections:
         ops = (collection.create, collection.item_ops["get"], collection.item_ops["delete"])
-        if (
-            all(op.id in session.surface.operations for op in ops)
-            and ctx.selected(collection.create)
-            and ctx.collection_is_mine(collection)
-        ):
+        if session.serves(*ops) and ctx.selected(collection.create) and ctx.collection_is_mine(collection):
             compare(ctx, session, collection)
 
 

@@ -37,6 +37,15 @@ JSON_MEDIA = "application/json"
 
 
 @dataclass(frozen=True)
+class Written:
+    """A write to judge the reading back of: its operation, its answer, and how a message names it."""
+
+    op: Operation
+    exchange: Exchange
+    what: str
+
+
+@dataclass(frozen=True)
 class Listing:
     """A list that must show the item: the operation and its path parameters."""
 
@@ -48,11 +57,7 @@ def run(ctx: Context, session: Session) -> None:
     for collection in ctx.spec.collections:
         ops = [collection.create, collection.list_op, *collection.item_ops.values()]
         writes = [collection.create, collection.item_ops["put"], collection.item_ops["patch"]]
-        if (
-            all(op.id in session.surface.operations for op in ops)
-            and ctx.selected(*writes)
-            and ctx.collection_is_mine(collection)
-        ):
+        if session.serves(*ops) and ctx.selected(*writes) and ctx.collection_is_mine(collection):
             for media in media_types(collection.create):
                 follow(ctx, session, collection, media)
 
@@ -70,7 +75,7 @@ def listings(ctx: Context, session: Session, collection: Collection, body: JSON)
     found = [Listing(collection.list_op, {})]
     for name, owner in ctx.spec.references(collection.create).items():
         for sub_list in owner.sub_lists:
-            if dependant_collection(ctx, owner, sub_list) is collection and sub_list.id in session.surface.operations:
+            if dependant_collection(ctx, owner, sub_list) is collection and session.serves(sub_list):
                 found.append(Listing(sub_list, {owner.identifier: body[name]}))
     return found
 
@@ -107,7 +112,7 @@ def follow(ctx: Context, session: Session, collection: Collection, media: str) -
             return  # the item stays, named in the violation
         state = {**state, **expected(ctx, collection, sent, via, written)}
         setup.append(written)
-        found = read_back(ctx, session, collection, op, written, state, what, setup)
+        found = read_back(ctx, session, collection, Written(op, written, what), state, setup)
         if found is None:
             return
         shown = found
@@ -115,20 +120,15 @@ def follow(ctx: Context, session: Session, collection: Collection, media: str) -
 
 
 def read_back(
-    ctx: Context,
-    session: Session,
-    collection: Collection,
-    op: Operation,
-    written: Exchange,
-    state: JSON,
-    what: str,
-    setup: list[Exchange],
+    ctx: Context, session: Session, collection: Collection, written: Written, state: JSON, setup: list[Exchange]
 ) -> list[Placement] | None:
     """The write's answer, the item and every list showing it hold `state`; the pages showing it, or None
     (reported) when one does not."""
-    name, get = collection.identifier, collection.item_ops["get"]
-    wrong = differences(state, written.json())
-    if not session.judge(CHECK, op, written, f"the answer to a {what}: " + "; ".join(wrong) if wrong else None, setup):
+    name, get, what = collection.identifier, collection.item_ops["get"], written.what
+    wrong = differences(state, written.exchange.json())
+    if not session.judge(
+        CHECK, written.op, written.exchange, f"the answer to a {what}: " + "; ".join(wrong) if wrong else None, setup
+    ):
         return None
     read = session.call(get, {name: state[name]})
     wrong = [f"answered {read.status}"] if read.status != 200 else differences(state, read.json())
@@ -136,9 +136,7 @@ def read_back(
         return None
     shown = []
     for listing in listings(ctx, session, collection, state):
-        ordered = ctx.spec.order_by(listing.op) == name
-        maximum = ctx.spec.page_size_maximum(listing.op)
-        placed = locate(session, listing.op, listing.params, name, state[name], maximum, ordered)
+        placed = locate(ctx.spec, session, listing.op, listing.params, name, state[name])
         where = f"{listing.op.id} after a {what}"
         if placed.item is None:
             missing = f"{where}: {name}={state[name]!r} is not on the page its order puts it on"
@@ -172,7 +170,7 @@ def delete(
             broken = f"the page that showed the deleted {name}={identifier!r} answered {again.status}"
         session.judge(DELETED, placed.op, again, broken, after)
     for sub_list in collection.sub_lists:
-        if sub_list.id in session.surface.operations:
+        if session.serves(sub_list):
             owned = session.call(sub_list, params)
             broken = f"{sub_list.id} of the deleted {name}={identifier!r} answered {owned.status}, not 404"
             session.judge(DELETED, sub_list, owned, None if owned.status == 404 else broken, after)

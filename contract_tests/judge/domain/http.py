@@ -149,6 +149,11 @@ class Session:
         other._record = record
         return other  # `_undecodable` stays shared: one violation shown per operation, whichever part saw it
 
+    def serves(self, *ops: Operation) -> bool:
+        """Whether this surface serves every one of `ops`: a test needing one it does not serve is not run
+        here (the gateway serves a part of the API)."""
+        return all(op.id in self.surface.operations for op in ops)
+
     def close(self) -> None:
         if self._owns_client:
             self.sender.close()

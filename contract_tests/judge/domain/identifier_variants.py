@@ -42,7 +42,7 @@ def run(ctx: Context, session: Session) -> None:
         prop = collection.request_schema["properties"][collection.identifier]
         if (
             prop.get("type") == "string"
-            and all(op.id in session.surface.operations for op in ops)
+            and session.serves(*ops)
             and ctx.selected(collection.create, collection.item_ops["get"])
             and ctx.collection_is_mine(collection)
         ):
@@ -135,7 +135,7 @@ def try_variants(ctx: Context, session: Session, collection: Collection, identif
         session.judge(CHECK, get, read, broken, setup)
     near_misses_not_found(ctx, session, collection, body, setup)
     made = [
-        other for what, other in other_items(identifier) if distinct(ctx, session, collection, body, what, other, setup)
+        variant[1] for variant in other_items(identifier) if distinct(ctx, session, collection, body, variant, setup)
     ]
     swapped = identifier.swapcase()
     if swapped != identifier and case_variant(ctx, session, collection, body, swapped, setup):
@@ -150,15 +150,17 @@ def try_variants(ctx: Context, session: Session, collection: Collection, identif
 
 
 def distinct(
-    ctx: Context, session: Session, collection: Collection, body: JSON, what: str, other: str, setup: list[Exchange]
+    ctx: Context, session: Session, collection: Collection, body: JSON, variant: tuple[str, str], setup: list[Exchange]
 ) -> bool:
-    """`other` is another item: 404 before it exists, then created and read as itself; True when made."""
+    """The item `body` names, and `variant` (what it is, the other identifier) another item: 404 before it
+    exists, then created and read as itself; True when made."""
     name, get = collection.identifier, collection.item_ops["get"]
+    what, other = variant
     before = session.call(get, {name: other})
     broken = None if before.status == 404 else f"{name}={other!r} ({what}) answered {before.status} before it exists"
     if not session.judge(CHECK, get, before, broken, setup):
         return False
-    return created_apart(ctx, session, collection, body, what, other, [*setup, before])
+    return created_apart(ctx, session, collection, body, variant, [*setup, before])
 
 
 def case_variant(
@@ -171,7 +173,7 @@ def case_variant(
     before = session.call(get, {name: other})
     if before.status == 404:
         session.judge(CHECK, get, before, None, setup)
-        return created_apart(ctx, session, collection, body, what, other, [*setup, before])
+        return created_apart(ctx, session, collection, body, (what, other), [*setup, before])
     wrong = [f"answered {before.status}, neither 404 (another item) nor 200"] if before.status != 200 else []
     wrong = wrong or differences(body, before.json())
     broken = f"{name}={other!r} ({what}), before it was created: " + "; ".join(wrong) if wrong else None
@@ -189,11 +191,12 @@ def case_variant(
 
 
 def created_apart(
-    ctx: Context, session: Session, collection: Collection, body: JSON, what: str, other: str, setup: list[Exchange]
+    ctx: Context, session: Session, collection: Collection, body: JSON, variant: tuple[str, str], setup: list[Exchange]
 ) -> bool:
-    """`other` read 404: its create makes another item, which reads as itself while the item of `body` is
-    unchanged; True when made."""
+    """`variant` (what it is, the other identifier) read 404: its create makes another item, which reads
+    as itself while the item of `body` is unchanged; True when made."""
     name, get = collection.identifier, collection.item_ops["get"]
+    what, other = variant
     own = {**changed_body(ctx, collection, body), name: other}
     created = session.call(collection.create, json=own)
     if created.status != 201:

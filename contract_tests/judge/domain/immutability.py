@@ -21,7 +21,7 @@ STRICT = "identifier_change_is_conflict"
 def run(ctx: Context, session: Session) -> None:
     for collection in ctx.spec.collections:
         ops = [collection.create, *collection.item_ops.values()]
-        if not all(op.id in session.surface.operations for op in ops) or not ctx.collection_is_mine(collection):
+        if not session.serves(*ops) or not ctx.collection_is_mine(collection):
             continue
         for method in ("put", "patch"):
             op = collection.item_ops[method]

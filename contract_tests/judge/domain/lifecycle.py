@@ -35,11 +35,7 @@ def holds(exchange: Exchange, status: int, expected: JSON, what: str) -> str | N
 def run(ctx: Context, session: Session) -> None:
     for collection in ctx.spec.collections:
         ops = [collection.create, *collection.item_ops.values()]
-        if (
-            all(op.id in session.surface.operations for op in ops)
-            and ctx.selected(*ops)
-            and ctx.collection_is_mine(collection)
-        ):
+        if session.serves(*ops) and ctx.selected(*ops) and ctx.collection_is_mine(collection):
             walk(ctx, session, collection)
 
 

@@ -28,11 +28,7 @@ def run(ctx: Context, session: Session) -> None:
     for collection in ctx.spec.collections:
         ops = [collection.create, *collection.item_ops.values()]
         patch = collection.item_ops["patch"]
-        if (
-            all(op.id in session.surface.operations for op in ops)
-            and ctx.selected(patch)
-            and ctx.collection_is_mine(collection)
-        ):
+        if session.serves(*ops) and ctx.selected(patch) and ctx.collection_is_mine(collection):
             for media in media_types(patch):
                 patch_each(ctx, session, collection, media)
 

@@ -34,7 +34,7 @@ FRACTIONS = (2, 5)
 
 def run(ctx: Context, session: Session) -> None:
     for op in ctx.spec.lists:
-        if op.id not in session.surface.operations or not ctx.selected(op) or not ctx.operation_is_mine(op):
+        if not session.serves(op) or not ctx.selected(op) or not ctx.operation_is_mine(op):
             continue
         key, maximum = ctx.spec.order_by(op), ctx.spec.page_size_maximum(op)
         if key is None or maximum is None:
@@ -66,7 +66,7 @@ def items_of(ctx: Context, op: Operation, params: dict[str, Any]) -> Collection 
 def out_of_order(ctx: Context, session: Session, op: Operation, params: dict[str, Any]) -> list[tuple[Made, Exchange]]:
     """Items of the list created in an order their identifiers do not sort in."""
     collection = items_of(ctx, op, params)
-    if collection is None or collection.create.id not in session.surface.operations:
+    if collection is None or not session.serves(collection.create):
         return []
     prop = collection.request_schema["properties"][collection.identifier]
     if prop.get("type") == "integer":

@@ -43,7 +43,7 @@ def owner(ctx: Context, session: Session, op: Operation) -> tuple[dict[str, Any]
             return {name: candidate}, None
     if candidates:
         return {name: candidates[0]}, None
-    if collection.create.id not in session.surface.operations:
+    if not session.serves(collection.create):
         return None, None
     identifier = ctx.fresh_identifier(collection)
     created = session.call(collection.create, json=ctx.valid_body(collection, identifier))

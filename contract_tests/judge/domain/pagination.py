@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -26,9 +27,22 @@ from contract_tests.spec import Operation
 CHECK = "pagination_walk"
 
 
+@dataclass(frozen=True)
+class Walk:
+    """One list walked: where, at which page size, the count its first page gave, and the URL every
+    `next` and `previous` link must start with. Every page is judged against these."""
+
+    session: Session
+    op: Operation
+    params: dict[str, Any]
+    size: int
+    count: int
+    list_url: str
+
+
 def run(ctx: Context, session: Session) -> None:
     for op in ctx.spec.lists:
-        if op.id in session.surface.operations and ctx.selected(op) and ctx.operation_is_mine(op):
+        if session.serves(op) and ctx.selected(op) and ctx.operation_is_mine(op):
             params, made = owner(ctx, session, op)
             if params is None:
                 reason = "no owner to list the items of, and none could be created"
@@ -103,25 +117,19 @@ def walk(session: Session, op: Operation, params: dict[str, Any], maximum: int |
     shown = len(exchange.json()["results"])
     per_page = shown if count > shown else size  # a backend may clamp below the documented maximum
     pages = math.ceil(count / per_page) if count else 1
+    walking = Walk(session, op, params, size, count, list_url)
     if pages <= FULL_WALK_PAGES:
-        forwards = walk_forwards(session, op, params, exchange, size, count, pages, list_url)
+        forwards = walk_forwards(walking, exchange, pages)
         if forwards is not None:
-            walk_backwards(session, op, forwards, size, count, list_url)
+            walk_backwards(walking, forwards)
     else:
-        sample(session, op, params, exchange, size, per_page, count, pages, list_url)
+        sample(walking, exchange, per_page, pages)
 
 
-def walk_forwards(
-    session: Session,
-    op: Operation,
-    params: dict[str, Any],
-    exchange: Exchange,
-    size: int,
-    count: int,
-    pages: int,
-    list_url: str,
-) -> list[Exchange] | None:
+def walk_forwards(walking: Walk, exchange: Exchange, pages: int) -> list[Exchange] | None:
     """Page 1 to the last through `next`; the pages when they tile the list, else None (reported)."""
+    session, op, params = walking.session, walking.op, walking.params
+    size, count, list_url = walking.size, walking.count, walking.list_url
     walked = [exchange]
     for number in range(1, pages + 2):
         problem = page_problem(exchange, number, size, count, list_url)
@@ -148,10 +156,10 @@ def walk_forwards(
     return walked
 
 
-def walk_backwards(
-    session: Session, op: Operation, forwards: list[Exchange], size: int, count: int, list_url: str
-) -> None:
+def walk_backwards(walking: Walk, forwards: list[Exchange]) -> None:
     """From the last page back to page 1 through `previous`: each leads to the page before, same items."""
+    session, op = walking.session, walking.op
+    size, count, list_url = walking.size, walking.count, walking.list_url
     exchange = forwards[-1]
     for number in range(len(forwards), 1, -1):
         link = exchange.json().get("previous")
@@ -168,18 +176,10 @@ def walk_backwards(
             return
 
 
-def sample(
-    session: Session,
-    op: Operation,
-    params: dict[str, Any],
-    first: Exchange,
-    size: int,
-    per_page: int,
-    count: int,
-    pages: int,
-    list_url: str,
-) -> None:
+def sample(walking: Walk, first: Exchange, per_page: int, pages: int) -> None:
     """A long list: the first, second, a few middle, second-to-last and last pages, and their links."""
+    session, op, params = walking.session, walking.op, walking.params
+    size, count, list_url = walking.size, walking.count, walking.list_url
     numbers = sorted({1, 2, pages // 3, pages // 2, 2 * pages // 3, pages - 1, pages})
     fetched = {1: first}
     for number in numbers[1:]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contract_tests.judge.domain.http import Exchange, Session
-from contract_tests.spec import JSON, Operation
+from contract_tests.spec import JSON, Operation, Spec
 
 WALK_LIMIT = 10
 FULL_WALK_PAGES = 10
@@ -41,12 +41,11 @@ def find(items: list[Any], name: str, value: Any) -> JSON | None:
     return next((item for item in items if isinstance(item, dict) and item.get(name) == value), None)
 
 
-def locate(
-    session: Session, op: Operation, params: dict[str, Any], name: str, value: Any, maximum: int | None, ordered: bool
-) -> Placement:
+def locate(spec: Spec, session: Session, op: Operation, params: dict[str, Any], name: str, value: Any) -> Placement:
     """The page of the list `op` (at `params`) showing the item whose `name` is `value`: found through the
-    list's order when it is `ordered` by `name` ascending (pages of `maximum` items, else of the list's
-    default size), else by walking."""
+    list's order when the spec orders it by `name` ascending (pages of the list's maximum size, else of
+    its default size), else by walking."""
+    maximum, ordered = spec.page_size_maximum(op), spec.order_by(op) == name
     size = {"page_size": maximum} if maximum is not None else {}
     first = session.call(op, params, query={"page": 1, **size})
     items = results(first)

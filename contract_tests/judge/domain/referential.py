@@ -27,26 +27,18 @@ def run(ctx: Context, session: Session) -> None:
     for child in ctx.spec.collections:
         for name, parent in ctx.spec.references(child.create).items():
             ops = (child.create, child.item_ops["get"], child.item_ops["delete"])
-            if (
-                all(op.id in session.surface.operations for op in ops)
-                and ctx.selected(child.create)
-                and ctx.collection_is_mine(child)
-            ):
+            if session.serves(*ops) and ctx.selected(child.create) and ctx.collection_is_mine(child):
                 missing_parent(ctx, session, child, parent, name)
     for owner in ctx.spec.collections:
         delete = owner.item_ops["delete"]
         needed = (owner.create, delete, owner.item_ops["get"], owner.list_op)
-        if (
-            not all(op.id in session.surface.operations for op in needed)
-            or not ctx.selected(delete)
-            or not ctx.collection_is_mine(owner)
-        ):
+        if not session.serves(*needed) or not ctx.selected(delete) or not ctx.collection_is_mine(owner):
             continue
         for sub_list in owner.sub_lists:
-            if sub_list.id not in session.surface.operations:
+            if not session.serves(sub_list):
                 continue
             dependant = dependant_collection(ctx, owner, sub_list)
-            if dependant is not None and dependant.create.id in session.surface.operations:
+            if dependant is not None and session.serves(dependant.create):
                 made_dependant(ctx, session, owner, dependant, sub_list)
             else:
                 served_dependant(session, owner, sub_list)

@@ -20,12 +20,7 @@ PAGE = {"page_size": 1}
 
 def run(ctx: Context, backend: Session, gateway: Session) -> None:
     for op in ctx.spec.gateway_operations:
-        if (
-            op.method == "get"
-            and ctx.selected(op)
-            and ctx.operation_is_mine(op)
-            and op.id in gateway.surface.operations
-        ):
+        if op.method == "get" and ctx.selected(op) and ctx.operation_is_mine(op) and gateway.serves(op):
             params = owner_params(ctx, gateway, op)
             if params is None:
                 reason = "the owner's list is empty on the target: no item to compare"

@@ -22,7 +22,7 @@ def run(ctx: Context, session: Session) -> None:
     for collection in ctx.spec.collections:
         ops = [collection.create, *collection.item_ops.values()]
         if (
-            all(op.id in session.surface.operations for op in ops)
+            session.serves(*ops)
             and ctx.selected(*collection.item_ops.values(), *collection.sub_lists)
             and ctx.collection_is_mine(collection)
         ):
@@ -52,11 +52,11 @@ def all_not_found(
         (ops["get"], {}),
         (ops["put"], {"json": body}),
         (ops["patch"], {"json": dict(list(patched.items())[:1])}),
-        *((sub_list, {}) for sub_list in collection.sub_lists if sub_list.id in session.surface.operations),
+        *((sub_list, {}) for sub_list in collection.sub_lists if session.serves(sub_list)),
         (ops["delete"], {}),
     ]
     for op, content in requests:
-        if op.id not in session.surface.operations or not ctx.selected(op):
+        if not session.serves(op) or not ctx.selected(op):
             continue
         exchange = session.call(op, params, **content)
         broken = None

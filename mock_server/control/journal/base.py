@@ -70,6 +70,7 @@ class Journal:
         # costs one test of an empty list
         self.subscribers: list[Callable[[tuple[Any, ...]], None]] = []
 
+    # Eight parameters because: the columns of one exchange, kept as a tuple on the hot path (no object).
     def record(
         self,
         scope: Scope,

@@ -73,6 +73,7 @@ class RedisJournal(Journal):
         self._following: asyncio.Task[None] | None = None
         self._newer = self.client.register_script(NEWER)
 
+    # Eight parameters because: the columns of one exchange, kept as a tuple on the hot path (no object).
     def record(
         self,
         scope: Scope,

@@ -31,12 +31,12 @@ from contract_tests.client.bounded_requests import bounded_session
 from contract_tests.client.surface import Surface
 from contract_tests.client.target import limits_of
 from contract_tests.identities import Identities
-from contract_tests.judge.engine import load_schema
+from contract_tests.judge.engine import Plan, load_schema
 from contract_tests.judge.known import Known
 from contract_tests.options import DEFAULT_MAX_RESPONSE_SIZE
 from contract_tests.run import arguments
 from contract_tests.spec import Spec
-from tests.support.suite import shop_contract
+from tests.support.suite import a_run, shop_contract
 from tests.support.wire import Authority, Wire, authority, read_request, reset, serving
 
 MIB = 1024 * 1024
@@ -110,7 +110,9 @@ def _case(origin: str, flags: list[str]) -> Any:
     base_url = origin + "/shop/api/v1"
     options = arguments.options_from(["--base-url", base_url, "--api-key", "k", *flags], {})
     surface = Surface("backend", base_url, operations=("list_product_lines",), headers={}, accepted={})
-    schema = load_schema(Spec.load(), options, surface, {"list_product_lines"}, Known(Identities()), limits_of(options))
+    schema = load_schema(
+        a_run(Spec.load(), options, surface), surface, Plan(frozenset({"list_product_lines"})), Known(Identities())
+    )
     return schema.find_operation_by_id("list_product_lines").Case()
 
 

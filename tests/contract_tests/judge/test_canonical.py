@@ -11,16 +11,16 @@ from schemathesis.core.parameters import ParameterLocation
 from schemathesis.generation.meta import TestPhase
 
 from contract_tests.client.surface import Surface
-from contract_tests.client.target import limits_of
 from contract_tests.identities import Identities
 from contract_tests.judge.canonical import CREDENTIAL, FRESH, ORIGIN, Canonical
-from contract_tests.judge.engine import load_schema, probes_of_methods
+from contract_tests.judge.engine import Plan, load_schema, probes_of_methods
 from contract_tests.judge.hooks import addressing_served
 from contract_tests.judge.known import Known
 from contract_tests.options import Options
 from contract_tests.outcome.findings import Ledger
 from contract_tests.outcome.generation import Generated, generated_digest
 from contract_tests.spec import Spec
+from tests.support.suite import a_run
 
 SPEC = Spec.load()
 BASE = "http://127.0.0.1:9/shop/api/v1"
@@ -93,7 +93,7 @@ def test_a_schema_with_per_operation_settings_still_serves_only_its_operations()
     surface = Surface("backend", BASE, operations=tuple(SPEC.operations), headers={}, accepted={})
     options = Options(base_url=BASE)
     chosen = {"get_customer", "update_customer", "list_products"}
-    schema = load_schema(SPEC, options, surface, chosen, Known(Identities()), limits_of(options))
+    schema = load_schema(a_run(SPEC, options, surface), surface, Plan(frozenset(chosen)), Known(Identities()))
     served = {result.ok().label for result in schema.get_all_operations()}
     assert served == {SPEC.operations[name].label for name in chosen}
 
