@@ -134,8 +134,10 @@ def negative_at(case: Any, where: str) -> bool:
     """Whether the part of `case` at `where` ("body", "path", "query", ...) was generated to break the schema.
 
     A case carries how it was generated in `case.meta` (None for a case made by hand), whose shape is
-    Schemathesis' own: `CaseMetadata.is_negative_at`, keyed by a `ParameterLocation`."""
-    return case.meta is not None and bool(case.meta.is_negative_at(ParameterLocation(where)))
+    Schemathesis' own: its `components`, keyed by a `ParameterLocation`, each with its generation mode.
+    Read directly rather than by `CaseMetadata.is_negative_at`, which 4.31 does not have yet."""
+    component = None if case.meta is None else case.meta.components.get(ParameterLocation(where))
+    return component is not None and str(component.mode.value) == "negative"
 
 
 def generation_mode(case: Any) -> str | None:

@@ -69,7 +69,9 @@ MEMBERS = {
     "schemathesis.core.failures.Failure": ["case_id", "title", "message"],
     "schemathesis.core.parameters.ParameterLocation": ["BODY", "PATH"],
     "schemathesis.generation.meta.TestPhase": ["FUZZING"],
-    "schemathesis.generation.meta.CaseMetadata": ["generation", "phase", "is_negative_at"],
+    "schemathesis.generation.meta.CaseMetadata": ["generation", "phase", "components"],
+    "schemathesis.generation.meta.ComponentInfo": ["mode"],
+    "schemathesis.generation.modes.GenerationMode": ["POSITIVE", "NEGATIVE"],
     "schemathesis.checks.CHECKS": ["get_all_names", "get_by_names"],
 }
 # callable -> its parameters (keyword-only marked "*"), as the suite calls it
@@ -157,11 +159,11 @@ def test_a_moved_internal_fails_in_one_clear_line(monkeypatch: pytest.MonkeyPatc
 
 def test_a_member_gone_fails_in_one_clear_line(monkeypatch: pytest.MonkeyPatch) -> None:
     """What an upgrade that drops a member the suite reads shows: the owner and the member."""
-    from schemathesis.generation.meta import CaseMetadata
+    from schemathesis.engine.errors import EngineErrorInfo
 
-    monkeypatch.delattr(CaseMetadata, "is_negative_at")
-    owner = "schemathesis.generation.meta.CaseMetadata"
-    assert lacking(MEMBERS) == [f"Schemathesis {version()}: {owner} has no is_negative_at"]
+    monkeypatch.delattr(EngineErrorInfo, "title")
+    owner = "schemathesis.engine.errors.EngineErrorInfo"
+    assert lacking(MEMBERS) == [f"Schemathesis {version()}: {owner} has no title"]
 
 
 def test_a_moved_internal_stops_the_suite_at_its_import_in_one_line() -> None:
