@@ -110,7 +110,10 @@ def lacking(members: dict[str, list[str]]) -> list[str]:
     lines = []
     for owner_name, names in members.items():
         module_name, _, attribute = owner_name.rpartition(".")
-        owner = getattr(importlib.import_module(module_name), attribute)
+        owner = getattr(importlib.import_module(module_name), attribute, None)
+        if owner is None:
+            lines.append(f"Schemathesis {version()} has no {owner_name} ({', '.join(names)}): the suite reads them")
+            continue
         have = set(dir(owner)) | set(getattr(owner, "__slots__", ()))
         have |= set(getattr(owner, "__dataclass_fields__", {}))
         lines += [f"Schemathesis {version()}: {owner_name} has no {name}" for name in names if name not in have]
