@@ -17,10 +17,16 @@ Internal modules and names relied on:
   `CheckFailureInfo` (a failed check's case and failure), read by judge/verdicts.py;
 - `schemathesis.core`: `NotSet` and its one value `NOT_SET` (a case without a body), `curl.generate`;
 - `schemathesis.core.parameters.ParameterLocation` and `schemathesis.generation.meta.TestPhase`: where a
-  negative case is negative and which phase made it (judge/hooks.py, judge/checks.py);
+  negative case is negative and which phase made it, read from a case's `meta` (`negative_at`,
+  `generation_mode`, `phase_name`, `phase_data`: judge/hooks.py, judge/checks.py, judge/engine.py);
 - `schemathesis.core.failures.FailureGroup`: what `Case.validate_response` raises (judge/rejudge.py);
 - `schemathesis.checks`: `CHECKS` (`get_all_names`, `get_by_names`) and `load_all_checks`;
 - `schemathesis.config.ProjectConfig`: `get_hypothesis_settings` overridden, `__slots__` kept.
+Read, not imported: the fields of the engine's events and of a scenario's record (judge/verdicts.py,
+judge/conformance.py), a case's `meta` (the functions named above), a parameter's `definition`
+(judge/checks.py) and the transport's `send` (judge/engine.py);
+tests/contract_tests/test_schemathesis_seam.py pins each.
+Registered through the documented form: a schema's own hooks (`register_hook`).
 Swapped classes (a subclass made here, the object's data unchanged):
 - a loaded schema's: its `transport` property and its `create_extra_data_source` method (`bind_transport`);
 - its `config`'s: `ProjectConfig.get_hypothesis_settings` (`without_target_phase`).
@@ -28,6 +34,7 @@ Swapped classes (a subclass made here, the object's data unchanged):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import hypothesis
@@ -51,23 +58,30 @@ except ImportError as exc:  # one line naming what moved, not a traceback deep i
 
 __all__ = [
     "CHECKS",
+    "FUZZING",
     "NOT_SET",
     "CheckFailureInfo",
     "FailureGroup",
     "NotSet",
-    "ParameterLocation",
     "ProjectConfig",
     "ScenarioRecorder",
     "ServerUnavailable",
     "Status",
-    "TestPhase",
     "bind_transport",
     "curl",
     "events",
     "from_schema",
+    "generation_mode",
     "load_all_checks",
+    "negative_at",
+    "phase_data",
+    "phase_name",
+    "register_hook",
     "without_target_phase",
 ]
+
+FUZZING = str(TestPhase.FUZZING.value)
+"""The name `phase_name` gives a case of the fuzzing phase."""
 
 
 class UntargetedProject(ProjectConfig):
@@ -106,3 +120,40 @@ def bind_transport(schema: Any, transport: Any) -> None:
     from in the order they happen to run, and which other parts' writes on the target change."""
     attributes = {"transport": property(lambda _: transport), "create_extra_data_source": lambda _: None}
     schema.__class__ = type("BoundedSchema", (type(schema),), attributes)
+
+
+def register_hook(schema: Any, name: str, hook: Callable[..., Any]) -> None:
+    """Register `hook` as Schemathesis' hook `name` ("filter_case", "map_case", ...) on `schema` alone.
+
+    Other schemas of the process keep their own hooks, so two runs in one process do not share them. This
+    is the documented schema-scoped decorator (`@schema.hooks.hook("name")`) called as a function: the
+    suite's hooks are closures made for each run, not module-level functions named after their hook."""
+    schema.hooks.hook(name)(hook)
+
+
+def negative_at(case: Any, where: str) -> bool:
+    """Whether the part of `case` at `where` ("body", "path", "query", ...) was generated to break the schema.
+
+    A case carries how it was generated in `case.meta` (None for a case made by hand), whose shape is
+    Schemathesis' own: its `components`, keyed by a `ParameterLocation`, each with its generation mode.
+    Read directly rather than by `CaseMetadata.is_negative_at`, which 4.31 does not have yet."""
+    component = None if case.meta is None else case.meta.components.get(ParameterLocation(where))
+    return component is not None and str(component.mode.value) == "negative"
+
+
+def generation_mode(case: Any) -> str | None:
+    """How `case` was generated, "positive" or "negative" (`case.meta.generation.mode`), or None for a case
+    made by hand. A negative case breaks the schema in at least one part (`negative_at` says which)."""
+    return None if case.meta is None else str(case.meta.generation.mode.value)
+
+
+def phase_name(case: Any) -> str | None:
+    """The phase that generated `case` ("examples", "coverage", "fuzzing", "stateful"), or None for a case
+    made by hand. Read from `case.meta.phase.name`, a `TestPhase`."""
+    return None if case.meta is None else str(case.meta.phase.name.value)
+
+
+def phase_data(case: Any) -> Any:
+    """What the phase that generated `case` says of it (the coverage phase: its scenario and description),
+    or None for a case made by hand. The suite only prints it (`case.meta.phase.data`)."""
+    return None if case.meta is None else case.meta.phase.data

@@ -17,7 +17,7 @@ import schemathesis
 
 from contract_tests.client.bodies import lenient_json, undecodable
 from contract_tests.outcome.standalone import same_value
-from contract_tests.schemathesis_seam import ParameterLocation
+from contract_tests.schemathesis_seam import negative_at
 from contract_tests.spec import FORM_MEDIA_TYPES
 
 ENVELOPE_KEYS = frozenset({"count", "next", "previous", "results"})
@@ -189,7 +189,7 @@ def write_echo(ctx: Any, response: Any, case: Any) -> bool | None:
     expected = WRITE_STATUSES.get(case.method.lower())
     if expected != response.status_code or not isinstance(case.body, dict):
         return True
-    if case.meta is not None and case.meta.is_negative_at(ParameterLocation.BODY):
+    if negative_at(case, "body"):
         return True
     stored = _json(response)
     if not isinstance(stored, dict):

@@ -37,7 +37,15 @@ from contract_tests.judge.canonical import Canonical
 from contract_tests.judge.known import Known
 from contract_tests.options import Options
 from contract_tests.outcome.generation import Generated
-from contract_tests.schemathesis_seam import NotSet, bind_transport, without_target_phase
+from contract_tests.schemathesis_seam import (
+    NotSet,
+    bind_transport,
+    generation_mode,
+    phase_data,
+    phase_name,
+    register_hook,
+    without_target_phase,
+)
 from contract_tests.sharding import collection_name, collection_operations
 from contract_tests.spec import Spec
 
@@ -144,7 +152,7 @@ class Recorder:
     def sent(self, case: Any) -> tuple[str, int]:
         """Record `case`, about to be sent; its key and position, for `unsent`."""
         key = "steps" if self.stateful else str(case.operation.label)
-        phase = case.meta.phase if case.meta is not None else None
+        phase = phase_name(case)
         form = {
             "operation": case.operation.label,
             "method": case.method,
@@ -154,8 +162,8 @@ class Recorder:
             "cookies": self.canonical.headers(case.cookies),
             "body": None if isinstance(case.body, NotSet) else case.body,
             "media_type": case.media_type,
-            "phase": None if phase is None else [str(phase.name.value), stable_repr(phase.data)],
-            "mode": None if case.meta is None else str(case.meta.generation.mode.value),
+            "phase": None if phase is None else [phase, stable_repr(phase_data(case))],
+            "mode": generation_mode(case),
         }
         return key, self.generated.add(key, self.canonical(form))
 
@@ -285,9 +293,8 @@ def sliced(schema: Any, k: int, n: int) -> None:
     process's chance)."""
 
     def filter_case(context: Any, case: Any) -> bool:
-        phase = case.meta.phase.data if case.meta is not None else None
-        generated = (case.method, case.path_parameters, case.query, case.body, case.media_type, phase)
+        generated = (case.method, case.path_parameters, case.query, case.body, case.media_type, phase_data(case))
         digest = hashlib.blake2b(stable_repr(generated).encode("utf-8", "backslashreplace"), digest_size=8).digest()
         return int.from_bytes(digest, "big") % n == k
 
-    schema.hooks.register_hook_with_name(filter_case, "filter_case")
+    register_hook(schema, "filter_case", filter_case)

@@ -46,7 +46,7 @@ from hypothesis import strategies as st
 
 from contract_tests.identities import Identities
 from contract_tests.judge.known import Known
-from contract_tests.schemathesis_seam import ParameterLocation, TestPhase
+from contract_tests.schemathesis_seam import FUZZING, generation_mode, negative_at, phase_name, register_hook
 from contract_tests.spec import FORM_MEDIA_TYPES, Spec
 
 DIGIT = re.compile(r"\d")
@@ -165,8 +165,7 @@ class FreshIdentifiers:
 def addressing_served(case: Any, items: dict[str, list[Any]]) -> None:
     """Make a positive fuzzing case that addresses an item (not a DELETE) address one of `items`, three
     times in four, chosen by the generated value (see the module docstring)."""
-    meta = case.meta
-    if meta is None or meta.phase.name != TestPhase.FUZZING or meta.is_negative_at(ParameterLocation.PATH):
+    if phase_name(case) != FUZZING or negative_at(case, "path"):
         return
     if case.method.upper() == "DELETE" or not case.path_parameters:
         return
@@ -181,9 +180,7 @@ def addressing_served(case: Any, items: dict[str, list[Any]]) -> None:
 
 
 def _is_positive_body(case: Any) -> bool:
-    return isinstance(case.body, dict) and not (
-        case.meta is not None and case.meta.is_negative_at(ParameterLocation.BODY)
-    )
+    return isinstance(case.body, dict) and not negative_at(case, "body")
 
 
 def install(schema: Any, spec: Spec, known: Known) -> None:
@@ -203,7 +200,7 @@ def install(schema: Any, spec: Spec, known: Known) -> None:
     def filter_case(context: Any, case: Any) -> bool:
         if not isinstance(case.body, dict):
             return True
-        if case.meta is not None and case.meta.generation.mode.is_negative and case.media_type in FORM_MEDIA_TYPES:
+        if generation_mode(case) == "negative" and case.media_type in FORM_MEDIA_TYPES:
             nullable = nullables.get(case.operation.label, set())
             if any(_empty_on_the_wire(case.body[name]) for name in nullable if name in case.body):
                 return False
@@ -242,6 +239,6 @@ def install(schema: Any, spec: Spec, known: Known) -> None:
         """The Examples phase builds its cases without the two hooks above: apply them here."""
         examples[:] = [map_case(context, case) for case in examples if filter_case(context, case)]
 
-    schema.hooks.register_hook_with_name(filter_case, "filter_case")
-    schema.hooks.register_hook_with_name(map_case, "map_case")
-    schema.hooks.register_hook_with_name(before_add_examples, "before_add_examples")
+    register_hook(schema, "filter_case", filter_case)
+    register_hook(schema, "map_case", map_case)
+    register_hook(schema, "before_add_examples", before_add_examples)

@@ -16,14 +16,21 @@ from typing import Any
 import hypothesis
 import pytest
 import schemathesis
+from schemathesis.generation import GenerationMode
 
 from contract_tests import schemathesis_seam
 from contract_tests.schemathesis_seam import (
+    FUZZING,
     ProjectConfig,
     bind_transport,
     curl,
     from_schema,
+    generation_mode,
     load_all_checks,
+    negative_at,
+    phase_data,
+    phase_name,
+    register_hook,
     without_target_phase,
 )
 from contract_tests.spec import Spec
@@ -41,19 +48,30 @@ INTERNALS = {
     "schemathesis.engine.recorder": ["CheckFailureInfo", "ScenarioRecorder"],
     "schemathesis.generation.meta": ["TestPhase"],
 }
-# "module.Name" -> the members and fields the suite reads of it (judge/verdicts.py, conformance.py, hooks.py, checks.py)
+# "module.Name" -> the members and fields the suite reads of it (judge/verdicts.py, conformance.py, hooks.py,
+# checks.py, the seam's functions): the objects the engine hands out, which the suite reads but never imports
 MEMBERS = {
     "schemathesis.engine.Status": ["SKIP", "SUCCESS", "FAILURE"],
     "schemathesis.engine.events": ["PhaseStarted", "ScenarioFinished", "NonFatalError", "FatalError"],
     "schemathesis.engine.events.PhaseStarted": ["phase"],
+    "schemathesis.engine.events.Phase": ["name"],
     "schemathesis.engine.events.ScenarioFinished": ["label", "status", "recorder", "elapsed_time"],
     "schemathesis.engine.events.NonFatalError": ["info", "value", "label"],
     "schemathesis.engine.events.FatalError": ["exception"],
+    "schemathesis.engine.errors.EngineErrorInfo": ["code_sample", "title", "message"],
     "schemathesis.engine.recorder.ScenarioRecorder": ["cases", "checks", "interactions"],
+    "schemathesis.engine.recorder.CaseNode": ["value"],
     "schemathesis.engine.recorder.CheckNode": ["name", "status", "failure_info"],
-    "schemathesis.engine.recorder.CheckFailureInfo": ["code_sample", "steps"],
+    "schemathesis.engine.recorder.CheckFailureInfo": ["code_sample", "failure", "steps"],
+    "schemathesis.engine.recorder.ReproductionStep": ["case_id", "curl"],
+    "schemathesis.engine.recorder.Interaction": ["request", "response"],
+    "schemathesis.engine.recorder.Request": ["method", "uri", "body", "headers"],
+    "schemathesis.core.failures.Failure": ["case_id", "title", "message"],
     "schemathesis.core.parameters.ParameterLocation": ["BODY", "PATH"],
     "schemathesis.generation.meta.TestPhase": ["FUZZING"],
+    "schemathesis.generation.meta.CaseMetadata": ["generation", "phase", "components"],
+    "schemathesis.generation.meta.ComponentInfo": ["mode"],
+    "schemathesis.generation.modes.GenerationMode": ["POSITIVE", "NEGATIVE"],
     "schemathesis.checks.CHECKS": ["get_all_names", "get_by_names"],
 }
 # callable -> its parameters (keyword-only marked "*"), as the suite calls it
@@ -92,7 +110,10 @@ def lacking(members: dict[str, list[str]]) -> list[str]:
     lines = []
     for owner_name, names in members.items():
         module_name, _, attribute = owner_name.rpartition(".")
-        owner = getattr(importlib.import_module(module_name), attribute)
+        owner = getattr(importlib.import_module(module_name), attribute, None)
+        if owner is None:
+            lines.append(f"Schemathesis {version()} has no {owner_name} ({', '.join(names)}): the suite reads them")
+            continue
         have = set(dir(owner)) | set(getattr(owner, "__slots__", ()))
         have |= set(getattr(owner, "__dataclass_fields__", {}))
         lines += [f"Schemathesis {version()}: {owner_name} has no {name}" for name in names if name not in have]
@@ -139,6 +160,15 @@ def test_a_moved_internal_fails_in_one_clear_line(monkeypatch: pytest.MonkeyPatc
     ]
 
 
+def test_a_member_gone_fails_in_one_clear_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What an upgrade that drops a member the suite reads shows: the owner and the member."""
+    from schemathesis.engine.errors import EngineErrorInfo
+
+    monkeypatch.delattr(EngineErrorInfo, "title")
+    owner = "schemathesis.engine.errors.EngineErrorInfo"
+    assert lacking(MEMBERS) == [f"Schemathesis {version()}: {owner} has no title"]
+
+
 def test_a_moved_internal_stops_the_suite_at_its_import_in_one_line() -> None:
     """Past the pin tests, a user's install that moved an internal says so when the suite is imported."""
     code = (
@@ -165,6 +195,49 @@ def test_the_config_swap_keeps_the_settings_but_the_target_phase() -> None:
     after = schema.config.get_hypothesis_settings()
     assert [phase for phase in before.phases if phase is not hypothesis.Phase.target] == list(after.phases)
     assert after.max_examples == before.max_examples and after.deadline == before.deadline
+
+
+def drawn(operation: Any, mode: GenerationMode = GenerationMode.POSITIVE) -> Any:
+    """One case Schemathesis generates for `operation` (its fuzzing phase), with the schema's hooks applied:
+    the first drawn, not shrunk (shrinking a case takes seconds)."""
+    settings = hypothesis.settings(database=None, phases=[hypothesis.Phase.generate])
+    return hypothesis.find(operation.as_strategy(mode), lambda _: True, settings=settings)
+
+
+def test_a_hook_registered_by_name_is_applied_to_that_schema_only() -> None:
+    schema, other = loaded(), loaded()
+    marked: list[Any] = []
+    register_hook(schema, "map_case", lambda _, case: marked.append(case) or case)
+    drawn(other.find_operation_by_id("create_product"))
+    assert marked == []
+    case = drawn(schema.find_operation_by_id("create_product"))
+    assert marked and marked[-1] is case
+
+
+def test_a_cases_metadata_says_its_phase_mode_and_negative_parts() -> None:
+    operation = loaded().find_operation_by_id("create_product")
+    positive, negative = drawn(operation), drawn(operation, GenerationMode.NEGATIVE)
+    assert (phase_name(positive), generation_mode(positive), negative_at(positive, "body")) == (
+        FUZZING,
+        "positive",
+        False,
+    )
+    assert phase_data(positive) is not None
+    assert (phase_name(negative), generation_mode(negative)) == (FUZZING, "negative")
+    assert any(negative_at(negative, where) for where in ("body", "path", "query", "header", "cookie"))
+    by_hand = operation.Case(body={}, media_type="application/json")
+    assert (phase_name(by_hand), generation_mode(by_hand), phase_data(by_hand), negative_at(by_hand, "body")) == (
+        None,
+        None,
+        None,
+        False,
+    )
+
+
+def test_the_transport_sends_a_case_with_a_session() -> None:
+    """judge/engine.BoundedTransport calls the schema's transport as `send(case, session=..., **kwargs)`."""
+    parameters = inspect.signature(loaded().transport.send).parameters
+    assert next(iter(parameters)) == "case" and parameters["session"].kind is inspect.Parameter.KEYWORD_ONLY
 
 
 def test_the_schema_swap_replaces_the_transport_and_the_extra_data_source_in_clones_too() -> None:

@@ -99,8 +99,9 @@ def test_a_schema_with_per_operation_settings_still_serves_only_its_operations()
 
 
 def case(method: str, phase: TestPhase, negative: bool = False, value: Any = 5) -> Any:
+    path = SimpleNamespace(mode=SimpleNamespace(value="negative"))
     meta = SimpleNamespace(
-        phase=SimpleNamespace(name=phase), is_negative_at=lambda where: negative and where == ParameterLocation.PATH
+        phase=SimpleNamespace(name=phase), components={ParameterLocation.PATH: path} if negative else {}
     )
     return SimpleNamespace(method=method, meta=meta, path_parameters={"customernumber": value})
 

@@ -62,7 +62,7 @@ def shares(n: int) -> list[Any]:
     for k in range(n):
         hooks = SimpleNamespace(registered=[])
         schema = SimpleNamespace(
-            hooks=SimpleNamespace(register_hook_with_name=lambda f, name, h=hooks: h.registered.append((name, f)))
+            hooks=SimpleNamespace(hook=lambda name, h=hooks: lambda f: h.registered.append((name, f)))
         )
         sliced(schema, k, n)
         ((name, hook),) = hooks.registered
@@ -99,7 +99,7 @@ from types import SimpleNamespace
 from schemathesis.core import NOT_SET
 from contract_tests.judge.engine import sliced
 found = []
-schema = SimpleNamespace(hooks=SimpleNamespace(register_hook_with_name=lambda f, name: found.append(f)))
+schema = SimpleNamespace(hooks=SimpleNamespace(hook=lambda name: found.append))
 sliced(schema, 0, 2)
 cases = [SimpleNamespace(method="GET", path_parameters={"n": n}, query=None, body=NOT_SET, media_type=None, meta=None)
          for n in range(32)]
