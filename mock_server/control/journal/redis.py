@@ -98,7 +98,7 @@ class RedisJournal(Journal):
                 pipe.get(PUSHED)
                 *_, rows, pushed = pipe.execute()
         except redis.RedisError as error:
-            raise unavailable(error) from None
+            raise unavailable(error, "journal") from None
         first = int(pushed or 0) - len(rows) + 1
         return [entry(first + n, row) for n, row in enumerate(rows)]
 
@@ -148,7 +148,7 @@ class RedisJournal(Journal):
         try:
             self.client.delete(ENTRIES)
         except redis.RedisError as error:
-            raise unavailable(error) from None
+            raise unavailable(error, "journal") from None
 
     def _push(self) -> None:
         """Send the batch, or drop it: a request never fails, nor waits, for the journal."""
