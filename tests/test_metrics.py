@@ -6,6 +6,8 @@ process on a free loopback port."""
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -205,3 +207,46 @@ def test_each_replica_counts_its_own_redis_calls_and_errors(tmp_path: Path) -> N
 def redis_calls_timed(origin: str) -> dict[str, float]:
     """The Redis calls `origin` timed (`shop_mock_redis_call_duration_seconds`), by call."""
     return scraped_samples(origin, "shop_mock_redis_call_duration_seconds_count")
+
+
+def worker_pids(origin: str) -> set[str]:
+    """The process ids of the workers behind `origin` (each `replica` is HOST:PID), once both answered."""
+    seen: set[str] = set()
+    deadline = time.monotonic() + 10
+    while len(seen) < 2:
+        assert time.monotonic() < deadline, f"one worker answered every connection: {seen}"
+        health = httpx.get(f"{origin}/__mock__/health", headers=AUTHORIZED, timeout=10)
+        seen.add(health.json()["replica"].rsplit(":", 1)[1])
+    return seen
+
+
+def streams_open(origin: str) -> float:
+    """`shop_mock_dashboard_streams` in a scrape."""
+    return scraped_samples(origin, "shop_mock_dashboard_streams")[""]
+
+
+def test_dashboard_streams_stay_counted_right_when_workers_die(tmp_path: Path) -> None:
+    """A worker killed with its streams open (SIGKILL: it cannot count them down) leaves none in the
+    figure once the supervisor has replaced it."""
+    with (
+        redis_server() as url,
+        shop_mock(tmp_path / "mock.log", "--state", url, "--workers", "2") as origin,
+        contextlib.ExitStack() as streams,
+    ):
+        for _ in range(3):
+            client = streams.enter_context(httpx.Client(base_url=origin, headers=AUTHORIZED, timeout=10))
+            opened = streams.enter_context(client.stream("GET", "/__mock__/ui/stream"))
+            assert opened.status_code == 200
+        assert streams_open(origin) == 3
+        killed = worker_pids(origin)
+        for pid in killed:
+            os.kill(int(pid), signal.SIGKILL)
+        deadline = time.monotonic() + 20
+        while not worker_pids(origin).isdisjoint(killed) or streams_open(origin) != 0:
+            assert time.monotonic() < deadline, f"{streams_open(origin)} streams still counted after the workers died"
+            time.sleep(0.2)
+        with (
+            httpx.Client(base_url=origin, headers=AUTHORIZED, timeout=10) as client,
+            client.stream("GET", "/__mock__/ui/stream"),
+        ):
+            assert streams_open(origin) == 1
