@@ -401,6 +401,29 @@ def test_a_slow_name_lookup_for_a_new_tracking_connection_stops_no_read(
     assert time.monotonic() - started < 1, "a read waited for the tracking connection's name lookup"
 
 
+def test_a_replicas_first_requests_wait_for_no_redis_connection(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every Redis client a request uses is connected before the replica serves: a connection made
+    during a request looked its host name up on the event loop, and a DNS server that does not
+    answer (podman's while a container joins the network) stopped every request of the replica."""
+    import socket
+
+    client = TestClient(create_app(Settings(state=redis_url)), headers=API_KEY_HEADERS)
+    lookup = socket.getaddrinfo
+
+    def slow_lookup(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(3)
+        return lookup(*args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", slow_lookup)
+    started = time.monotonic()
+    assert client.get(f"{PRODUCTS}S10_1678/").status_code == 200
+    assert client.get(PRODUCTS).status_code == 200
+    assert client.post(LINES, json=line("Hovercraft")).status_code == 201
+    assert time.monotonic() - started < 2, "a request waited for a Redis connection's name lookup"
+
+
 def bearer(replica: Replica) -> dict[str, str]:
     response = replica.http.post(TOKEN_PATH, data=DEV_CLIENT)
     assert response.status_code == 200, response.text

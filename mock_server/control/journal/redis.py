@@ -243,7 +243,10 @@ def _open(connection: Connection) -> bool:
 
 def bounded_client(url: str) -> redis.Redis:
     """A client whose every wait is bounded: a silent Redis fails a read (503), never hangs it."""
-    return redis.Redis.from_url(url, socket_timeout=READ_TIMEOUT_S, socket_connect_timeout=READ_TIMEOUT_S)
+    client = redis.Redis.from_url(url, socket_timeout=READ_TIMEOUT_S, socket_connect_timeout=READ_TIMEOUT_S)
+    with contextlib.suppress(redis.RedisError):  # connected now, not during a request (backends.connected)
+        client.ping()
+    return client
 
 
 def packed(*commands: list[bytes]) -> bytes:

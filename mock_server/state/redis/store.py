@@ -155,6 +155,7 @@ class RedisStore:
         try:
             store = cls(url, fields)
             store._join(url, seed)
+            store.client.ping()  # connected now, not during a request (backends.connected)
         except (ValueError, redis.RedisError) as error:
             raise StateError(f"--state {url}: {error}") from None
         return store
