@@ -90,8 +90,9 @@ class UntargetedProject(ProjectConfig):
     Schemathesis asks Hypothesis to maximise each operation's share of 2xx answers. Below 1,000
     examples Hypothesis then runs one hill-climbing pass with no call budget, and where 2xx answers
     stay rare (a DELETE of a string identifier) that pass took 9-27 s of a 30-60 s run, from one run
-    to the next with the same seed (benchmarks/README.md). A gate must take predictable time; the
-    hooks already steer identifiers to existing items, which is what the climbing looked for.
+    to the next with the same seed (benchmarks/benchmark-history.md, "Contract-suite speed"). A gate
+    must take predictable time; the hooks already steer identifiers to existing items, which is what
+    the climbing looked for.
     """
 
     __slots__ = ()

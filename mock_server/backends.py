@@ -4,6 +4,7 @@ violations and the realm's memory (logins, codes, sessions)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 from collections.abc import Callable
@@ -146,4 +147,18 @@ def shared_client(url: str) -> redis.Redis:
     """A Redis client for what the replicas share beside the state, its every wait bounded."""
     import redis
 
-    return redis.Redis.from_url(url, socket_timeout=SHARED_TIMEOUT_S, socket_connect_timeout=SHARED_TIMEOUT_S)
+    return connected(
+        redis.Redis.from_url(url, socket_timeout=SHARED_TIMEOUT_S, socket_connect_timeout=SHARED_TIMEOUT_S)
+    )
+
+
+def connected(client: redis.Redis) -> redis.Redis:
+    """`client` with its connection made now, before the replica serves: made during a request, its
+    host name lookup would stop the event loop, every request with it, for as long as DNS takes
+    (seconds, podman's while a container joins the network). Redis not answering now is no error
+    here: the client connects at its first command, as it would have."""
+    import redis
+
+    with contextlib.suppress(redis.RedisError):
+        client.ping()
+    return client

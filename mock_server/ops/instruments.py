@@ -18,8 +18,11 @@ Keycloak's names, a fault rule as the admin API installed it.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
 from mock_server.ops.tally import RequestFigures, Rows, multiprocess_directory, other_workers
 
@@ -46,6 +49,7 @@ def exposition(local: CollectorRegistry, requests: Rows) -> bytes:
     a `Tally.snapshot`), and of `local` (figures read at scrape time)."""
     directory = multiprocess_directory()
     if directory:
+        forget_dead_workers(directory)
         registry = CollectorRegistry()
         MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # prometheus_client leaves it unannotated
         requests = other_workers(directory, requests)
@@ -54,3 +58,21 @@ def exposition(local: CollectorRegistry, requests: Rows) -> bytes:
     figures = CollectorRegistry()
     figures.register(RequestFigures(requests))
     return generate_latest(registry) + generate_latest(figures) + generate_latest(local)
+
+
+def forget_dead_workers(directory: str) -> None:
+    """Drop the live gauges (the dashboard's streams) of every worker that is no longer running.
+
+    A worker killed (SIGKILL, the OOM killer, a crash) cannot count its streams down, and uvicorn's
+    supervisor, which replaces it, does not tell prometheus_client (`mark_process_dead`): its file
+    would keep its streams in the sum for good. A worker's counters stay, as a counter never goes
+    down. A dead worker's process id taken by another process keeps its file until that one ends.
+    """
+    for path in Path(directory).glob("gauge_live*_*.db"):
+        pid = int(path.stem.rsplit("_", 1)[1])
+        try:
+            os.kill(pid, 0)  # signal 0: whether the process exists, nothing sent
+        except ProcessLookupError:
+            mark_process_dead(pid, directory)  # type: ignore[no-untyped-call]  # prometheus_client leaves it unannotated
+        except PermissionError:
+            continue  # a process of another user: alive

@@ -16,6 +16,7 @@ from typing import Generic, TypeVar
 
 import redis
 
+from mock_server.ops.instruments import REDIS_ERRORS
 from mock_server.realm.logins import Codec, RealmUnavailable, Remembered
 
 Kept = TypeVar("Kept")
@@ -66,13 +67,13 @@ class RedisMap(Generic[Kept]):
             args: list[bytes | int] = [self.codec.encode(value), _ms(ttl), self.capacity]
             self.memory._put(keys=[self._key(key), self.index], args=args)
         except redis.RedisError as error:
-            raise RealmUnavailable(UNAVAILABLE) from error
+            raise lost() from error
 
     def get(self, key: str) -> Kept | None:
         try:
             data = self.memory.client.get(self._key(key))
         except redis.RedisError as error:
-            raise RealmUnavailable(UNAVAILABLE) from error
+            raise lost() from error
         return None if data is None else self.codec.decode(bytes(data))  # type: ignore[arg-type]  # bytes: no decode_responses
 
     def pop(self, key: str) -> Kept | None:
@@ -82,7 +83,7 @@ class RedisMap(Generic[Kept]):
                 pipe.zrem(self.index, self._key(key))
                 data, _ = pipe.execute()
         except redis.RedisError as error:
-            raise RealmUnavailable(UNAVAILABLE) from error
+            raise lost() from error
         return None if data is None else self.codec.decode(data)
 
     def swap(self, key: str, expected: Kept, value: Kept, ttl: float) -> bool:
@@ -90,10 +91,16 @@ class RedisMap(Generic[Kept]):
         try:
             return bool(self.memory._swap(keys=[self._key(key)], args=[old, new, _ms(ttl)]))
         except redis.RedisError as error:
-            raise RealmUnavailable(UNAVAILABLE) from error
+            raise lost() from error
 
     def _key(self, key: str) -> str:
         return f"{self.prefix}:{key}"
+
+
+def lost() -> RealmUnavailable:
+    """The realm's error (503) for a failed Redis call, counted as the realm's (`ops.instruments`)."""
+    REDIS_ERRORS.labels("realm").inc()
+    return RealmUnavailable(UNAVAILABLE)
 
 
 def _ms(seconds: float) -> int:

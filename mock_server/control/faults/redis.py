@@ -122,7 +122,7 @@ class RedisFaultRules(FaultRules):
 
     def _failed(self, error: redis.RedisError) -> StateUnavailable:
         self._retry_at = time.monotonic() + RETRY_S
-        return unavailable(error)
+        return unavailable(error, "faults")
 
 
 def decoded(stored: Any) -> tuple[str, list[Rule]]:

@@ -99,7 +99,7 @@ class RedisJournal(Journal):
                 pipe.get(PUSHED)
                 *_, rows, pushed = pipe.execute()
         except redis.RedisError as error:
-            raise unavailable(error) from None
+            raise unavailable(error, "journal") from None
         first = int(pushed or 0) - len(rows) + 1
         return [entry(first + n, row) for n, row in enumerate(rows)]
 
@@ -149,7 +149,7 @@ class RedisJournal(Journal):
         try:
             self.client.delete(ENTRIES)
         except redis.RedisError as error:
-            raise unavailable(error) from None
+            raise unavailable(error, "journal") from None
 
     def _push(self) -> None:
         """Send the batch, or drop it: a request never fails, nor waits, for the journal."""
@@ -244,7 +244,10 @@ def _open(connection: Connection) -> bool:
 
 def bounded_client(url: str) -> redis.Redis:
     """A client whose every wait is bounded: a silent Redis fails a read (503), never hangs it."""
-    return redis.Redis.from_url(url, socket_timeout=READ_TIMEOUT_S, socket_connect_timeout=READ_TIMEOUT_S)
+    client = redis.Redis.from_url(url, socket_timeout=READ_TIMEOUT_S, socket_connect_timeout=READ_TIMEOUT_S)
+    with contextlib.suppress(redis.RedisError):  # connected now, not during a request (backends.connected)
+        client.ping()
+    return client
 
 
 def packed(*commands: list[bytes]) -> bytes:

@@ -45,11 +45,11 @@ class RedisViolations(Violations):
         try:
             stored = self.client.lrange(LIST, 0, -1)
         except redis.RedisError as error:
-            raise unavailable(error) from None
+            raise unavailable(error, "violations") from None
         return [orjson.loads(item) for item in stored]
 
     def clear(self) -> None:
         try:
             self.client.delete(LIST)
         except redis.RedisError as error:
-            raise unavailable(error) from None
+            raise unavailable(error, "violations") from None

@@ -14,11 +14,18 @@ replica's socket. Across hosts a network could in principle deliver the reply fi
 the difference of two deliveries. This replica's own writes drop the copy at once. Without a
 tracking connection known to be alive (it failed, went silent, or the server cannot track) there is
 no copy: every read goes to Redis, and a new connection is tried at most once a second.
+
+The tracking connection is opened as the replica starts, and again by a thread of its own, never
+on the event loop: opening it resolves Redis's host name, and a DNS server that does not answer
+(podman's, while a container joins the network) holds `getaddrinfo` for seconds, which no socket
+timeout bounds: the whole replica stopped answering meanwhile. Until the thread hands the new
+connection over, every read goes to Redis.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Hashable
@@ -63,9 +70,13 @@ class LocalCopy:
         self._held = 0  # records in `_answers`
         self._generation = 0  # counts drops: an answer read across a drop is not kept
         self._connection: Connection | None = None
+        self._opened: Connection | None = None  # a tracking connection the opening thread handed over
+        self._opening = False  # whether that thread runs
         self._retry_at = 0.0
         self._alive_at = 0.0  # when the tracking connection last answered
         self._pinged_at: float | None = None  # when the PING still unanswered was sent
+        self._opening = True
+        self._track()  # the first one before the replica serves, where a wait stops no request
 
     def read(self, key: Hashable, fetch: Callable[[], T], records: Callable[[T], int] = lambda _: 1) -> T:
         """`fetch()`'s answer, from the copy while Redis has reported no change since it was read."""
@@ -96,7 +107,7 @@ class LocalCopy:
         A connection can be silently dead (a host that lost its network while Redis restarted), so
         the copy answers only while the connection answered a PING within the last `PROOF_S`.
         """
-        connection = self._connection or self._track()
+        connection = self._connection or self._adopt()
         if connection is None:
             return False
         now = time.monotonic()
@@ -118,10 +129,23 @@ class LocalCopy:
             self.drop()
         return True
 
-    def _track(self) -> Connection | None:
-        """A new connection that Redis sends the live state's invalidations to, or None."""
-        if time.monotonic() < self._retry_at:
+    def _adopt(self) -> Connection | None:
+        """The tracking connection the opening thread handed over, else None (and that thread
+        started, unless it runs or failed less than `RETRY_S` ago)."""
+        connection, self._opened = self._opened, None
+        if connection is None:
+            if not self._opening and time.monotonic() >= self._retry_at:
+                self._opening = True
+                threading.Thread(target=self._track, name="redis-tracking", daemon=True).start()
             return None
+        self.drop()  # what was read before tracking began may have changed unseen
+        self._connection = connection
+        self._alive_at, self._pinged_at = time.monotonic(), None
+        return connection
+
+    def _track(self) -> None:
+        """Open a connection that Redis sends the live state's invalidations to, and hand it over
+        (`_opened`); in the opening thread, which touches nothing else of the copy."""
         connection = self._connect_to()
         try:
             connection.connect()
@@ -131,16 +155,15 @@ class LocalCopy:
             connection.read_response()
             connection.send_command("SUBSCRIBE", CHANNEL)
             connection.read_response()
+            self._opened = connection
         except redis.ResponseError:  # a server that cannot track (before Redis 6): never asked again
-            self._lost(connection, retry_s=math.inf)
-            return None
+            connection.disconnect()
+            self._retry_at = math.inf
         except (redis.RedisError, OSError):
-            self._lost(connection)
-            return None
-        self.drop()  # what was read before tracking began may have changed unseen
-        self._connection = connection
-        self._alive_at, self._pinged_at = time.monotonic(), None
-        return connection
+            connection.disconnect()
+            self._retry_at = time.monotonic() + RETRY_S
+        finally:
+            self._opening = False
 
     def _lost(self, connection: Connection, retry_s: float = RETRY_S) -> None:
         connection.disconnect()

@@ -87,9 +87,11 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 
-def unavailable(error: redis.RedisError) -> StateUnavailable:
+def unavailable(error: redis.RedisError, call: str) -> StateUnavailable:
     """The domain error (503) a Redis failure during a request is: its detail is `UNAVAILABLE`, the
-    failure itself (a script's SHA and line, a key of the wrong type, a lost connection) is logged."""
+    failure itself (a script's SHA and line, a key of the wrong type, a lost connection) is logged,
+    and counted as a failure of `call` (a store method, or the part of the mock that called)."""
+    REDIS_ERRORS.labels(call).inc()
     outage = isinstance(error, redis.ConnectionError | redis.TimeoutError)  # else a script's or a command's error
     level = logging.WARNING if outage else logging.ERROR
     log.log(level, "The shared state failed: %s: %s", type(error).__name__, cut(str(error)))
@@ -100,7 +102,8 @@ def answering(method: Callable[P, T]) -> Callable[P, T]:
     """A Redis failure during a request as a domain error (503), not a traceback; each call timed and
     each failure counted (`ops.instruments`)."""
 
-    latency, errors = REDIS_LATENCY.labels(method.__name__), REDIS_ERRORS.labels(method.__name__)
+    name = method.__name__
+    latency = REDIS_LATENCY.labels(name)
 
     @functools.wraps(method)
     def call(*args: P.args, **kwargs: P.kwargs) -> T:
@@ -108,8 +111,7 @@ def answering(method: Callable[P, T]) -> Callable[P, T]:
         try:
             return method(*args, **kwargs)
         except redis.RedisError as error:
-            errors.inc()
-            raise unavailable(error) from None
+            raise unavailable(error, name) from None
         finally:
             latency.observe(time.perf_counter() - started)
 
@@ -153,6 +155,7 @@ class RedisStore:
         try:
             store = cls(url, fields)
             store._join(url, seed)
+            store.client.ping()  # connected now, not during a request (backends.connected)
         except (ValueError, redis.RedisError) as error:
             raise StateError(f"--state {url}: {error}") from None
         return store

@@ -3,14 +3,16 @@ deploy/kubernetes/mock.yaml (its environment, its non-root user, its read-only r
 an emptyDir at /tmp, its dropped capabilities, its admin token from a Secret) on Redis, published on
 another port than its own (`-p 127.0.0.1:PORT:8000`). The admin API and the dashboard answer with the
 token and refuse without it, from another origin and for another name; the probes answer without a
-token for any `Host`. Marked `container` (tox -e container).
+token for any `Host`. Then two such replicas behind nginx, which passes the client's `Host` on
+(examples/compose/nginx.conf), the same. Every request is bounded (`WAIT_S`): a replica that stops
+answering fails the test in seconds, with every container's log. Marked `container` (tox -e container).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,10 +29,12 @@ pytestmark = pytest.mark.container
 
 ROOT = Path(__file__).resolve().parents[3]
 MANIFEST = ROOT / "deploy" / "kubernetes" / "mock.yaml"
+NGINX_CONF = ROOT / "examples" / "compose" / "nginx.conf"
 TOKEN = "platform-container-token"
 AUTHORIZED = {"Authorization": f"Bearer {TOKEN}"}
 KEY = {"X-API-Key": "dev-api-key"}
 LINES = "/shop/api/v1/productlines/"
+WAIT_S = 10  # each request through nginx: a replica answers in milliseconds
 
 
 def mock_pod() -> tuple[dict[str, Any], dict[str, Any]]:
@@ -202,3 +206,86 @@ def test_the_root_filesystem_is_read_only_and_the_mock_writes_only_to_its_empty_
     logs = podman("logs", name)
     events = [json.loads(text) for text in logs.stdout.splitlines() if text.strip()]  # SHOP_MOCK_LOG_FORMAT=json
     assert any(event.get("event") == "request" and event.get("status") == 201 for event in events), events[-5:]
+
+
+def test_two_replicas_behind_nginx_keeping_the_host_the_same(network: str, secrets: Path, tmp_path: Path) -> None:
+    """examples/compose/nginx.conf as it is (its upstreams are `mock-1` and `mock-2`), no Host rewrite."""
+    conf = tmp_path / "nginx.conf"
+    conf.write_text(NGINX_CONF.read_text(encoding="utf-8"), encoding="utf-8")
+    conf.chmod(0o644)
+    port = free_port()
+    with ExitStack() as stack:
+        names = {stack.enter_context(replica(network, secrets, alias)) for alias in ("mock-1", "mock-2")}
+        mounted = f"{conf}:/etc/nginx/nginx.conf:ro"
+        nginx = ("--network", network, "--publish", f"127.0.0.1:{port}:8080", "--volume", mounted, SERVICES_IMAGE)
+        proxy = stack.enter_context(container(*nginx, "nginx", "-g", "daemon off;"))
+        try:
+            through_nginx(f"http://127.0.0.1:{port}", names)
+        except httpx.TimeoutException as error:
+            pytest.fail(f"{error.request.url}: no answer through nginx in {WAIT_S} s\n{logs_of(proxy, *sorted(names))}")
+        except (AssertionError, httpx.HTTPError) as error:
+            pytest.fail(f"{error!r}\n{logs_of(proxy, *sorted(names))}")
+
+
+def through_nginx(origin: str, replicas: set[str]) -> None:
+    """Both `replicas` answer the admin API and the dashboard through nginx with the token, and refuse
+    it without the token, from another origin and for another name; the probes answer."""
+    wait_for(lambda: answers(f"{origin}/__mock__/readyz"), "nginx and a replica ready")
+    with httpx.Client(base_url=origin, timeout=WAIT_S) as client:
+        answered = set()
+        for _ in range(6):  # round-robin: both replicas answer the admin API through nginx
+            health = client.get("/__mock__/health", headers=AUTHORIZED)
+            assert health.status_code == 200, health.text
+            answered.add(health.json()["replica"])
+        assert answered == replicas
+        for _ in range(2):  # each replica: the dashboard's page, and its data with the token from its own origin
+            assert client.get("/__mock__/ui/").status_code == 200
+            own = client.get("/__mock__/ui/operations", headers={**AUTHORIZED, "Origin": origin})
+            assert own.status_code == 200, own.text
+        assert client.get("/__mock__/livez", headers={"Host": "10.244.1.7:8000"}).text == "up\n"
+        for _ in range(2):  # each replica refuses alike
+            assert client.get("/__mock__/health").status_code == 401
+            assert client.get("/__mock__/ui/operations").status_code == 401
+            foreign = {**AUTHORIZED, "Origin": "http://evil.example"}
+            assert client.delete("/__mock__/faults", headers=foreign).status_code == 403
+            assert client.get("/__mock__/ui/operations", headers=foreign).status_code == 403
+            rebound = client.get("/__mock__/health", headers={**AUTHORIZED, "Host": "rebound.example"})
+            assert rebound.status_code == 403
+
+
+def logs_of(*names: str) -> str:
+    """The last lines each container wrote, for a failure's message."""
+    parts = []
+    for name in names:
+        logs = podman("logs", "--tail", "30", name, check=False)
+        parts.append(f"--- {name}\n{logs.stdout}{logs.stderr}")
+    return "\n".join(parts)
+
+
+def test_two_workers_in_a_read_only_container_are_counted_exactly(network: str, secrets: Path) -> None:
+    """`--workers 2` as the manifest runs the mock (read-only, /tmp its only writable place, where the
+    workers keep their metrics): both workers serve, and a scrape counts exactly the requests sent."""
+    port = free_port()
+    workers = ("--env", "SHOP_MOCK_WORKERS=2", "--publish", f"127.0.0.1:{port}:8000")
+    with replica(network, secrets, "shop-mock-workers", *workers):
+        origin = f"http://127.0.0.1:{port}"
+        served_by = set()
+        for _ in range(20):  # each on a connection of its own, so that both workers take some
+            answer = httpx.get(origin + LINES, headers=KEY, timeout=WAIT_S)
+            assert answer.status_code == 200, answer.text
+            served_by.add(httpx.get(f"{origin}/__mock__/health", headers=AUTHORIZED, timeout=WAIT_S).json()["replica"])
+        assert len(served_by) == 2, f"one worker answered everything: the test would not show the sum ({served_by})"
+        wait_for(lambda: lines_counted(origin) == 20, "the 20 requests counted", 10)
+
+
+def lines_counted(origin: str) -> float:
+    """The requests of the product lines' list answered 200, in a scrape of `origin`."""
+    scraped = httpx.get(f"{origin}/__mock__/metrics", headers=AUTHORIZED, timeout=WAIT_S)
+    assert scraped.status_code == 200, scraped.text
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(scraped.text)
+        for sample in family.samples
+        if sample.name == "shop_mock_requests_total"
+        and sample.labels == {"operation": "list_product_lines", "status": "200"}
+    )

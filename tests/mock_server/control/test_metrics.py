@@ -6,6 +6,8 @@ process on a free loopback port."""
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -15,6 +17,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from mock_server.app import create_app
+from mock_server.control.faults.redis import RETRY_S
 from mock_server.ops.tally import TALLY
 from mock_server.settings import Settings
 from tests.conftest import API_KEY_HEADERS, BACKEND
@@ -25,6 +28,7 @@ from tests.support.zoo.process import serving
 TOKEN = "metrics-token"
 AUTHORIZED = {"Authorization": f"Bearer {TOKEN}"}
 OPERATION = "list_product_lines"
+LIST_CALL = "counted_page"  # the store's call a list of OPERATION makes
 
 
 @contextlib.contextmanager
@@ -157,3 +161,92 @@ def test_a_plain_request_before_the_stack_is_built_is_counted_once() -> None:
         for _ in range(3):  # the first one builds the stack
             assert httpx.get(f"{origin}{BACKEND}/productlines/", headers=API_KEY_HEADERS).status_code == 200
         assert requests_counted(origin) == (ok_before + 3, all_before + 3)
+
+
+def scraped_samples(origin: str, name: str) -> dict[str, float]:
+    """The samples named `name` in a scrape, by their label values joined with `/`."""
+    scraped = httpx.get(f"{origin}/__mock__/metrics", headers=AUTHORIZED, timeout=10)
+    assert scraped.status_code == 200, scraped.text
+    return {
+        "/".join(sample.labels.values()): sample.value
+        for family in text_string_to_metric_families(scraped.text)
+        for sample in family.samples
+        if sample.name == name
+    }
+
+
+def test_each_replica_counts_its_own_redis_calls_and_errors(tmp_path: Path) -> None:
+    """Two replicas of one Redis state: each times the Redis calls of the requests it served and
+    counts their failures, none of the other's; a request Redis fails is a 503 and one error."""
+    with (
+        redis_server() as url,
+        shop_mock(tmp_path / "a.log", "--state", url, "--replica-name", "a") as first,
+        shop_mock(tmp_path / "b.log", "--state", url, "--replica-name", "b") as second,
+    ):
+        sent = {first: 3, second: 1}
+        timed = {origin: redis_calls_timed(origin) for origin in sent}
+        for origin, count in sent.items():
+            send_each_on_its_own_connection(origin, count)
+        for origin, count in sent.items():
+            now = redis_calls_timed(origin)
+            grown = {call: value - timed[origin].get(call, 0) for call, value in now.items()}
+            assert {call: value for call, value in grown.items() if value} == {LIST_CALL: count, "sessions": 1}
+        import redis
+
+        redis.Redis.from_url(url).shutdown(nosave=True)
+        for origin, count in ((first, 2), (second, 1)):
+            for turn in range(count):
+                time.sleep(RETRY_S * bool(turn))  # a replica asks Redis again only `RETRY_S` after it failed
+                answer = httpx.get(f"{origin}{BACKEND}/productlines/", headers=API_KEY_HEADERS, timeout=10)
+                assert answer.status_code == 503, answer.text
+        errors = {origin: scraped_samples(origin, "shop_mock_redis_errors_total") for origin in sent}
+    failed = {origin: {call: value for call, value in errors[origin].items() if value} for origin in sent}
+    assert failed == {first: {"faults": 2}, second: {"faults": 1}}  # the first call of a request: its faults
+
+
+def redis_calls_timed(origin: str) -> dict[str, float]:
+    """The Redis calls `origin` timed (`shop_mock_redis_call_duration_seconds`), by call."""
+    return scraped_samples(origin, "shop_mock_redis_call_duration_seconds_count")
+
+
+def worker_pids(origin: str) -> set[str]:
+    """The process ids of the workers behind `origin` (each `replica` is HOST:PID), once both answered."""
+    seen: set[str] = set()
+    deadline = time.monotonic() + 10
+    while len(seen) < 2:
+        assert time.monotonic() < deadline, f"one worker answered every connection: {seen}"
+        health = httpx.get(f"{origin}/__mock__/health", headers=AUTHORIZED, timeout=10)
+        seen.add(health.json()["replica"].rsplit(":", 1)[1])
+    return seen
+
+
+def streams_open(origin: str) -> float:
+    """`shop_mock_dashboard_streams` in a scrape."""
+    return scraped_samples(origin, "shop_mock_dashboard_streams")[""]
+
+
+def test_dashboard_streams_stay_counted_right_when_workers_die(tmp_path: Path) -> None:
+    """A worker killed with its streams open (SIGKILL: it cannot count them down) leaves none in the
+    figure once the supervisor has replaced it."""
+    with (
+        redis_server() as url,
+        shop_mock(tmp_path / "mock.log", "--state", url, "--workers", "2") as origin,
+        contextlib.ExitStack() as streams,
+    ):
+        for _ in range(3):
+            client = streams.enter_context(httpx.Client(base_url=origin, headers=AUTHORIZED, timeout=10))
+            opened = streams.enter_context(client.stream("GET", "/__mock__/ui/stream"))
+            assert opened.status_code == 200
+        assert streams_open(origin) == 3
+        killed = worker_pids(origin)
+        for pid in killed:
+            os.kill(int(pid), signal.SIGKILL)
+        deadline = time.monotonic() + 20
+        while not worker_pids(origin).isdisjoint(killed) or streams_open(origin) != 0:
+            assert time.monotonic() < deadline, f"{streams_open(origin)} streams still counted after the workers died"
+            time.sleep(0.2)
+        with (
+            httpx.Client(base_url=origin, headers=AUTHORIZED, timeout=10) as client,
+            client.stream("GET", "/__mock__/ui/stream"),
+        ):
+            assert streams_open(origin) == 1

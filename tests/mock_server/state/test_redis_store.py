@@ -373,6 +373,58 @@ def test_a_replica_without_a_live_tracking_connection_reads_from_redis(redis_url
         reader.get("productlines", "Cars")
 
 
+def test_a_slow_name_lookup_for_a_new_tracking_connection_stops_no_read(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tracking connection lost is opened again by a thread: its host name lookup (a DNS server
+    that does not answer, as podman's while a container joins the network) stopped the event loop,
+    every request of the replica with it (found with two replicas in containers behind nginx)."""
+    import socket
+
+    import redis
+
+    from mock_server.state.redis.copy import RETRY_S
+
+    store = open_redis_store(redis_url, lambda: {"productlines": [line("Cars")]})
+    assert store.get("productlines", "Cars")["image"] is None
+    redis.Redis.from_url(redis_url).client_kill_filter(_type="pubsub")  # the tracking connection
+    store.get("productlines", "Cars")  # finds it lost
+    time.sleep(RETRY_S)
+    lookup = socket.getaddrinfo
+
+    def slow_lookup(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(3)
+        return lookup(*args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", slow_lookup)
+    started = time.monotonic()
+    assert store.get("productlines", "Cars")["image"] is None
+    assert time.monotonic() - started < 1, "a read waited for the tracking connection's name lookup"
+
+
+def test_a_replicas_first_requests_wait_for_no_redis_connection(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every Redis client a request uses is connected before the replica serves: a connection made
+    during a request looked its host name up on the event loop, and a DNS server that does not
+    answer (podman's while a container joins the network) stopped every request of the replica."""
+    import socket
+
+    client = TestClient(create_app(Settings(state=redis_url)), headers=API_KEY_HEADERS)
+    lookup = socket.getaddrinfo
+
+    def slow_lookup(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(3)
+        return lookup(*args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", slow_lookup)
+    started = time.monotonic()
+    assert client.get(f"{PRODUCTS}S10_1678/").status_code == 200
+    assert client.get(PRODUCTS).status_code == 200
+    assert client.post(LINES, json=line("Hovercraft")).status_code == 201
+    assert time.monotonic() - started < 2, "a request waited for a Redis connection's name lookup"
+
+
 def bearer(replica: Replica) -> dict[str, str]:
     response = replica.http.post(TOKEN_PATH, data=DEV_CLIENT)
     assert response.status_code == 200, response.text
