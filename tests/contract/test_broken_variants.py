@@ -7,17 +7,19 @@ from pathlib import Path
 import pytest
 
 from contract_tests.check_names import DOMAIN_CHECKS
+from tests.contract.clause_variants import CLAUSE_VARIANTS
 from tests.contract.read_back_variants import READ_BACK_VARIANTS
 from tests.contract.support import credentials, shop_contract
 from tests.contract.variants import VARIANTS, Variant
 from tests.live import running
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=str)
+@pytest.mark.parametrize("variant", [*VARIANTS, *CLAUSE_VARIANTS], ids=str)
 def test_broken_variant_is_caught_by_its_check(variant: Variant, tmp_path: Path) -> None:
     with running(variant.build()) as origin:
         args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), "--seed", "7", "--quiet"]
         args += ["--gateway-url", f"{origin}/customers/v1"] if variant.gateway else []
+        args += ["--strict"] if variant.strict else []
         args += [arg for op in variant.include for arg in ("--include", op)]
         args += ["--no-conformance"] if variant.phases == "domain" else ["--no-domain", "--profile", "fast"]
         outcome = shop_contract(args, tmp_path)
