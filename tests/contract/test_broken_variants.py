@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from contract_tests.check_names import DOMAIN_CHECKS
 from tests.contract.clause_variants import CLAUSE_VARIANTS
 from tests.contract.read_back_variants import READ_BACK_VARIANTS
-from tests.contract.support import credentials, shop_contract
+from tests.contract.support import ROOT, credentials, shop_contract
 from tests.contract.variants import VARIANTS, Variant
 from tests.live import running
 
@@ -31,3 +32,27 @@ def test_broken_variant_is_caught_by_its_check(variant: Variant, tmp_path: Path)
 
 def test_variants_cover_every_domain_check() -> None:
     assert set(DOMAIN_CHECKS) <= {variant.check for variant in (*VARIANTS, *READ_BACK_VARIANTS)}
+
+
+def table_after(text: str, sentence: str) -> list[str]:
+    """The body rows of the first table after `sentence` in `text`."""
+    rows = []
+    for line in text[text.index(sentence) :].splitlines():
+        if line.startswith("|"):
+            rows.append(line)
+        elif rows:
+            break
+    return rows[2:]
+
+
+def test_the_detection_rate_in_the_docs_counts_the_variants() -> None:
+    """docs/checks.md's counts and tables are the variants these tests prove caught, not typed numbers."""
+    text = (ROOT / "docs" / "checks.md").read_text(encoding="utf-8")
+    caught, read_back = len(VARIANTS) + len(CLAUSE_VARIANTS), len(READ_BACK_VARIANTS)
+    ways = re.search(r"breaks the mock (\d+) ways .*? catches (\d+) of (\d+) \(100 %\)", text, re.DOTALL)
+    more = re.search(r"breaks the mock (\d+) more ways", text)
+    assert ways and more, "docs/checks.md no longer states its detection rate"
+    assert [int(n) for n in ways.groups()] == [caught] * 3, (ways.groups(), caught)
+    assert int(more.group(1)) == read_back, (more.group(1), read_back)
+    assert len(table_after(text, "## Detection rate")) == caught
+    assert len(table_after(text, more.group(0))) == read_back
