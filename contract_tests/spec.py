@@ -183,12 +183,13 @@ class Spec:
 
     def page_size_maximum(self, op: Operation) -> int | None:
         """The largest page a list serves: its `page_size` parameter's `x-clamped-maximum`, if any."""
-        params = [*op.path_item.get("parameters", []), *op.definition.get("parameters", [])]
-        for param in params:
-            if param.get("name") == "page_size" and param.get("in") == "query":
-                maximum = param.get("schema", {}).get(CLAMPED_MAXIMUM)
-                return int(maximum) if maximum is not None else None
-        return None
+        maximum = _page_size_schema(op).get(CLAMPED_MAXIMUM)
+        return int(maximum) if maximum is not None else None
+
+    def page_size_default(self, op: Operation) -> int | None:
+        """The page a list serves when no `page_size` is asked for: the parameter's `default`, if any."""
+        default = _page_size_schema(op).get("default")
+        return int(default) if default is not None else None
 
     @staticmethod
     def order_by(op: Operation) -> str | None:
@@ -207,3 +208,11 @@ class Spec:
         return {
             name: copy.deepcopy(prop["example"]) for name, prop in schema["properties"].items() if "example" in prop
         }
+
+
+def _page_size_schema(op: Operation) -> JSON:
+    """The schema of a list's `page_size` query parameter (empty when it has none)."""
+    for param in [*op.path_item.get("parameters", []), *op.definition.get("parameters", [])]:
+        if param.get("name") == "page_size" and param.get("in") == "query":
+            return dict(param.get("schema", {}))
+    return {}

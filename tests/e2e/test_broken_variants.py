@@ -2,28 +2,31 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from contract_tests.check_names import DOMAIN_CHECKS
+from tests.support.clause_variants import CLAUSE_VARIANTS
 from tests.support.live import running
 from tests.support.read_back_variants import READ_BACK_VARIANTS
-from tests.support.suite import credentials, shop_contract
+from tests.support.suite import ROOT, credentials, shop_contract
 from tests.support.variants import REPRESENTATIVE, VARIANTS, Variant
 
 
 # A run a variant: the default run keeps the representative variants (one of each kind of check), the
-# others run in `tox -e e2e`.
+# others (and each clause's variant) run in `tox -e e2e`.
 @pytest.mark.parametrize(
     "variant",
-    [pytest.param(v, marks=() if v.name in REPRESENTATIVE else pytest.mark.e2e) for v in VARIANTS],
+    [pytest.param(v, marks=() if v.name in REPRESENTATIVE else pytest.mark.e2e) for v in (*VARIANTS, *CLAUSE_VARIANTS)],
     ids=str,
 )
 def test_broken_variant_is_caught_by_its_check(variant: Variant, tmp_path: Path) -> None:
     with running(variant.build()) as origin:
         args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), "--seed", "7", "--quiet"]
         args += ["--gateway-url", f"{origin}/customers/v1"] if variant.gateway else []
+        args += ["--strict"] if variant.strict else []
         args += [arg for op in variant.include for arg in ("--include", op)]
         args += ["--no-conformance"] if variant.phases == "domain" else ["--no-domain", "--profile", "fast"]
         outcome = shop_contract(args, tmp_path)
@@ -35,3 +38,27 @@ def test_broken_variant_is_caught_by_its_check(variant: Variant, tmp_path: Path)
 
 def test_variants_cover_every_domain_check() -> None:
     assert set(DOMAIN_CHECKS) <= {variant.check for variant in (*VARIANTS, *READ_BACK_VARIANTS)}
+
+
+def table_after(text: str, sentence: str) -> list[str]:
+    """The body rows of the first table after `sentence` in `text`."""
+    rows = []
+    for line in text[text.index(sentence) :].splitlines():
+        if line.startswith("|"):
+            rows.append(line)
+        elif rows:
+            break
+    return rows[2:]
+
+
+def test_the_detection_rate_in_the_docs_counts_the_variants() -> None:
+    """docs/checks.md's counts and tables are the variants these tests prove caught, not typed numbers."""
+    text = (ROOT / "docs" / "checks.md").read_text(encoding="utf-8")
+    caught, read_back = len(VARIANTS) + len(CLAUSE_VARIANTS), len(READ_BACK_VARIANTS)
+    ways = re.search(r"breaks the mock (\d+) ways .*? catches (\d+) of (\d+) \(100 %\)", text, re.DOTALL)
+    more = re.search(r"breaks the mock (\d+) more ways", text)
+    assert ways and more, "docs/checks.md no longer states its detection rate"
+    assert [int(n) for n in ways.groups()] == [caught] * 3, (ways.groups(), caught)
+    assert int(more.group(1)) == read_back, (more.group(1), read_back)
+    assert len(table_after(text, "## Detection rate")) == caught
+    assert len(table_after(text, more.group(0))) == read_back

@@ -33,6 +33,8 @@ class Variant:
     gateway: bool = False
     clauses: tuple[str, ...] = ()
     """The clauses of the spec's decisions it breaks (`decision/clause`, as docs/decisions.md lists them)."""
+    strict: bool = False
+    """Whether its catch runs with `--strict`: the clause it breaks is judged by a strict check only."""
 
     def __str__(self) -> str:
         return self.name

@@ -6,7 +6,8 @@ nothing stored) or the item fully addressable: GET, PUT, PATCH and DELETE at the
 path (every reserved character and "." itself encoded, since clients and servers fold dot segments)
 all work on it. A service that normalises the identifier (trims white space) is followed at the
 identifier it answered. For integer identifiers, the values at the bounds that matter to databases
-and JSON (0, 1, 2^31-1, 2^31, 2^53, 2^63-1) are served or refused with a 4xx, never a 5xx.
+and JSON (0, 1, 2^31-1, 2^31, 2^53, 2^63-1, and 2^63, one past int64) are served or refused with a
+4xx, never a 5xx.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from contract_tests.judge.domain.http import Exchange, Session
 from contract_tests.spec import Collection, Operation
 
 CHECK = "identifier_addressable"
-INTEGER_BOUNDS = (0, 1, 2**31 - 1, 2**31, 2**53, 2**63 - 1)
+INTEGER_BOUNDS = (0, 1, 2**31 - 1, 2**31, 2**53, 2**63 - 1, 2**63)
+"""The last is one past `format: int64` (decision `integers-out-of-bounds`: a path parameter beyond is 404)."""
 # (what the identifier holds, the characters, where they go)
 SPECIAL = (
     ('a dot "."', ".", "middle"),

@@ -5,7 +5,8 @@ a correct DRF backend makes (12 stored as "12", "12" read as 12), while every va
 under any reading: a string one over maxLength
 (in ASCII, and in text beyond Latin-1), an empty string where minLength is 1, an integer past
 its minimum or maximum, a missing required field, null in a non-nullable field, a decimal with a
-letter or three fraction digits. Writes go to items the test creates and removes.
+letter, without a digit (`-`, which the documented pattern matches) or with three fraction
+digits. Writes go to items the test creates and removes.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ def invalid_values(prop: JSON) -> Iterator[tuple[str, Any]]:
         yield "null, not nullable", None
     if prop.get("format") == "decimal":
         yield "a decimal with a letter", "12a.00"
+        yield "a decimal without a digit (`format: decimal` requires one)", "-"
         yield "a decimal with three fraction digits", "1.234"
 
 

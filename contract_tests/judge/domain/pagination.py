@@ -7,7 +7,10 @@ ways must agree with the list: the same count on every page, no page above page_
 exactly on the first page and `next` exactly on the last, absolute links on the surface that was
 called that keep page_size, and count distinct items in all, none repeated, none missing. A list of
 more than ten pages is sampled (first, second, three in the middle, second-to-last, last, and the
-links between them), so any length costs a bounded number of requests.
+links between them), so any length costs a bounded number of requests. Before the walk, the decision
+`page-size`: page 1 without `page_size` holds the parameter's `default` (or the whole of a shorter
+list), and a `page_size` one above its `x-clamped-maximum` is clamped (200, at most the maximum), not
+refused.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ def run(ctx: Context, session: Session) -> None:
                 reason = "no owner to list the items of, and none could be created"
                 session.ledger.skipped(session.surface.name, op.id, CHECK, reason)
                 continue
-            walk(session, op, params, ctx.spec.page_size_maximum(op))
+            walk(session, op, params, ctx.spec.page_size_maximum(op), ctx.spec.page_size_default(op))
             if made is not None:
                 made.delete(session)
 
@@ -103,12 +106,16 @@ def items_of(exchange: Exchange) -> list[str]:
     return [json.dumps(item, sort_keys=True) for item in body["results"]]
 
 
-def walk(session: Session, op: Operation, params: dict[str, Any], maximum: int | None) -> None:
+def walk(session: Session, op: Operation, params: dict[str, Any], maximum: int | None, default: int | None) -> None:
     list_url = session.url(op, params)
     first = session.call(op, params)
     count = (first.json() or {}).get("count") if isinstance(first.json(), dict) else None
     if not isinstance(count, int):
         session.judge(CHECK, op, first, f"the list answered HTTP {first.status} without a count")
+        return
+    if not session.judge(CHECK, op, first, default_problem(first, count, default, maximum)):
+        return
+    if maximum is not None and not clamped(session, op, params, maximum):
         return
     size = page_size(count, maximum)
     exchange = session.call(op, params, query={"page_size": size})
@@ -124,6 +131,30 @@ def walk(session: Session, op: Operation, params: dict[str, Any], maximum: int |
             walk_backwards(walking, forwards)
     else:
         sample(walking, exchange, per_page, pages)
+
+
+def default_problem(first: Exchange, count: int, default: int | None, maximum: int | None) -> str | None:
+    """Page 1 without a `page_size` holds the spec's default (`page-size`), or the whole of a shorter list."""
+    results = first.json().get("results")
+    if default is None or not isinstance(results, list):
+        return None
+    expected = min(count, default, maximum or default)
+    if len(results) == expected:
+        return None
+    return f"page 1 without page_size holds {len(results)} results, not the default {default} (count={count})"
+
+
+def clamped(session: Session, op: Operation, params: dict[str, Any], maximum: int) -> bool:
+    """A `page_size` one above the spec's maximum is clamped, not refused: a page of at most `maximum`."""
+    exchange = session.call(op, params, query={"page_size": maximum + 1})
+    results = (exchange.json() or {}).get("results") if isinstance(exchange.json(), dict) else None
+    if exchange.status != 200 or not isinstance(results, list):
+        broken: str | None = f"page_size={maximum + 1} (above the maximum {maximum}) answered HTTP {exchange.status}"
+    elif len(results) > maximum:
+        broken = f"page_size={maximum + 1} gave {len(results)} results, not at most the maximum {maximum}"
+    else:
+        broken = None
+    return session.judge(CHECK, op, exchange, broken)
 
 
 def walk_forwards(walking: Walk, exchange: Exchange, pages: int) -> list[Exchange] | None:

@@ -1,0 +1,328 @@
+"""Broken variants for issue 40: one per judged clause of the spec's decisions that had none, each breaking
+that clause and nothing else, and a near miss of the realm's token accepted.
+
+Built as `variants.py` builds its own (a fresh mock, one store method replaced on that instance or one
+ASGI wrapper around it; the mock's code is never touched). `strict` ones break a clause only a strict
+check judges, so their catch runs with `--strict`.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal, InvalidOperation
+from typing import Any
+from urllib.parse import parse_qs
+
+from mock_server.app import create_app
+from mock_server.settings import Settings
+from tests.support.faults import Answer, Scope, edit_json, header, send_answer
+from tests.support.read_back_variants import CUSTOMER_WRITES, captured, stored_otherwise
+from tests.support.variants import API, LINE, Variant, fault, with_store
+
+LINES = f"{API}/productlines/"
+PRODUCTS = f"{API}/products/"
+GATEWAY = "/customers/v1/"
+TOKEN_PATH = "/realms/shop/protocol/openid-connect/token"
+PROBLEM = {"content-type": "application/problem+json"}
+
+
+def error_as_a_list(scope: Scope, answer: Answer) -> Answer:
+    """An error handler answering a bare JSON list of messages (no object, so no Problem)."""
+    if answer[0] < 400:
+        return answer
+    return answer[0], {"content-type": "application/json"}, b'["Not found."]'
+
+
+def conflict_as_400(scope: Scope, answer: Answer) -> Answer:
+    """A 409 answered as 400 (a unique validator's refusal), with DRF's field-error body."""
+    if answer[0] != 409:
+        return answer
+    return 400, {"content-type": "application/json"}, b'{"productline": ["already exists."]}'
+
+
+def delete_takes_payments_first(store: Any) -> None:
+    """A DELETE of a customer that removes its payments before the orders' foreign key refuses it (no
+    transaction around the cascade): the 409 is answered, the payments are gone."""
+    delete, owned = store.delete, store.owned
+
+    def cascading(collection: str, key: Any) -> None:
+        if collection == "customers":
+            _, payments = owned("payments", "customernumber", key, 0, store.count("payments"))
+            field = store.tables["payments"].key_field
+            for payment in payments:
+                delete("payments", payment[field])
+        delete(collection, key)
+
+    store.delete = cascading
+
+
+def links_without_page_size(body: Any) -> Any:
+    """`next` and `previous` built from `page` alone: the page size asked for is dropped."""
+    for which in ("next", "previous"):
+        if body[which]:
+            path, _, query = body[which].partition("?")
+            kept = "&".join(part for part in query.split("&") if not part.startswith("page_size="))
+            body[which] = f"{path}?{kept}" if kept else path
+    return body
+
+
+def credit_limit_in_whole_units(collection: str, name: str, value: Any) -> Any:
+    """`creditlimit` in a `DECIMAL(10,0)` column: the fraction is cut, the answer of the write shows it."""
+    if collection != "customers" or name != "creditlimit" or not isinstance(value, str):
+        return value
+    try:
+        return f"{Decimal(value).quantize(Decimal(1), rounding='ROUND_DOWN')}.00"
+    except InvalidOperation:
+        return value
+
+
+def saturate_stock(scope: Scope, body: bytes) -> bytes:
+    """A JSON body's `quantityinstock` above its column's maximum saturated at 32767, as MySQL does outside
+    strict mode, instead of refused."""
+    if not header(scope, "content-type").startswith("application/json"):
+        return body
+    data = json.loads(body)
+    if isinstance(data, dict) and isinstance(data.get("quantityinstock"), int) and data["quantityinstock"] > 32767:
+        data["quantityinstock"] = 32767
+    return json.dumps(data).encode()
+
+
+def money_without_digit_as_zero(scope: Scope, body: bytes) -> bytes:
+    """A decimal parser reading a money value without a digit (`"-"`, `"."`) as zero."""
+    if not header(scope, "content-type").startswith("application/json"):
+        return body
+    data = json.loads(body)
+    if isinstance(data, dict):
+        for name in ("buyprice", "msrp"):
+            value = data.get(name)
+            if isinstance(value, str) and not any(char.isdigit() for char in value):
+                data[name] = "0"
+    return json.dumps(data).encode()
+
+
+class RefusingSalesReps:
+    """A backend that does not know the sales representatives the target serves: a customer naming one is
+    refused with 400 naming `salesrepemployeenumber` (no employee table of its own)."""
+
+    def __init__(self) -> None:
+        self.app = create_app(Settings())
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != f"{API}/customers/":
+            await self.app(scope, receive, send)
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        if b'"salesrepemployeenumber": null' not in body and b'"salesrepemployeenumber"' in body:
+            problem = {"status": 400, "errors": [{"field": "salesrepemployeenumber", "message": "unknown"}]}
+            await send_answer(send, (400, PROBLEM, json.dumps(problem).encode()))
+            return
+        sent = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal sent
+            if sent:
+                return {"type": "http.disconnect"}
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
+class GatewayTakingTheApiKey:
+    """A gateway that forwards a request carrying only an API key to the backend's mount point, where the
+    key is valid: the gateway's bearer-only rule is lost."""
+
+    def __init__(self) -> None:
+        self.app = create_app(Settings())
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        gateway = scope["type"] == "http" and scope["path"].startswith(GATEWAY)
+        if gateway and header(scope, "x-api-key") and not header(scope, "authorization"):
+            path = API + "/" + scope["path"].removeprefix(GATEWAY)
+            scope = {**scope, "path": path, "raw_path": API.encode() + b"/" + scope["raw_path"][len(GATEWAY) :]}
+        await self.app(scope, receive, send)
+
+
+class TokenCacheByClaims:
+    """A token cache keyed by a token's header and claims, not its signature: once the realm has issued a
+    token, the same claims under any signature (one character changed, one short) pass as that token."""
+
+    def __init__(self) -> None:
+        self.app = create_app(Settings())
+        self.issued: dict[str, str] = {}
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if scope["path"] == TOKEN_PATH:
+            answer = await captured(self.app, scope, receive)
+            if answer[0] == 200:
+                token = str(json.loads(answer[2]).get("access_token", ""))
+                self.issued[token.rpartition(".")[0]] = token
+            await send_answer(send, answer)
+            return
+        sent = header(scope, "authorization").removeprefix("Bearer ")
+        known = self.issued.get(sent.rpartition(".")[0])
+        if known is not None and sent != known:
+            headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"authorization"]
+            scope = {**scope, "headers": [*headers, (b"authorization", f"Bearer {known}".encode())]}
+        await self.app(scope, receive, send)
+
+
+CLAUSE_VARIANTS = [
+    Variant(
+        "error_body_outside_problem_schema",
+        "response_schema_conformance",
+        ("get_product_line",),
+        "conformance",
+        fault("GET", LINE, response=error_as_a_list),
+        clauses=("error-body/problem-schema",),
+    ),
+    Variant(
+        "duplicate_refused_with_400",
+        "duplicate_is_conflict",
+        ("create_product_line",),
+        "domain",
+        fault("POST", LINES, response=conflict_as_400),
+        clauses=("duplicate-identifier/conflict",),
+        strict=True,
+    ),
+    Variant(
+        "rename_refused_with_400",
+        "identifier_change_is_conflict",
+        ("update_product_line",),
+        "domain",
+        fault("PUT", LINE, response=conflict_as_400),
+        clauses=("identifier-change/conflict",),
+        strict=True,
+    ),
+    Variant(
+        "refused_delete_removes_payments",
+        "referential_rules",
+        ("delete_customer",),
+        "domain",
+        with_store(delete_takes_payments_first),
+        clauses=("delete-with-dependants/nothing-deleted",),
+    ),
+    Variant(
+        "links_drop_page_size",
+        "pagination_walk",
+        ("list_product_lines",),
+        "domain",
+        fault("GET", LINES, response=edit_json(links_without_page_size)),
+        clauses=("page-links/keep-page-size",),
+    ),
+    Variant(
+        "credit_limit_stored_in_whole_units",
+        "read_back_identical",
+        CUSTOMER_WRITES,
+        "domain",
+        with_store(stored_otherwise(credit_limit_in_whole_units)),
+        clauses=("decimals/by-value",),
+    ),
+    Variant(
+        "stock_above_maximum_saturated",
+        "invalid_values_rejected",
+        ("create_product",),
+        "domain",
+        fault("POST", f"{API}/products/", request=saturate_stock),
+        clauses=("integers-out-of-bounds/query-and-body",),
+    ),
+    Variant(
+        "money_without_a_digit_read_as_zero",
+        "invalid_values_rejected",
+        ("create_product",),
+        "domain",
+        fault("POST", f"{API}/products/", request=money_without_digit_as_zero),
+        clauses=("money-pattern/not-a-number-refused",),
+    ),
+    Variant(
+        "known_sales_rep_refused",
+        "external_reference_accepted",
+        ("create_customer",),
+        "conformance",
+        RefusingSalesReps,
+        clauses=("external-references/accepted",),
+        strict=True,
+    ),
+    Variant(
+        "gateway_takes_the_api_key",
+        "auth_matrix",
+        ("get_customer",),
+        "domain",
+        GatewayTakingTheApiKey,
+        gateway=True,
+        clauses=("gateway/bearer-only",),
+    ),
+    Variant(
+        "token_signature_not_checked_once_issued",
+        "auth_matrix",
+        ("get_customer",),
+        "domain",
+        TokenCacheByClaims,
+        clauses=("credentials/invalid",),
+    ),
+]
+"""Each caught by its check at one seed, restricted to its operations and phase, as `VARIANTS` are
+(tests/e2e/test_broken_variants.py)."""
+
+
+def default_page_of_ten(scope: Scope, body: bytes) -> bytes:
+    """A list without `page_size` served ten to a page (a settings file's PAGE_SIZE), not the spec's 20."""
+    if b"page_size=" not in scope["query_string"]:
+        query = scope["query_string"]
+        scope["query_string"] = query + (b"&" if query else b"") + b"page_size=10"
+    return body
+
+
+def refuse_large_pages(scope: Scope, answer: Answer) -> Answer:
+    """A `page_size` above 100 refused with 400 (a `max_value` validator), not clamped."""
+    sizes = parse_qs(scope["query_string"].decode()).get("page_size", ["0"])
+    if not sizes[-1].isdigit() or int(sizes[-1]) <= 100:
+        return answer
+    return 400, PROBLEM, b'{"status": 400, "errors": [{"field": "page_size", "message": "at most 100"}]}'
+
+
+CLAUSE_VARIANTS += [
+    Variant(
+        "default_page_size_ten",
+        "pagination_walk",
+        ("list_products",),
+        "domain",
+        fault("GET", PRODUCTS, request=default_page_of_ten),
+        clauses=("page-size/default",),
+    ),
+    Variant(
+        "page_size_above_maximum_refused",
+        "pagination_walk",
+        ("list_products",),
+        "domain",
+        fault("GET", PRODUCTS, response=refuse_large_pages),
+        clauses=("page-size/clamped",),
+    ),
+]
+
+
+def overflow_error(scope: Scope, answer: Answer) -> Answer:
+    """The database driver's overflow on a path integer past int64, answered as an HTML 500."""
+    if int(scope["path"].rstrip("/").rpartition("/")[2]) < 2**63:
+        return answer
+    return 500, {"content-type": "text/html"}, b"<h1>OverflowError: int too big to convert</h1>"
+
+
+CLAUSE_VARIANTS.append(
+    Variant(
+        "path_integer_past_int64_is_500",
+        "identifier_addressable",
+        ("create_customer",),
+        "domain",
+        fault("GET", rf"{API}/customers/\d+/", response=overflow_error),
+        clauses=("integers-out-of-bounds/path",),
+    )
+)
