@@ -171,8 +171,9 @@ def truncate_productline(scope: Scope, body: bytes) -> bytes:
 
 
 def skip_reference_check(store: Any) -> None:
-    check = store._check_references
-    store._check_references = lambda collection, record: None if collection == "products" else check(collection, record)
+    """A product's product line is not looked up (the store checks a row's references by its links)."""
+    check, products = store._check_references, store.links["products"]
+    store._check_references = lambda links, row: None if links is products else check(links, row)
 
 
 def upsert(store: Any) -> None:
