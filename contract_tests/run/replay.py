@@ -1,18 +1,20 @@
 """`shop-contract replay ID... --report-dir DIR`: a run's violations sent again and judged by the same check.
 
-The report's findings.json is read as any input is (outcome/findings_file.py: bounded, against its
-schema). Each violation is found by its id and judged on today's target (the recorded one, or
-`--base-url` / `--gateway-url`) with the run's credentials options:
-- a check one answer decides (Schemathesis' response checks, this suite's registered ones) and the
-  transport checks: its setup requests and its failing request are sent again (outcome/standalone.py:
-  fresh identifiers where a recorded one exists already), and the answer judged (judge/rejudge.py);
-- a dedicated domain test: the test itself runs again, narrowed to the violation's operation and
-  check (`--include`, `--checks`), so that the same rule judges the same operation; where the rule
-  has a stand-alone form (outcome/standalone.py, as exported tests assert it), the recorded requests
-  are sent again too, and FIXED needs both (a test run on a target a run left items in may take
-  another path than the recorded one);
-- a check that needs the generation's context, or a consumer contract's: NOT JUDGED, with the way to
-  check it again.
+The report's findings.json is read as any input is, bounded and against its schema
+(outcome/findings_file.py). Each violation is found by its id. It is judged on today's target, the
+recorded one or `--base-url` / `--gateway-url`, with the run's credentials options.
+
+- A check that one answer decides, and a transport check, are judged again by their requests.
+  These are Schemathesis' response checks and this suite's registered ones. The setup requests and
+  the failing request are sent again, with fresh identifiers where a recorded one exists already
+  (outcome/standalone.py). Then the answer is judged (judge/rejudge.py).
+- A dedicated domain test runs again, narrowed to the violation's operation and check (`--include`,
+  `--checks`), so that the same rule judges the same operation. Where the rule has a stand-alone
+  form (outcome/standalone.py, as exported tests assert it), the recorded requests are sent again
+  too, and FIXED needs both. Both are needed because a test run on a target that a run left items
+  in may take another path than the recorded one.
+- A check that needs the generation's context, or a consumer contract's check, is NOT JUDGED. The
+  report gives the way to check it again.
 """
 
 from __future__ import annotations
@@ -105,9 +107,11 @@ CREDENTIALS = {"api_key": "--api-key", "token": "--token", "token_url": "--token
 
 
 def options_of(args: argparse.Namespace, recorded: Mapping[str, str], report: Path) -> Options:
-    """A run's options for the target to replay on: the URLs given (`--base-url`, `--gateway-url`), else the
-    ones the run recorded, but only without credentials: a report directory may be anyone's (a CI artifact
-    of a fork's pull request), so the user's credentials go only to a target named on the command line."""
+    """A run's options for the target to replay on.
+
+    The target is the URLs given (`--base-url`, `--gateway-url`), else the ones the run recorded, but
+    those only without credentials. A report directory may be anyone's, such as a CI artifact of a
+    fork's pull request. So the user's credentials go only to a target named on the command line."""
     given = args.base_url is not None or args.gateway_url is not None
     secrets = [flag for name, flag in CREDENTIALS.items() if getattr(args, name)]
     if not given and secrets:
