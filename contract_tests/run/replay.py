@@ -13,8 +13,8 @@ recorded one or `--base-url` / `--gateway-url`, with the run's credentials optio
   form (outcome/standalone.py, as exported tests assert it), the recorded requests are sent again
   too, and FIXED needs both. Both are needed because a test run on a target that a run left items
   in may take another path than the recorded one.
-- A check that needs the generation's context, or a consumer contract's check, is NOT JUDGED. The
-  report gives the way to check it again.
+- A check that needs the generation's context, or a consumer contract's check, is NOT JUDGED, and the
+  replay says how to check it again.
 """
 
 from __future__ import annotations
