@@ -143,8 +143,10 @@ def moves(recorded: Mapping[str, str], options: Options) -> dict[str, str]:
 
 
 def refuse_elsewhere(violations: Mapping[str, Violation], recorded: Mapping[str, str], options: Options) -> None:
-    """ReplayError, before anything is sent, when a request a violation records (its setup or itself) would go
-    to an origin that is none of the target's being replayed: it would carry the user's credentials there."""
+    """Raise ReplayError, before anything is sent, when a recorded request would go elsewhere.
+
+    A request a violation records, its setup or itself, must go to an origin of the target being
+    replayed. Anywhere else, it would carry the user's credentials there."""
     targets = {"backend": options.base_url, "gateway": options.gateway_url}
     given = [url for url in targets.values() if url]
     bases = moves(recorded, options)
@@ -218,9 +220,11 @@ def resent(
     violation: Violation,
     expect: JSON | None = None,
 ) -> Verdict:
-    """The violation's requests sent again, each recorded surface's to the one given (`bases`: recorded base
-    URL to current), the last answer judged by its check (given `expect`, by the check's rule as an exported
-    test states it: outcome/standalone.py)."""
+    """Send the violation's requests again, and judge the last answer by its check.
+
+    Each recorded surface's requests go to the one given (`bases` maps a recorded base URL to the
+    current one). Given `expect`, the answer is judged by the check's rule as an exported test states
+    it (outcome/standalone.py)."""
     spec, target = replaying.spec, replaying.target
     try:
         recorded = [recorded_request(curl) for curl in (*violation.setup, violation.curl)]

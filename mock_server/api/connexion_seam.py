@@ -125,7 +125,7 @@ class DecoratedOnceOperation(AsyncOperation):  # type: ignore[misc]
 def declared_arguments_only(handler: t.Callable[..., t.Any], names: t.Iterable[str]) -> t.Callable[..., t.Any]:
     """`handler` (which takes `**params`), shown to Connexion as taking exactly the operation's arguments.
 
-    Connexion passes a handler with `**kwargs` every query parameter of the request, and logs an ERROR
+    Connexion passes a handler with `**kwargs` every query parameter of the request. It logs an ERROR
     ("Function argument ... not defined in specification") for each one the spec does not declare,
     although the contract says unknown query parameters are ignored. With the declared arguments
     only, Connexion leaves the unknown ones out, at debug level, which is what they are.
@@ -173,9 +173,9 @@ class BearerHandler(InspectOnce, BearerSecurityHandler):  # type: ignore[misc]
 class CompiledParameterValidator(ParameterValidator):  # type: ignore[misc]
     """Connexion's parameter validator, with each parameter's validator compiled once.
 
-    Same Draft 4 validator and format checker as Connexion's, so the same values pass and the same
-    error text comes back; only the per-request deep copy and compilation are gone (jsonschema does
-    not modify the schema it validates against).
+    It uses the same Draft 4 validator and format checker as Connexion's, so the same values pass and
+    the same error text comes back. Only the per-request deep copy and compilation are gone. The copy
+    was not needed, because jsonschema does not modify the schema it validates against.
     """
 
     _validators: t.ClassVar[dict[int, tuple[Schema, t.Any]]] = {}

@@ -6,9 +6,9 @@ a plain request a share of its time (benchmarks/benchmark-history.md, "The hot p
 So `Bypass` holds those layers and decides once per request, in `takes`, whether a request needs
 any of them. It decides from the one scan of header names that the layers share.
 
-A request takes the bypass when no fault rule could meet it, when it is outside the admin API,
-when it sends none of `Prefer`, `X-Mock-Session`, `Cookie` and `Origin`, and when `RawPath` would
-leave its path as sent. The fault rules are read per request, because the admin API changes them
+A request takes the bypass when no fault rule could meet it and it is outside the admin API. It
+must also send none of `Prefer`, `X-Mock-Session`, `Cookie` and `Origin`, and `RawPath` must leave
+its path as sent. The fault rules are read per request, because the admin API changes them
 at run time (`FaultRules.passes`). Such a request goes straight to the layer after the control
 layers, through a `LastResort` and a journal layer of its own. It still gets the `Vary: Origin`
 that `http.cors.CORS` adds. Any other request goes through the control layers, unchanged. With
