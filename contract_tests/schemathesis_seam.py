@@ -1,35 +1,43 @@
 """The one module touching Schemathesis' internals: every import past its public surface and every class swap.
 
-The suite drives Schemathesis' engine itself (one engine run per plan, its events turned into verdicts),
-judges an answer again by one of its checks, and shows a request as its curl command; none of that is in
-Schemathesis' public surface (the names `schemathesis` exports: `Config`, `openapi`, `check`, `hook`,
-`Response`, `DeserializationContext`, ...). Every other module of the suite uses only that surface and
-imports what it needs beyond it from here (tests/project/test_architecture.py holds them to it), and
-tests/contract_tests/test_schemathesis_seam.py pins every name below, so a Schemathesis release that moves or
-changes one fails there first, in one line naming it, rather than as a broken run. docs/development.md says what an
-upgrade takes.
+The suite drives Schemathesis' engine itself, one engine run per plan, and turns its events into
+verdicts. It also judges an answer again by one of Schemathesis' checks, and shows a request as its
+curl command. None of that is in Schemathesis' public surface, which is the names `schemathesis`
+exports (`Config`, `openapi`, `check`, `hook`, `Response`, `DeserializationContext`, ...).
+
+Every other module of the suite uses only that surface, and imports what it needs beyond it from
+here (tests/project/test_architecture.py holds them to it). tests/contract_tests/test_schemathesis_seam.py
+pins every name below. So a Schemathesis release that moves or changes one fails there first, in one
+line naming it, rather than as a broken run. docs/development.md says what an upgrade takes.
 
 Internal modules and names relied on:
-- `schemathesis.engine`: `from_schema(schema).execute()`, the engine run and its stream of `events`
-  (`PhaseStarted`, `ScenarioFinished`, `NonFatalError`, `FatalError`), each scenario's `Status`;
-- `schemathesis.engine.errors.ServerUnavailable`: the target stopped answering (client/causes.py);
-- `schemathesis.engine.recorder`: `ScenarioRecorder` (a scenario's cases, checks and interactions) and
-  `CheckFailureInfo` (a failed check's case and failure), read by judge/verdicts.py;
-- `schemathesis.core`: `NotSet` and its one value `NOT_SET` (a case without a body), `curl.generate`;
-- `schemathesis.core.parameters.ParameterLocation` and `schemathesis.generation.meta.TestPhase`: where a
-  negative case is negative and which phase made it, read from a case's `meta` (`negative_at`,
-  `generation_mode`, `phase_name`, `phase_data`: judge/hooks.py, judge/checks.py, judge/engine.py);
-- `schemathesis.core.failures.FailureGroup`: what `Case.validate_response` raises (judge/rejudge.py);
-- `schemathesis.checks`: `CHECKS` (`get_all_names`, `get_by_names`) and `load_all_checks`;
-- `schemathesis.config.ProjectConfig`: `get_hypothesis_settings` overridden, `__slots__` kept.
-Read, not imported: the fields of the engine's events and of a scenario's record (judge/verdicts.py,
-judge/conformance.py), a case's `meta` (the functions named above), a parameter's `definition`
-(judge/checks.py) and the transport's `send` (judge/engine.py);
-tests/contract_tests/test_schemathesis_seam.py pins each.
-Registered through the documented form: a schema's own hooks (`register_hook`).
-Swapped classes (a subclass made here, the object's data unchanged):
-- a loaded schema's: its `transport` property and its `create_extra_data_source` method (`bind_transport`);
-- its `config`'s: `ProjectConfig.get_hypothesis_settings` (`without_target_phase`).
+- `schemathesis.engine`: `from_schema(schema).execute()` runs the engine. Its stream of `events`
+  (`PhaseStarted`, `ScenarioFinished`, `NonFatalError`, `FatalError`) and each scenario's `Status`
+  are read.
+- `schemathesis.engine.errors.ServerUnavailable` says the target stopped answering (client/causes.py).
+- `schemathesis.engine.recorder`: judge/verdicts.py reads a `ScenarioRecorder` (a scenario's cases,
+  checks and interactions) and a `CheckFailureInfo` (a failed check's case and failure).
+- `schemathesis.core`: `NotSet` and its one value `NOT_SET` mark a case without a body.
+  `curl.generate` writes a request as a curl command.
+- `schemathesis.core.parameters.ParameterLocation` and `schemathesis.generation.meta.TestPhase` tell,
+  from a case's `meta`, where a negative case is negative and which phase made it. `negative_at`,
+  `generation_mode`, `phase_name` and `phase_data` read them for judge/hooks.py, judge/checks.py
+  and judge/engine.py.
+- `schemathesis.core.failures.FailureGroup` is what `Case.validate_response` raises (judge/rejudge.py).
+- `schemathesis.checks`: `CHECKS` (`get_all_names`, `get_by_names`) and `load_all_checks`.
+- `schemathesis.config.ProjectConfig`: `get_hypothesis_settings` is overridden, and `__slots__` kept.
+
+Some fields are read, not imported, and tests/contract_tests/test_schemathesis_seam.py pins each
+of them too. They are the fields of the engine's events and of a scenario's record
+(judge/verdicts.py, judge/conformance.py), a case's `meta` (the functions named above), a
+parameter's `definition` (judge/checks.py) and the transport's `send` (judge/engine.py).
+
+A schema's own hooks are registered through the documented form (`register_hook`).
+
+Two classes are swapped for a subclass made here, with the object's data unchanged:
+- A loaded schema's class, for its `transport` property and its `create_extra_data_source` method
+  (`bind_transport`).
+- Its `config`'s class, for `ProjectConfig.get_hypothesis_settings` (`without_target_phase`).
 """
 
 from __future__ import annotations
@@ -50,7 +58,7 @@ try:
     from schemathesis.engine.errors import ServerUnavailable
     from schemathesis.engine.recorder import CheckFailureInfo, ScenarioRecorder
     from schemathesis.generation.meta import TestPhase
-except ImportError as exc:  # one line naming what moved, not a traceback deep in a run
+except ImportError as exc:  # One line naming what moved, not a traceback deep in a run.
     raise ImportError(
         f"Schemathesis {schemathesis.__version__} moved an internal the suite relies on ({exc}): "
         "run tests/contract_tests/test_schemathesis_seam.py and adapt contract_tests/schemathesis_seam.py"
@@ -88,11 +96,11 @@ class UntargetedProject(ProjectConfig):
     """Schemathesis' project settings without Hypothesis' target phase.
 
     Schemathesis asks Hypothesis to maximise each operation's share of 2xx answers. Below 1,000
-    examples Hypothesis then runs one hill-climbing pass with no call budget, and where 2xx answers
-    stay rare (a DELETE of a string identifier) that pass took 9-27 s of a 30-60 s run, from one run
-    to the next with the same seed (benchmarks/benchmark-history.md, "Contract-suite speed"). A gate
-    must take predictable time; the hooks already steer identifiers to existing items, which is what
-    the climbing looked for.
+    examples Hypothesis then runs one hill-climbing pass with no call budget. Where 2xx answers stay
+    rare, as for a DELETE of a string identifier, that pass took 9-27 s of a 30-60 s run. It varied
+    from one run to the next with the same seed (benchmarks/benchmark-history.md, "Contract-suite
+    speed"). A gate must take predictable time. And the hooks already steer identifiers to existing
+    items, which is what the climbing looked for.
     """
 
     __slots__ = ()
@@ -106,8 +114,8 @@ class UntargetedProject(ProjectConfig):
 def without_target_phase(schema: Any) -> None:
     """Give `schema`'s configuration Hypothesis settings without the target phase (`UntargetedProject`).
 
-    No setting turns the phase off, so the configuration's class is swapped: the subclass has the same
-    (empty) slots, so the object's data stays as Schemathesis built it; only the settings method differs."""
+    No setting turns the phase off, so the configuration's class is swapped. The subclass has the same
+    (empty) slots, so the object's data stays as Schemathesis built it. Only the settings method differs."""
     schema.config.__class__ = UntargetedProject
 
 
@@ -115,10 +123,12 @@ def bind_transport(schema: Any, transport: Any) -> None:
     """Make every request of `schema` (and of its clones) go through `transport`, and draw no data from answers.
 
     Schemathesis picks the transport from the schema (`schema.transport`, a property) and has no setting
-    for it; a subclass made for this run answers `transport` instead, the schema's data unchanged. The
-    same subclass has no "extra data source" (`create_extra_data_source`: no setting turns it off for the
-    stateful phase): a pool of values taken from every operation's answers, which workers fill and draw
-    from in the order they happen to run, and which other parts' writes on the target change."""
+    for it. So a subclass made for this run answers `transport` instead, with the schema's data unchanged.
+
+    The same subclass has no "extra data source" (`create_extra_data_source`), which no setting turns off
+    for the stateful phase. That source is a pool of values taken from every operation's answers. Workers
+    fill it and draw from it in the order they happen to run, and other parts' writes on the target
+    change it, so a seed would not generate the same."""
     attributes = {"transport": property(lambda _: transport), "create_extra_data_source": lambda _: None}
     schema.__class__ = type("BoundedSchema", (type(schema),), attributes)
 
@@ -127,34 +137,39 @@ def register_hook(schema: Any, name: str, hook: Callable[..., Any]) -> None:
     """Register `hook` as Schemathesis' hook `name` ("filter_case", "map_case", ...) on `schema` alone.
 
     Other schemas of the process keep their own hooks, so two runs in one process do not share them. This
-    is the documented schema-scoped decorator (`@schema.hooks.hook("name")`) called as a function: the
-    suite's hooks are closures made for each run, not module-level functions named after their hook."""
+    is the documented schema-scoped decorator (`@schema.hooks.hook("name")`), called as a function. It is
+    called so because the suite's hooks are closures made for each run, not module-level functions named
+    after their hook."""
     schema.hooks.hook(name)(hook)
 
 
 def negative_at(case: Any, where: str) -> bool:
     """Whether the part of `case` at `where` ("body", "path", "query", ...) was generated to break the schema.
 
-    A case carries how it was generated in `case.meta` (None for a case made by hand), whose shape is
-    Schemathesis' own: its `components`, keyed by a `ParameterLocation`, each with its generation mode.
-    Read directly rather than by `CaseMetadata.is_negative_at`, which 4.31 does not have yet."""
+    A case carries how it was generated in `case.meta`, which is None for a case made by hand. Its shape
+    is Schemathesis' own: `components`, keyed by a `ParameterLocation`, each with its generation mode. It
+    is read directly rather than by `CaseMetadata.is_negative_at`, which 4.31 does not have yet."""
     component = None if case.meta is None else case.meta.components.get(ParameterLocation(where))
     return component is not None and str(component.mode.value) == "negative"
 
 
 def generation_mode(case: Any) -> str | None:
-    """How `case` was generated, "positive" or "negative" (`case.meta.generation.mode`), or None for a case
-    made by hand. A negative case breaks the schema in at least one part (`negative_at` says which)."""
+    """How `case` was generated, "positive" or "negative" (`case.meta.generation.mode`).
+
+    It is None for a case made by hand. A negative case breaks the schema in at least one part, and
+    `negative_at` says which."""
     return None if case.meta is None else str(case.meta.generation.mode.value)
 
 
 def phase_name(case: Any) -> str | None:
-    """The phase that generated `case` ("examples", "coverage", "fuzzing", "stateful"), or None for a case
-    made by hand. Read from `case.meta.phase.name`, a `TestPhase`."""
+    """The phase that generated `case` ("examples", "coverage", "fuzzing", "stateful").
+
+    It is None for a case made by hand. It is read from `case.meta.phase.name`, a `TestPhase`."""
     return None if case.meta is None else str(case.meta.phase.name.value)
 
 
 def phase_data(case: Any) -> Any:
-    """What the phase that generated `case` says of it (the coverage phase: its scenario and description),
-    or None for a case made by hand. The suite only prints it (`case.meta.phase.data`)."""
+    """What the phase that generated `case` says of it (`case.meta.phase.data`), which the suite only prints.
+
+    The coverage phase gives its scenario and description. It is None for a case made by hand."""
     return None if case.meta is None else case.meta.phase.data

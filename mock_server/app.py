@@ -1,17 +1,16 @@
-"""create_app(settings) -> the mock. This module composes it, in four steps of one job each.
+"""The mock's composition: `create_app(settings)` builds a fresh mock in four steps.
 
-`_open_state` opens the store, the test sessions over it and the realm. `_add_apis` hands
-Connexion the backend and the gateway (routing, security from the spec's schemes, validation from
-the spec's schemas, a handler of `routing.handler_table` per operation) and the one error renderer
-(`rendering.py`). The control plane (journal, fault rules, violations) comes from `backends.py`,
-and its layers go in the order `stack.layers` states. `_add_routes` adds the plain routes beside
-the API: the admin API and dashboard under /__mock__, the realm under /realms/shop, and the
-landing page.
+`_open_state` opens the store, the test sessions over it and the realm. `_add_apis` gives Connexion
+the two surfaces, the backend and the gateway, and the one error renderer (`rendering.py`). The
+spec drives their routing, security and validation, and `routing.handler_table` gives each
+operation its handler. `backends.py` opens the control plane, and `stack.layers` states the order of
+its layers. `_add_routes` adds the plain routes beside the API. They are the admin API and its
+dashboard under /__mock__, the realm under /realms/shop, and the landing page.
 
-`MockApp` is the entry of every request. Once Connexion has built its stack (on the first call),
-the entry asks the `Bypass` layer found there (`connexion_seam.built_layers`) whether the request
-takes the bypass, and serves it that way itself, past Connexion's entry and its error middleware,
-which do nothing for such a request (control/bypass.py).
+`MockApp` is the entry of every request. Connexion's entry and its error middleware do nothing for
+a request that asks for no control feature, yet passing them costs time (control/bypass.py). So the
+entry lets the `Bypass` layer serve such a request itself. It can find that layer only once
+Connexion has built its stack, which happens on the first call (`connexion_seam.built_layers`).
 """
 
 from __future__ import annotations
@@ -70,13 +69,13 @@ class MockApp(AsyncApp):  # type: ignore[misc]
     settings: Settings
     backend_prefix: str
     gateway_prefix: str
-    layers: list[Middleware]  # as `stack.layers` ordered them, before the bypass wrapped the control layers
-    bypass: Bypass | None = None  # the `Bypass` layer as Connexion built it, if there is one
-    built = False  # whether Connexion has built its stack, and `bypass` was looked for in it
+    layers: list[Middleware]  # In the order of `stack.layers`, before the bypass wraps the control layers.
+    bypass: Bypass | None = None  # The `Bypass` layer that Connexion built, if there is one.
+    built = False  # Whether Connexion has built its stack, so that `bypass` was looked for.
 
     def __init__(self, import_name: str, **options: Any) -> None:
         super().__init__(import_name, **options)
-        decorate_handlers_once(self)  # per operation, not per request (see mock_server.api.connexion_seam)
+        decorate_handlers_once(self)  # Once per operation, not per request (mock_server.api.connexion_seam).
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if not self.built:
@@ -86,12 +85,13 @@ class MockApp(AsyncApp):  # type: ignore[misc]
             enter_as_connexion(self, scope)
             await bypass.serve(scope, receive, send)
             return
-        note_connection(scope, send)  # the server's own `send`, before Connexion's error middleware wraps it
+        note_connection(scope, send)  # It needs the server's own `send`, before Connexion's middleware wraps it.
         await super().__call__(scope, receive, send)
 
     def _find_bypass(self) -> None:
-        """Look for the `Bypass` layer once Connexion has built its stack (until then, every request
-        enters Connexion, and the layer decides there)."""
+        """Look for the `Bypass` layer in Connexion's stack, once there is one.
+
+        Until then every request enters Connexion, and the layer decides there."""
         layers = built_layers(self)
         if layers is not None:
             self.bypass = next((layer for layer in layers if isinstance(layer, Bypass)), None)
@@ -99,15 +99,15 @@ class MockApp(AsyncApp):  # type: ignore[misc]
 
 
 def create_app(settings: Settings | None = None, dataset: domain.Dataset | None = None) -> MockApp:
-    """A fresh mock: its realm and journal, and the store the settings select (`backends.open_store`),
-    seeded from `dataset`, else the settings' fixtures.
+    """A fresh mock, with the store the settings select (`backends.open_store`).
 
-    Raises SpecError (one line) when the settings' spec lacks what the mock serves."""
+    The store is seeded from `dataset`, else from the settings' fixtures. Raises a one-line SpecError
+    when the settings' spec lacks what the mock serves."""
     settings = settings or Settings()
     spec = load_spec(settings.spec)
     try:
         return _build(settings, spec, dataset)
-    except (KeyError, IndexError, TypeError) as exc:  # a part of the spec the mock derives from is missing
+    except (KeyError, IndexError, TypeError) as exc:  # A part of the spec the mock derives from is missing.
         raise SpecError(f"the spec {settings.spec or 'bundled'} lacks what the mock needs: {exc!r}") from exc
 
 
@@ -121,7 +121,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     store = _open_state(app, settings, spec, dataset)
     shortcuts = _add_apis(app, settings, surfaces, store)
     index = operation_index(spec, surfaces.backend_prefix, surfaces.gateway_prefix)
-    control = open_control(app.store, settings, index)  # a shared state: one of each for all its replicas
+    control = open_control(app.store, settings, index)  # With a shared store, one of each serves all the replicas.
     app.journal, app.faults, app.violations = control.journal, control.faults, control.violations
     app.layers = layers(settings, surfaces, index, control, app.sessions, store, shortcuts)
     install(app, with_bypass(app.layers, control))
@@ -130,19 +130,23 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
 
 
 def _open_state(app: MockApp, settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> ScopedStore:
-    """The default store, the test sessions over it and the realm, set on `app`. The layers and the
-    handlers hold the returned `ScopedStore`: the request's session's state, else the default one."""
+    """Set the default store, the test sessions over it and the realm on `app`.
+
+    The layers and the handlers hold the returned `ScopedStore`. It serves the state of the
+    request's session, else the default state."""
     app.store = open_store(settings, spec, dataset)
     app.sessions = open_sessions(app.store, settings)
-    # With Redis, the replicas share the realm's keys and its memory (logins, codes, sessions).
+    # With Redis, the replicas share the realm's keys and its memory of logins, codes and sessions.
     memory = realm_memory(app.store, settings)
     app.realm = open_realm(settings, shared=getattr(app.store, "shared", None), memory=memory)
     return ScopedStore(app.store)
 
 
 def _add_apis(app: MockApp, settings: Settings, surfaces: Surfaces, store: ScopedStore) -> list[Route] | None:
-    """Both surfaces to Connexion, and the error renderer. Returns the fast path's routes (the same
-    handlers and credential checks), or None when the fast path is off or responses are validated."""
+    """Give Connexion both surfaces and the error renderer.
+
+    Returns the fast path's routes, which use the same handlers and credential checks. Returns None
+    when the fast path is off, or when responses are validated, which the fast path does not do."""
     readers, writers = operation_table(store, surfaces.spec)
     handlers = handler_table(readers, writers)
     missing = sorted(
@@ -176,7 +180,7 @@ def _add_apis(app: MockApp, settings: Settings, surfaces: Surfaces, store: Scope
 
 
 def _add_routes(app: MockApp, settings: Settings, spec: Schema, store: ScopedStore, control: Control) -> None:
-    """The plain routes beside the API: the realm, the landing page, and the admin API with its dashboard."""
+    """Add the plain routes beside the API: the realm, the landing page, and the admin API with its dashboard."""
     landing = Landing(app.backend_prefix, app.gateway_prefix, settings.api_keys)
     parts: list[Admin | Dashboard | Identity | Landing] = [Identity(app.realm), landing]
     if settings.admin:

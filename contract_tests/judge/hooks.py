@@ -1,33 +1,36 @@
 """Generation hooks: keep "valid" data valid for a correct Django REST Framework backend.
 
-Schemathesis generates from the schemas alone; a few rules of the contract live in prose, and a few
-DRF behaviours are harmless but would make a positive case fail. Each hook here corrects positive
-bodies only (negative ones are left alone), on every phase (examples, coverage, fuzzing, stateful;
-the Examples phase through `before_add_examples`):
+Schemathesis generates from the schemas alone. But a few rules of the contract live in prose, and a
+few DRF behaviours are harmless yet would make a positive case fail. Each hook here corrects positive
+bodies only and leaves negative ones alone. It runs in every phase: examples (through
+`before_add_examples`), coverage, fuzzing and stateful.
 
-- `format: decimal` draws real decimals matching the Money pattern (never "", "-", "." or "-.");
-  positive cases whose decimal field holds no digit (the coverage phase derives those from the
-  pattern) are dropped;
-- strings lose leading and trailing whitespace (DRF trims; whitespace-only becomes blank);
-- a field naming another collection's item (a product's `productline`) names one that exists;
-- a PUT or PATCH body keeps the identifier of the item in the path (changing it is a 409);
-- in the fuzzing phase, a request addressing an item (other than a DELETE) addresses, three times in
-  four, an item the target served when the run started (`Known.items`; which one, and whether, follows
-  from the generated value): a random identifier names no item, and a write to none is a 404 that
-  judges nothing. Never an item learnt from an answer during the run: what others wrote meanwhile
-  depends on the timing, and a seed must generate the same (docs/ci-gate.md);
-- a create gets an identifier of its own, from the run's one allocator (identities.py, shared with
-  the domain tests, both surfaces and every worker): a backend may refuse a duplicate with 400
-  (DRF's unique validator), Hypothesis repeats small values, and earlier runs leave items behind;
-- string identifiers may hold "." and every other character (Schemathesis encodes "." and ".." in
-  paths), except "/": most servers decode `%2F` before routing, so a correct backend may refuse it
-  with 400; `identifier_addressable` judges "/" and each other class of URL-special characters on
-  purpose-made items (refused, or served at its path: never created but unreachable);
-- a field naming something outside this interface (`x-external-reference`) holds a value the target
-  already serves, or null when it serves none;
-- form bodies send null as the empty value, the contract's form encoding of null; for the same
-  reason a negative form body holding an empty value in a nullable field is dropped (it is a null,
-  not an invalid value, on the wire).
+- `format: decimal` draws real decimals that match the Money pattern, never "", "-", "." or "-.".
+  The coverage phase derives positive cases from the pattern whose decimal field holds no digit, and
+  those are dropped.
+- Strings lose leading and trailing whitespace, because DRF trims them. A whitespace-only string
+  becomes blank.
+- A field naming another collection's item, such as a product's `productline`, names one that exists.
+- A PUT or PATCH body keeps the identifier of the item in the path, because changing it is a 409.
+- In the fuzzing phase, a request addressing an item (other than a DELETE) addresses an item the
+  target served when the run started (`Known.items`) three times in four. A random identifier names no
+  item, and a write to none is a 404 that judges nothing. The generated value decides whether, and
+  which item. It is never an item learnt from an answer during the run, because what others wrote
+  meanwhile depends on the timing, and a seed must generate the same (docs/ci-gate.md).
+- A create gets an identifier of its own from the run's one allocator (identities.py). The domain
+  tests, both surfaces and every worker share it. This matters because a backend may refuse a
+  duplicate with 400 (DRF's unique validator), Hypothesis repeats small values, and earlier runs
+  leave items behind.
+- String identifiers may hold "." and every other character except "/". Schemathesis encodes "." and
+  ".." in paths, but most servers decode `%2F` before routing, so a correct backend may refuse "/"
+  with 400. `identifier_addressable` judges "/" and each other class of URL-special characters on
+  purpose-made items. Such an item must be refused, or served at its path, never created but
+  unreachable.
+- A field naming something outside this interface (`x-external-reference`) holds a value the target
+  already serves, or null when it serves none.
+- Form bodies send null as the empty value, which is the contract's form encoding of null. For the
+  same reason, a negative form body holding an empty value in a nullable field is dropped. On the
+  wire it is a null, not an invalid value.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from contract_tests.schemathesis_seam import FUZZING, generation_mode, negative_
 from contract_tests.spec import FORM_MEDIA_TYPES, Spec
 
 DIGIT = re.compile(r"\d")
-SLASH = "/"  # a backend may refuse it in an identifier (see the module docstring)
+SLASH = "/"  # A backend may refuse it in an identifier (see the module docstring).
 
 
 def decimal_strategy() -> st.SearchStrategy[str]:

@@ -1,14 +1,18 @@
-"""Accepted findings (`--baseline FILE`): the violations a team accepts, each by its fingerprint, with a
-reason and an optional last day; a run fails only on the others.
+"""Accepted findings (`--baseline FILE`), so that a run fails only on the violations a team has not accepted.
 
-The file is reviewed in pull requests, so it is written in one stable layout: YAML, one entry per defect
-sorted by fingerprint, the same entries always the same bytes (`--baseline-update` adds what a run found
-and the file lacks, `--baseline-prune` drops what a complete whole run did not reproduce; both keep every
-reason, and replace the file at once). It is input like any other, so it is read the way findings.json
-is: bounded in bytes, then in depth and items by a walk over YAML's events before anything is composed
-(an anchor, an alias or a tag is refused where it is met: no alias bomb, no object), then valid against
-baseline.schema.json, a known check in each fingerprint and real dates; every refusal is one line naming
-the field (a JSON pointer), never quoting the value.
+Each entry accepts one defect by its fingerprint, with a reason and an optional last day.
+
+The file is reviewed in pull requests, so it is always written in one stable layout. It is YAML with
+one entry per defect, sorted by fingerprint, so the same entries are always the same bytes.
+`--baseline-update` adds what a run found and the file lacks. `--baseline-prune` drops what a
+complete whole run did not reproduce. Both keep every reason and replace the file at once.
+
+The file is input like any other, so it is read the way findings.json is. Its bytes are bounded
+first. Then a walk over YAML's events bounds its depth and items before anything is composed. The
+walk refuses an anchor, an alias or a tag where it meets one, so there is no alias bomb and no
+object. Last, the document must be valid against baseline.schema.json, name a known check in each
+fingerprint and hold real dates. Every refusal is one line that names the field by a JSON pointer
+and never quotes the value.
 """
 
 from __future__ import annotations
@@ -79,13 +83,13 @@ def gate_of(options: Options) -> Gate | None:
 
 
 def open_gate(path: Path, *, update: bool = False, prune: bool = False, strict: bool = False) -> Gate:
-    """`path` read as a baseline; a file not there yet is an empty one when `update` will write it."""
+    """Read `path` as a baseline. A missing file is an empty one when `update` will write it."""
     entries = () if update and not path.exists() else read(path)
     return Gate(path, entries, update=update, prune=prune, strict=strict)
 
 
 def read(path: Path) -> tuple[Acceptance, ...]:
-    """The entries of the baseline in `path`, in the file's order; BaselineError if it is not a valid one."""
+    """The entries of the baseline in `path`, in the file's order. Raises BaselineError if it is not valid."""
     limit = schema(SCHEMA_NAME)["x-max-bytes"]
     try:
         with path.open("rb") as file:
@@ -103,11 +107,11 @@ def read(path: Path) -> tuple[Acceptance, ...]:
 
 
 def parse(text: str, path: Path) -> tuple[Acceptance, ...]:
-    """The entries of a baseline's `text` (read from `path`, named in errors)."""
+    """The entries of a baseline's `text`. Errors name `path`, where the text was read."""
     rules = schema(SCHEMA_NAME)
     try:
         _walk(yaml.parse(text, Loader=_Loader), rules["x-max-depth"], rules["x-max-items"])
-        document = yaml.load(text, Loader=_Loader)  # a SafeLoader: builds no object
+        document = yaml.load(text, Loader=_Loader)  # A SafeLoader, so it builds no object.
     except _Refused as exc:
         raise BaselineError(path, pointer(exc.path), exc.problem) from None
     except yaml.YAMLError as exc:
@@ -132,26 +136,28 @@ def parse(text: str, path: Path) -> tuple[Acceptance, ...]:
 
 
 def dumps(entries: Iterable[Acceptance]) -> str:
-    """The file's text for `entries`: sorted by fingerprint, one layout, so the same entries are the same bytes."""
+    """The file's text for `entries`, in one layout and sorted, so the same entries are the same bytes."""
     accepted: list[dict[str, Any]] = []
     for entry in sorted(entries, key=lambda e: e.fingerprint):
         item: dict[str, Any] = {"fingerprint": entry.fingerprint, "reason": entry.reason}
         if entry.expires is not None:
-            item["expires"] = date.fromisoformat(entry.expires)  # written plain: 2027-01-31
+            item["expires"] = date.fromisoformat(entry.expires)  # A date is written plain, as 2027-01-31.
         accepted.append(item)
     body = yaml.safe_dump(
         {"version": VERSION, "accepted": accepted},
         sort_keys=False,
         allow_unicode=True,
         default_flow_style=False,
-        width=1_000_000,  # one line per value: a folded fingerprint makes a noisy diff
+        width=1_000_000,  # One line per value, because a folded fingerprint makes a noisy diff.
     )
     return HEADER + body
 
 
 def write(path: Path, entries: Iterable[Acceptance]) -> None:
-    """Replace `path` with `entries` at once (outcome/files.py: a temporary file beside it, renamed): a reader
-    or a crash never sees half a file. What could not be read back is not written (BaselineError)."""
+    """Replace `path` with `entries` at once, so a reader or a crash never sees half a file.
+
+    outcome/files.py writes a temporary file beside it and renames it. What could not be read back is
+    not written (BaselineError)."""
     text = dumps(entries)
     parse(text, path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -159,7 +165,7 @@ def write(path: Path, entries: Iterable[Acceptance]) -> None:
 
 
 def today() -> date:
-    """The day an entry's expiry is judged on: UTC's, the same on every runner."""
+    """The day an entry's expiry is judged on. It is UTC's, so it is the same on every runner."""
     return datetime.now(UTC).date()
 
 
@@ -170,14 +176,15 @@ def expired(entry: Acceptance, on: date) -> bool:
 
 
 def shown_fingerprint(ledger: Ledger, violation: Violation) -> str:
-    """`violation`'s fingerprint as the reports show it (secrets masked), which is what a baseline holds."""
+    """`violation`'s fingerprint with secrets masked, as the reports show it and a baseline holds it."""
     return Redactor(ledger.secrets)(fingerprint(violation))
 
 
 def apply(ledger: Ledger, path: Path, entries: Iterable[Acceptance], *, strict: bool = False, on: date) -> None:
-    """Split the ledger's violations into the new ones (left in `violations`) and those a live entry
-    accepts (`ledger.baseline.accepted`); list the expired entries and, after a complete whole run, those
-    nothing matched."""
+    """Split the ledger's violations into new ones and accepted ones, and list the entries at fault.
+
+    The new ones stay in `violations`, and those a live entry accepts go to `ledger.baseline.accepted`.
+    The expired entries are listed, and so are those nothing matched after a complete whole run."""
     entries = sorted(entries, key=lambda e: e.fingerprint)
     live = {entry.fingerprint for entry in entries if not expired(entry, on)}
     found = {shown_fingerprint(ledger, v) for v in ledger.violations}
@@ -191,17 +198,19 @@ def apply(ledger: Ledger, path: Path, entries: Iterable[Acceptance], *, strict: 
 
 
 def settle(ledger: Ledger, gate: Gate, on: date | None = None) -> list[str]:
-    """Apply `gate`'s baseline to the ledger, after adding to it (`update`) and pruning it (`prune`) as
-    asked, the file rewritten when either changed it; the lines saying what changed. BaselineError when
-    pruning is asked of a run that cannot tell (narrowed or incomplete: the file is left as it was), or
-    when the file cannot be written (the ledger split by the file as it was, either way)."""
+    """Apply `gate`'s baseline to the ledger, and return the lines that say what changed in the file.
+
+    Before that it adds to the baseline (`update`) and prunes it (`prune`) as asked, and rewrites the
+    file when either changed it. Only a complete whole run can tell what was fixed, so pruning after a
+    narrowed or incomplete run raises BaselineError and leaves the file as it was. So does a file that
+    cannot be written. Either way the ledger is first split by the file as it was."""
     on = today() if on is None else on
     entries = list(gate.entries)
     notes = []
-    found = {shown_fingerprint(ledger, v): None for v in ledger.violations}  # in the order found
+    found = {shown_fingerprint(ledger, v): None for v in ledger.violations}  # In the order found.
     if gate.prune:
         if not (ledger.whole and ledger.complete):
-            apply(ledger, gate.path, entries, strict=gate.strict, on=on)  # the reports still tell new from accepted
+            apply(ledger, gate.path, entries, strict=gate.strict, on=on)  # The reports still tell new from accepted.
             why = "narrowed" if not ledger.whole else "not complete"
             raise BaselineError(gate.path, "", f"not pruned: the run was {why}, it cannot tell what was fixed")
         kept = [entry for entry in entries if entry.fingerprint in found]
@@ -225,9 +234,11 @@ def settle(ledger: Ledger, gate: Gate, on: date | None = None) -> list[str]:
 
 
 def strict_failures(ledger: Ledger) -> list[str]:
-    """What fails a run under `--baseline-strict` besides new violations, one line each: the entries
-    not reproduced by a complete whole run, and the expired ones. Empty without the flag. The CLI's exit
-    code and the pytest suite's `shop-contract::baseline` test both read it, so they agree."""
+    """What fails a run under `--baseline-strict` besides new violations, one line each.
+
+    These are the entries a complete whole run did not reproduce, and the expired ones. The list is
+    empty without the flag. The CLI's exit code and the pytest suite's `shop-contract::baseline` test
+    both read it, so they agree."""
     run = ledger.baseline
     if run is None or not run.strict:
         return []
@@ -237,7 +248,7 @@ def strict_failures(ledger: Ledger) -> list[str]:
 
 
 def fails(ledger: Ledger) -> bool:
-    """Whether the run fails the gate on what it found: a new violation, or what `strict_failures` says."""
+    """Whether the run fails the gate, by a new violation or by what `strict_failures` says."""
     return bool(ledger.violations or strict_failures(ledger))
 
 
@@ -254,7 +265,7 @@ def _day(text: str) -> date | None:
 
 
 class _Loader(yaml.SafeLoader):
-    """YAML's safe loader, with dates left as the text written (the schema and `_day` judge them)."""
+    """YAML's safe loader, with dates left as written, because the schema and `_day` judge them."""
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -262,7 +273,7 @@ _Loader.yaml_implicit_resolvers = {
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 _DECIMAL = re.compile(r"[-+]?[0-9][0-9_]*")
-"""A plain scalar YAML reads as a decimal integer (int() refuses more than 4,300 digits of one)."""
+"""A plain scalar that YAML reads as a decimal integer. int() refuses one of more than 4,300 digits."""
 
 
 class _Refused(Exception):
@@ -272,11 +283,13 @@ class _Refused(Exception):
 
 
 def _walk(events: Iterable[yaml.Event], depth: int, items: int) -> None:
-    """Refuse, from YAML's events alone (no recursion, nothing built), a document nesting deeper than
-    `depth` or holding more than `items` members, an anchor, an alias, a tag, a key given twice, a key
-    that is not a scalar, a number too long to read. `_Refused` carries where."""
+    """Refuse a document that a reader should not compose, from YAML's events alone.
+
+    Reading events needs no recursion and builds nothing. The walk refuses nesting deeper than `depth`,
+    more than `items` members, an anchor, an alias, a tag, a key given twice, a key that is not a
+    scalar, and a number too long to read. `_Refused` carries where."""
     path: list[str | int] = []
-    waiting_key: list[bool] = []  # per open collection: a mapping whose next node is a key
+    waiting_key: list[bool] = []  # Per open collection, whether it is a mapping whose next node is a key.
     keys: list[set[str]] = []
     counted = 0
     for event in events:
@@ -319,7 +332,7 @@ def _walk(events: Iterable[yaml.Event], depth: int, items: int) -> None:
 
 
 def _next(path: list[str | int], waiting_key: list[bool]) -> None:
-    """A value is over: its mapping waits for its next key, its sequence counts to the next index."""
+    """Move on after a value. A mapping waits for its next key, and a sequence counts to its next index."""
     if not path:
         return
     if isinstance(path[-1], int):

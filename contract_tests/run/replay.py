@@ -1,18 +1,20 @@
 """`shop-contract replay ID... --report-dir DIR`: a run's violations sent again and judged by the same check.
 
-The report's findings.json is read as any input is (outcome/findings_file.py: bounded, against its
-schema). Each violation is found by its id and judged on today's target (the recorded one, or
-`--base-url` / `--gateway-url`) with the run's credentials options:
-- a check one answer decides (Schemathesis' response checks, this suite's registered ones) and the
-  transport checks: its setup requests and its failing request are sent again (outcome/standalone.py:
-  fresh identifiers where a recorded one exists already), and the answer judged (judge/rejudge.py);
-- a dedicated domain test: the test itself runs again, narrowed to the violation's operation and
-  check (`--include`, `--checks`), so that the same rule judges the same operation; where the rule
-  has a stand-alone form (outcome/standalone.py, as exported tests assert it), the recorded requests
-  are sent again too, and FIXED needs both (a test run on a target a run left items in may take
-  another path than the recorded one);
-- a check that needs the generation's context, or a consumer contract's: NOT JUDGED, with the way to
-  check it again.
+The report's findings.json is read as any input is, bounded and against its schema
+(outcome/findings_file.py). Each violation is found by its id. It is judged on today's target, the
+recorded one or `--base-url` / `--gateway-url`, with the run's credentials options.
+
+- A check that one answer decides, and a transport check, are judged again by their requests.
+  These are Schemathesis' response checks and this suite's registered ones. The setup requests and
+  the failing request are sent again, with fresh identifiers where a recorded one exists already
+  (outcome/standalone.py). Then the answer is judged (judge/rejudge.py).
+- A dedicated domain test runs again, narrowed to the violation's operation and check (`--include`,
+  `--checks`), so that the same rule judges the same operation. Where the rule has a stand-alone
+  form (outcome/standalone.py, as exported tests assert it), the recorded requests are sent again
+  too, and FIXED needs both. Both are needed because a test run on a target that a run left items
+  in may take another path than the recorded one.
+- A check that needs the generation's context, or a consumer contract's check, is NOT JUDGED, and the
+  replay says how to check it again.
 """
 
 from __future__ import annotations
@@ -105,9 +107,11 @@ CREDENTIALS = {"api_key": "--api-key", "token": "--token", "token_url": "--token
 
 
 def options_of(args: argparse.Namespace, recorded: Mapping[str, str], report: Path) -> Options:
-    """A run's options for the target to replay on: the URLs given (`--base-url`, `--gateway-url`), else the
-    ones the run recorded, but only without credentials: a report directory may be anyone's (a CI artifact
-    of a fork's pull request), so the user's credentials go only to a target named on the command line."""
+    """A run's options for the target to replay on.
+
+    The target is the URLs given (`--base-url`, `--gateway-url`), else the ones the run recorded, but
+    those only without credentials. A report directory may be anyone's, such as a CI artifact of a
+    fork's pull request. So the user's credentials go only to a target named on the command line."""
     given = args.base_url is not None or args.gateway_url is not None
     secrets = [flag for name, flag in CREDENTIALS.items() if getattr(args, name)]
     if not given and secrets:
@@ -139,8 +143,10 @@ def moves(recorded: Mapping[str, str], options: Options) -> dict[str, str]:
 
 
 def refuse_elsewhere(violations: Mapping[str, Violation], recorded: Mapping[str, str], options: Options) -> None:
-    """ReplayError, before anything is sent, when a request a violation records (its setup or itself) would go
-    to an origin that is none of the target's being replayed: it would carry the user's credentials there."""
+    """Raise ReplayError, before anything is sent, when a recorded request would go elsewhere.
+
+    A request a violation records, its setup or itself, must go to an origin of the target being
+    replayed. Anywhere else, it would carry the user's credentials there."""
     targets = {"backend": options.base_url, "gateway": options.gateway_url}
     given = [url for url in targets.values() if url]
     bases = moves(recorded, options)
@@ -214,9 +220,11 @@ def resent(
     violation: Violation,
     expect: JSON | None = None,
 ) -> Verdict:
-    """The violation's requests sent again, each recorded surface's to the one given (`bases`: recorded base
-    URL to current), the last answer judged by its check (given `expect`, by the check's rule as an exported
-    test states it: outcome/standalone.py)."""
+    """Send the violation's requests again, and judge the last answer by its check.
+
+    Each recorded surface's requests go to the one given (`bases` maps a recorded base URL to the
+    current one). Given `expect`, the answer is judged by the check's rule as an exported test states
+    it (outcome/standalone.py)."""
     spec, target = replaying.spec, replaying.target
     try:
         recorded = [recorded_request(curl) for curl in (*violation.setup, violation.curl)]

@@ -1,43 +1,45 @@
 """The one module touching Connexion's internals: every subclass, replacement and private name.
 
-Connexion 3.3 repeats per request set-up that never changes between requests of one operation (a
-profile under load, benchmarks/benchmark-history.md, "Where the time goes"): it wraps the handler in
-its decorators anew (calling `inspect.signature`, building a URI parser), its security handlers
-inspect the credential check, and its parameter validator deep-copies and compiles each parameter's
-schema. The classes here keep Connexion's checks exactly and move that set-up out of the request.
+Connexion 3.3 repeats, on every request, set-up that never changes between requests of one
+operation (a profile under load, benchmarks/benchmark-history.md, "Where the time goes"). It wraps
+the handler in its decorators anew, which calls `inspect.signature` and builds a URI parser. Its
+security handlers inspect the credential check. Its parameter validator deep-copies and compiles
+each parameter's schema. The classes here keep Connexion's checks exactly, and move that set-up out
+of the request.
+
 The mock's own validators and URI parser (api.validation, api.addressing) subclass the adapters
-here, which give Connexion's private hooks and fields public names; nothing else reaches past
-Connexion's public surface (tests/project/test_architecture.py), and
-tests/mock_server/api/test_connexion_seam.py pins every name below, so a Connexion release that
-renames or changes one fails there first. This is why pyproject.toml keeps Connexion to the 3.3
-series.
+here, which give Connexion's private hooks and fields public names. Nothing else reaches past
+Connexion's public surface (tests/project/test_architecture.py). tests/mock_server/api/test_connexion_seam.py
+pins every name below, so a Connexion release that renames or changes one fails there first. This
+is why pyproject.toml keeps Connexion to the 3.3 series.
 
 Long because it is the one module holding Connexion's internals, so that one test module pins them
-all (tests/project/test_architecture.py holds every other module to Connexion's public surface); split, the
+all (tests/project/test_architecture.py holds every other module to Connexion's public surface). Split, the
 rule would name several modules, and each would pin its own part.
 
 Private names relied on (underscored):
-- `AsyncApp._middleware_app`: the innermost app, replaced by `DecoratedOnceASGIApp`;
-- `AsyncOperation._fn`: the operation's resolved handler;
-- `AbstractSecurityHandler._accepts_kwarg(func, keyword)`: replaced by a cached one;
-- `OpenAPISpecification._validate_spec(spec)`: wrapped to validate each document once;
+- `AsyncApp._middleware_app` is the innermost app, replaced by `DecoratedOnceASGIApp`.
+- `AsyncOperation._fn` is the operation's resolved handler.
+- `AbstractSecurityHandler._accepts_kwarg(func, keyword)` is replaced by a cached one.
+- `OpenAPISpecification._validate_spec(spec)` is wrapped to validate each document once.
 - `AbstractRequestBodyValidator._schema`, `._required`, `._encoding`, `._parse(stream, scope)`,
-  `._validate(body)`, `._insert_body(receive, *, body, scope)`, `._insert_messages(receive, *, messages)`;
-- `FormDataValidator._uri_parser`;
+  `._validate(body)`, `._insert_body(receive, *, body, scope)` and `._insert_messages(receive, *, messages)`.
+- `FormDataValidator._uri_parser`.
 - `OpenAPIURIParser._body_schema`.
+
 Internal modules and names relied on (not underscored, but not Connexion's documented surface):
 - `connexion.apps.asynchronous`: `AsyncApi.make_operation`, `AsyncASGIApp.api_cls`,
-  `AsyncOperation.from_operation`, `.fn`, `.pythonic_params`, `.jsonifier`;
-- `connexion.decorators`: `StarletteDecorator.decorate`, `.uri_parser`, `.framework.get_request`;
-  `decorators.parameter.pythonic`, `sanitized`;
-- `connexion.security`: `ApiKeySecurityHandler`, `BearerSecurityHandler`;
-- `connexion.utils`: `inspect_function_arguments`, `is_null`, `is_nullable`;
+  `AsyncOperation.from_operation`, `.fn`, `.pythonic_params` and `.jsonifier`.
+- `connexion.decorators`: `StarletteDecorator.decorate`, `.uri_parser`, `.framework.get_request`,
+  `decorators.parameter.pythonic` and `sanitized`.
+- `connexion.security`: `ApiKeySecurityHandler` and `BearerSecurityHandler`.
+- `connexion.utils`: `inspect_function_arguments`, `is_null` and `is_nullable`.
 - `connexion.validators`: `ParameterValidator.validate_parameter`, `.parameters`,
-  `FormDataValidator`, `MultiPartFormDataValidator`, `JSONRequestBodyValidator`;
-- `connexion.uri_parsing.OpenAPIURIParser`: `resolve_params`, `resolve_form`, `param_schemas`;
-- `connexion.datastructures.MediaTypeDict`; `connexion.spec.OpenAPISpecification`;
-- `AsyncApp.middleware` (the `ConnexionMiddleware`), its `__call__` setting `scope["app"]`, and its
-  `middleware_stack`, the layers its first `__call__` builds.
+  `FormDataValidator`, `MultiPartFormDataValidator` and `JSONRequestBodyValidator`.
+- `connexion.uri_parsing.OpenAPIURIParser`: `resolve_params`, `resolve_form` and `param_schemas`.
+- `connexion.datastructures.MediaTypeDict` and `connexion.spec.OpenAPISpecification`.
+- `AsyncApp.middleware` is the `ConnexionMiddleware`. Its `__call__` sets `scope["app"]`, and its
+  `middleware_stack` holds the layers its first `__call__` builds.
 """
 
 from __future__ import annotations
@@ -123,7 +125,7 @@ class DecoratedOnceOperation(AsyncOperation):  # type: ignore[misc]
 def declared_arguments_only(handler: t.Callable[..., t.Any], names: t.Iterable[str]) -> t.Callable[..., t.Any]:
     """`handler` (which takes `**params`), shown to Connexion as taking exactly the operation's arguments.
 
-    Connexion passes a handler with `**kwargs` every query parameter of the request, and logs an ERROR
+    Connexion passes a handler with `**kwargs` every query parameter of the request. It logs an ERROR
     ("Function argument ... not defined in specification") for each one the spec does not declare,
     although the contract says unknown query parameters are ignored. With the declared arguments
     only, Connexion leaves the unknown ones out, at debug level, which is what they are.
@@ -171,9 +173,9 @@ class BearerHandler(InspectOnce, BearerSecurityHandler):  # type: ignore[misc]
 class CompiledParameterValidator(ParameterValidator):  # type: ignore[misc]
     """Connexion's parameter validator, with each parameter's validator compiled once.
 
-    Same Draft 4 validator and format checker as Connexion's, so the same values pass and the same
-    error text comes back; only the per-request deep copy and compilation are gone (jsonschema does
-    not modify the schema it validates against).
+    It uses the same Draft 4 validator and format checker as Connexion's, so the same values pass and
+    the same error text comes back. Only the per-request deep copy and compilation are gone. The copy
+    was not needed, because jsonschema does not modify the schema it validates against.
     """
 
     _validators: t.ClassVar[dict[int, tuple[Schema, t.Any]]] = {}
@@ -215,21 +217,25 @@ def quiet_content_type_note() -> None:
 
 
 def decorate_handlers_once(app: AsyncApp) -> None:
-    """Make `app`'s innermost app build `DecoratedOnceOperation`s; before any API is added, so
-    swapping it loses nothing."""
+    """Make `app`'s innermost app build `DecoratedOnceOperation`s.
+
+    Call it before any API is added, so that swapping the innermost app loses nothing."""
     app._middleware_app = app.middleware.app = DecoratedOnceASGIApp()
 
 
 def enter_as_connexion(app: AsyncApp, scope: Scope) -> None:
-    """What Connexion's middleware entry does to a request's scope, for a request that skips it: its
-    own instance as `scope["app"]`, so that Starlette's router raises (to Connexion's error handlers)
-    rather than answers a 404 or 405 itself."""
+    """Do to the scope of a request that skips Connexion's middleware entry what that entry does.
+
+    The entry sets its own instance as `scope["app"]`. Then Starlette's router raises to Connexion's
+    error handlers, rather than answering a 404 or 405 itself."""
     scope["app"] = app.middleware
 
 
 def built_layers(app: AsyncApp) -> list[ASGIApp] | None:
-    """The layers Connexion built, outermost first (its own, each middleware added, and its innermost
-    app), or None before the app's first call: Connexion builds them then, not as they are added."""
+    """The layers Connexion built, outermost first, or None before the app's first call.
+
+    They are Connexion's own, each middleware added, and its innermost app. Connexion builds them on
+    the first call, not as they are added."""
     built: list[ASGIApp] | None = app.middleware.middleware_stack
     return None if built is None else list(built)
 
@@ -245,10 +251,10 @@ def digest(document: t.Any) -> bytes:
 def validate_each_document_once() -> None:
     """Have Connexion validate each spec document once per process, not once per API it builds.
 
-    Connexion validates the whole document in every `Specification` it makes: twice per mock (the
-    backend and the gateway surfaces), again per test app. The memo (idempotent) remembers the
-    documents that passed by a digest of their content; a document that fails, fails every time,
-    with Connexion's own error."""
+    Connexion validates the whole document in every `Specification` it makes. That is twice per mock,
+    for the backend and the gateway surfaces, and again per test app. The memo remembers the documents
+    that passed by a digest of their content, and installing it twice changes nothing. A document that
+    fails fails every time, with Connexion's own error."""
     if getattr(OpenAPISpecification._validate_spec, "memoised", False):
         return
     validate = OpenAPISpecification._validate_spec
@@ -317,10 +323,12 @@ class FormAdapter(BodyFields, FormDataValidator):  # type: ignore[misc]
         return self._insert_messages(receive, messages=[message]), new_scope
 
     def resolve_form(self, fields: dict[str, list[str]]) -> dict[str, t.Any]:
-        """The form's fields typed by the operation's URI parser as Connexion's own parse does, except
-        that a text stays text where Connexion takes "null" or "None" for null (`is_null`: a form's
-        null is the empty value alone, decision `form-text`) or fails on a number's text, naming no
-        field. Validation judges that text by the field's schema, naming the field it refuses."""
+        """The form's fields, typed by the operation's URI parser as Connexion's own parse types them.
+
+        One thing differs. Where Connexion takes "null" or "None" for null (`is_null`), or fails on a
+        number's text without naming the field, the text stays text. A form's null is the empty value
+        alone (decision `form-text`). Validation then judges the text by the field's schema, and names
+        the field it refuses."""
         resolved: dict[str, t.Any] = {}
         for name, values in fields.items():
             try:

@@ -1,22 +1,26 @@
 """Who may use the admin API (/__mock__/): the developer's own tools, not any web page or network peer.
 
-The admin API exports, replaces and resets the whole state. `AdminGuard` stands in front of it:
-- off altogether with `--no-admin` (404, as if it did not exist);
-- with a token (`--admin-token`, or generated at start when the mock binds to a non-loopback
-  address), a request without `Authorization: Bearer <token>` is 401, but for a GET of one of the
-  `shell` paths (the dashboard's static files, which hold no data: a browser cannot send the
-  header on a navigation; the page then asks for the token and sends it on each call);
-- a refusal of a browser opening the dashboard's page (`Accept: text/html`) says why as plain text,
-  any other as problem+json;
-- a request from a browser page of another origin (`Origin` header) is 403: CORS never applies
-  here, so a page can neither read the answer nor send a "simple" POST that resets the state;
-- a `Host` is admitted when it names `localhost`, `127.0.0.1`, `[::1]`, the bound address or the
-  address the connection came in on, on any port (a port mapping such as `-p 9000:8000`, or a proxy
-  that keeps the client's `Host`, changes the port), or a name given with `--allowed-host` (a proxy's
-  or an ingress's name). Any other is 403, so that a DNS name rebound to 127.0.0.1 cannot reach the
-  admin API from a page: such a page's `Host` is its own name, never an address literal;
-- an `Origin` must name the very `Host` the request was sent to (the page's own origin; http or
-  https, since a TLS proxy in front changes the scheme the mock sees), else 403.
+The admin API exports, replaces and resets the whole state, so `AdminGuard` stands in front of it.
+
+- With `--no-admin` the admin API is off altogether. It answers 404, as if it did not exist.
+- With a token, a request without `Authorization: Bearer <token>` is 401. The token comes from
+  `--admin-token`, or is generated at start when the mock binds to a non-loopback address. A GET of
+  one of the `shell` paths needs no token, because a browser cannot send the header on a navigation.
+  Those are the dashboard's static files, which hold no data. The page then asks for the token and
+  sends it on each call.
+- A refusal of a browser opening the dashboard's page (`Accept: text/html`) says why as plain text.
+  Any other refusal is problem+json.
+- A `Host` is admitted when it names `localhost`, `127.0.0.1`, `[::1]`, the bound address or the
+  address the connection came in on, on any port. The port may differ because a port mapping such
+  as `-p 9000:8000`, or a proxy that keeps the client's `Host`, changes it. A name given with
+  `--allowed-host`, such as a proxy's or an ingress's, is admitted too. Any other `Host` is 403, so
+  that a DNS name rebound to 127.0.0.1 cannot reach the admin API from a page. Such a page's `Host`
+  is its own name, never an address literal.
+- A request from a browser page of another origin is 403. Its `Origin` must name the very `Host` the
+  request was sent to, over http or https, since a TLS proxy in front changes the scheme the mock
+  sees. CORS never applies here, so a page can neither read an answer nor send a "simple" POST that
+  resets the state.
+
 The `Origin` header of an admitted request is dropped, so that the CORS layer adds nothing.
 """
 
@@ -37,8 +41,9 @@ TOKEN_SCHEME = "Bearer"
 
 
 async def refuse_as_text(send: Send, status: int, detail: str, headers: Iterable[tuple[str, str]] = ()) -> None:
-    """A refusal a browser shows: the dashboard's page opened in a tab gets its reason as plain text
-    (Firefox shows an `application/problem+json` error as a network error, not its detail)."""
+    """Refuse in plain text, so that the dashboard's page opened in a tab shows the reason.
+
+    Firefox shows an `application/problem+json` error as a network error, not its detail."""
     body = f"{status} {HTTPStatus(status).phrase}: {detail}\n".encode()
     await send_whole(send, status, body, "text/plain; charset=utf-8", [("x-content-type-options", "nosniff"), *headers])
 
@@ -62,7 +67,7 @@ class AdminGuard:
         bound = [] if bound_host in ("0.0.0.0", "::", "") else [bound_host]
         self.names = frozenset(bracketed(name.lower()) for name in (*LOCAL_NAMES, *bound))
         allowed = [split_host(host) for host in allowed_hosts]
-        self.allowed = frozenset(host for host in allowed if host is not None)  # (name, port): "" is any port
+        self.allowed = frozenset(host for host in allowed if host is not None)  # (name, port); a port "" is any port.
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope.get("path", "")
@@ -93,8 +98,10 @@ class AdminGuard:
         await self.app(scope, receive, send)
 
     def admits(self, host: str, scope: Scope) -> bool:
-        """Whether the Host header `host` names this mock: a loopback literal, the bound address or
-        the one the connection came in on, on any port; or an allowed host."""
+        """Whether the Host header `host` names this mock.
+
+        It does when it names a loopback literal, the bound address or the one the connection came in
+        on, on any port, or when it is an allowed host."""
         parts = split_host(host)
         if parts is None:
             return False

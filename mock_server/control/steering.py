@@ -1,16 +1,16 @@
 """Response steering, as Prism does it: `Prefer: code=NNN` and `Prefer: example=NAME`.
 
-- `code` of an error status: the operation's declared response for it, with a problem body;
-- `code` of a success status: what the operation would answer, computed without changing state (a
-  read is simply served; a write is served on a scratch copy of the state, see `success`);
-- `example=NAME`: the named example of one of the operation's responses (`examples:` in the spec);
-  with `code` too, of that status only;
-- a status the operation does not declare, or an example it does not have: 400 naming the ones it has;
-  a value a preference does not take: 400 naming the preference (`prefer`).
+- A `code` of an error status gets the operation's declared response for it, with a problem body.
+- A `code` of a success status gets what the operation would answer, computed without changing the
+  state. A read is simply served. A write is served on a scratch copy of the state (see `success`).
+- `example=NAME` gets the named example of one of the operation's responses (`examples:` in the
+  spec). With `code` too, only an example of that status counts.
+- A status the operation does not declare, or an example it does not have, is a 400 naming the ones
+  it has. A value that a preference does not take is a 400 naming the preference (`prefer`).
 
-Only the API's operations are steered: elsewhere (the admin API, the realm) `Prefer` is ignored. A
-request without `Prefer` costs a look in `header_names`. Steering never changes the state, and
-answers `Preference-Applied` (RFC 7240) when it honoured the preference.
+Only the API's operations are steered, so the admin API and the realm ignore `Prefer`. A request
+without `Prefer` costs only a look in `header_names`. Steering never changes the state. It answers
+`Preference-Applied` (RFC 7240) when it honoured the preference.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from mock_server.spec.operations import Operation, OperationIndex, describe
 from mock_server.spec.quoting import quote
 from mock_server.state.store import Store
 
-Scratch = Callable[[], Store]  # a scratch copy of the request's current state
+Scratch = Callable[[], Store]  # It makes a scratch copy of the request's current state.
 
 
 class Steering:
@@ -85,12 +85,12 @@ class Steering:
         await respond(send, status, PROBLEM_JSON, body, f"code={status}", extra)
 
     async def success(self, operation: Operation, status: int, scope: Scope, receive: Receive, send: Send) -> None:
-        """A write's success, served on a scratch copy of the state: the real state never sees it.
+        """Serve a write's success on a scratch copy of the state, so the real state never sees it.
 
-        The request goes through every layer an unsteered one does (the fast path, or Connexion's
-        security, validators, form and multipart parsers, and the handler), only with the scratch
-        copy as the current state: so it succeeds steered exactly when it would unsteered, whatever
-        its media type, and its answer is the one it would get."""
+        The request goes through every layer an unsteered one does: the fast path, or Connexion's
+        security, validators, form and multipart parsers, and the handler. Only the current state is
+        the scratch copy. So it succeeds steered exactly when it would unsteered, whatever its media
+        type, and its answer is the one it would get."""
         answer = Answer()
         current = CURRENT.set(self.scratch())
         try:

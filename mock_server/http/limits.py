@@ -1,21 +1,24 @@
 """Bounds on what a client can make the server hold: request head size and count, and time.
 
-uvicorn's httptools protocol (the HTTP implementation the mock runs on) sets no limit on a request's
-head: a 64 MiB header was read to the end, and a connection that never finished its request was
-held forever (`timeout_keep_alive` only runs between requests). `--h11-max-incomplete-event-size`
-applies to h11 only. `bounded_protocol` returns uvicorn's httptools protocol with:
-- the request head (request line and headers) limited to `Limits.head_bytes`: beyond, 431 (414 for
-  the request line alone) and the connection closed, having buffered at most one more read;
-- at most `Limits.header_count` header fields: beyond, 431;
-- a request (head and body) that is not complete `Limits.request_seconds` after it began, or a
-  connection that sends nothing for that long, gets 408 and is closed;
-- its writes through `coalescing.CoalescingTransport` (a response's head and body in one write);
-- when the server stops, a response that streams until its client leaves ended (`stopping`), and a
-  request still unanswered at the end of the server's wait (`timeout_graceful_shutdown`) cut: 503.
+The mock runs on uvicorn's httptools protocol, which sets no limit on a request's head. A 64 MiB
+header was read to the end. A connection that never finished its request was held forever, because
+`timeout_keep_alive` only runs between requests. `--h11-max-incomplete-event-size` applies to h11
+only. So `bounded_protocol` returns uvicorn's httptools protocol with these bounds:
 
-The bounds cost a request no call per header: a head still incomplete after a read is counted in
-`data_received` (so a head spread over many reads is refused once its bytes pass the limit), and a
-complete head is checked once, in `on_headers_complete`, where its size is summed only when the
+- The request head (request line and headers) is limited to `Limits.head_bytes`. Beyond it the
+  client gets 431 (414 for the request line alone) and the connection is closed, after buffering at
+  most one more read.
+- A request has at most `Limits.header_count` header fields. Beyond that it gets 431.
+- A request (head and body) not complete `Limits.request_seconds` after it began gets 408, and its
+  connection is closed. So does a connection that sends nothing for that long.
+- Writes go through `coalescing.CoalescingTransport`, so a response's head and body go in one write.
+- When the server stops, a response that streams until its client leaves is ended (`stopping`). A
+  request still unanswered at the end of the server's wait (`timeout_graceful_shutdown`) is cut
+  with 503.
+
+The bounds cost a request no call per header. A head still incomplete after a read is counted in
+`data_received`, so a head spread over many reads is refused once its bytes pass the limit. A
+complete head is checked once, in `on_headers_complete`. Its size is summed there only when the
 reads that brought it could hold more than the limit.
 """
 
@@ -177,9 +180,11 @@ def bounded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
                 self.transport.close()
 
         def _begin(self) -> None:
-            """Time a request from now. One timer per connection, not one per request (a timer set and
-            cancelled for every request was a cost on the hot path): it is set when none is pending,
-            and when it fires it looks at the request then being read."""
+            """Time a request from now.
+
+            There is one timer per connection, not one per request, because a timer set and cancelled
+            for every request was a cost on the hot path. It is set when none is pending. When it
+            fires, it looks at the request then being read."""
             self.since = self.loop.time()
             if self.deadline is None:
                 self.deadline = self.loop.call_later(limits.request_seconds, self._expire)
