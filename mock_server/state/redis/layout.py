@@ -1,25 +1,26 @@
-"""How the state is laid out in Redis: key names, and the tokens that put records in identifier order.
+"""How the state is laid out in Redis: the key names, and the tokens that put records in identifier order.
 
-A token is a record's identifier as bytes whose byte order is the identifier order, so that one
-sorted set with every score 0 keeps a collection in page order (ZRANGE by rank) and an owner's
-records together (ZRANGEBYLEX over a prefix):
+A token is a record's identifier as bytes whose byte order is the identifier order. So one sorted
+set with every score 0 keeps a collection in page order, read by rank with ZRANGE. It also keeps an
+owner's records together, read over a prefix with ZRANGEBYLEX. A token is made this way:
 
-- a string: its UTF-8 bytes (the byte order of UTF-8 is the code-point order);
-- an integer: "p" (or "n" below zero), its number of digits in two digits, then its digits;
-  below zero the length and every digit are complemented (99 - length, 9 - digit), so a larger
-  magnitude sorts first. Exact for any integer the spec allows (and any of up to 99 digits).
+- A string is its UTF-8 bytes, because the byte order of UTF-8 is the code-point order.
+- An integer is "p" (or "n" below zero), then its number of digits in two digits, then its digits.
+  Below zero the length and every digit are complemented (99 - length, 9 - digit). So a larger
+  magnitude sorts first. This is exact for any integer the spec allows, and for any of up to 99
+  digits.
 
-One state is these keys, under a prefix (`{shop}:live:` for the state served):
+One state is these keys, under a prefix. The state served is under `{shop}:live:`.
 
-- `rows:<collection>`    HASH  token -> the record: a JSON array of its values, in field order
-- `order:<collection>`   ZSET  every token, score 0
-- `index:<child>.<field>` ZSET  escaped owner token, NUL, child token (score 0): an owner's records
-                               are one lexicographic range, in identifier order
+- `rows:<collection>` is a HASH from a token to the record, a JSON array of its values in field order.
+- `order:<collection>` is a ZSET of every token, each with score 0.
+- `index:<child>.<field>` is a ZSET of members with score 0. A member is the owner's token escaped,
+  NUL, then the child's token. So an owner's records are one lexicographic range, in identifier order.
 
-`{shop}:seed:` keeps the seed (for reset), `{shop}:staging:<id>:` a bulk load being written and
-`{shop}:snapshot:<id>:` a copy being read, both expiring if their writer dies;
-`{shop}:session:<name>:` is a session's state, listed in `{shop}:sessions`. Every key carries
-the hash tag `{shop}`, so a Lua script may touch them all on a Redis Cluster too.
+`{shop}:seed:` keeps the seed, for a reset. `{shop}:staging:<id>:` is a bulk load being written.
+`{shop}:snapshot:<id>:` is a copy being read. Both of these expire if their writer dies.
+`{shop}:session:<name>:` is a session's state, listed in `{shop}:sessions`. Every key carries the
+hash tag `{shop}`, so that a Lua script may touch them all on a Redis Cluster too.
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ from dataclasses import dataclass
 from mock_server.state.store import COLLECTIONS, RELATIONS, Key, Relation
 
 HASH_TAG = "{shop}"
-SEEDED = f"{HASH_TAG}:seeded"  # set once the seed is in place; holds the record layout it was written with
-SEEDING = f"{HASH_TAG}:seeding"  # the lock of the replica that seeds
-SHARED = f"{HASH_TAG}:shared:"  # values every replica agrees on, outside the state (the realm's keys)
+SEEDED = f"{HASH_TAG}:seeded"  # Set once the seed is in place. It holds the record layout it was written with.
+SEEDING = f"{HASH_TAG}:seeding"  # The lock of the replica that seeds.
+SHARED = f"{HASH_TAG}:shared:"  # Values every replica agrees on, outside the state, such as the realm's keys.
 SEPARATOR = b"\x00"
-END = b"\xff"  # a byte no token contains: prefix + END bounds a prefix's range
+END = b"\xff"  # A byte no token contains, so prefix + END bounds a prefix's range.
 
 
 def token(key: Key) -> bytes:
@@ -52,12 +53,12 @@ def token(key: Key) -> bytes:
 
 
 def reference_token(value: object) -> bytes:
-    """The token a reference names; a value no identifier can have gets one that names no record."""
+    """The token a reference names. A value no identifier can have gets one that names no record."""
     return token(value) if isinstance(value, str | int) else END
 
 
 def owner_prefix(owner: bytes) -> bytes:
-    """The start of the index members of `owner`: its token escaped (no NUL inside), then NUL."""
+    """The start of the index members of `owner`. It is the owner's token escaped so it holds no NUL, then NUL."""
     return owner.replace(b"\x01", b"\x01\x02").replace(SEPARATOR, b"\x01\x01") + SEPARATOR
 
 
@@ -77,7 +78,7 @@ class State:
         return f"{self.prefix}index:{relation.child}.{relation.field}"
 
     def every_key(self) -> list[str]:
-        """Every key of the state, always in the same order (scripts pair them up by position)."""
+        """Every key of the state, always in the same order, because the scripts pair them up by position."""
         return [
             *(self.rows(name) for name in COLLECTIONS),
             *(self.order(name) for name in COLLECTIONS),
@@ -87,8 +88,8 @@ class State:
 
 LIVE = State(f"{HASH_TAG}:live:")
 SEED = State(f"{HASH_TAG}:seed:")
-SESSIONS = f"{HASH_TAG}:sessions"  # ZSET: session name -> its deadline (ms of Redis's clock)
-SESSIONS_META = f"{HASH_TAG}:sessions:meta"  # HASH: session name -> "created:last_used" (ms)
+SESSIONS = f"{HASH_TAG}:sessions"  # A ZSET from a session's name to its deadline, in ms of Redis's clock.
+SESSIONS_META = f"{HASH_TAG}:sessions:meta"  # A HASH from a session's name to "created:last_used", in ms.
 
 
 def session(name: str) -> State:

@@ -1,22 +1,28 @@
-"""The Lua scripts of the Redis store: one per operation, so that each runs atomically on the server.
+"""The Lua scripts of the Redis store, one per operation, so that each runs atomically on the server.
 
-Redis (and Valkey) run a script to its end before any other command: a write is applied whole or
+Redis (and Valkey) run a script to its end before any other command. So a write is applied whole or
 not at all, and two replicas writing at once are serialised. A script only checks and moves the
-bytes it is given (tokens, rows, index members: see `redis_layout`); it never decodes a record.
+bytes it is given: tokens, rows and index members (state/redis/layout.py). It never decodes a record.
 
-An update or a delete is a compare-and-set: the replica reads the record, computes the new row and
-the index members to move, and the script applies them only if the record is still the one read
-(else it answers `changed` and the replica reads again), so no update is ever lost.
+An update or a delete is a compare-and-set. The replica reads the record, and computes the new row
+and the index members to move. The script applies them only if the record is still the one read.
+Otherwise it answers `changed` and the replica reads again, so no update is ever lost.
 
 Every script names every key it touches in KEYS. Answers are arrays whose first element says what
-happened: `ok`, `missing` (no such record), `changed`, `invalid` i (the i-th reference names no
-record), `dependants` j (the j-th child relation still names the record), `duplicate`.
+happened. It is one of these:
+
+- `ok`: the script did what it was asked.
+- `missing`: there is no such record.
+- `changed`: the record is no longer the one read.
+- `invalid` i: the i-th reference names no record.
+- `dependants` j: the j-th child relation still names the record.
+- `duplicate`: a record with that identifier exists.
 """
 
 from __future__ import annotations
 
-# KEYS: rows, order, then per reference: parent rows, index
-# ARGV: token, row, then per reference: parent token, index member
+# The keys are the rows and the order, then for each reference the parent's rows and the index.
+# The arguments are the token and the row, then for each reference the parent's token and the index member.
 CREATE = """
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return {'duplicate'} end
 local n = (#KEYS - 2) / 2
@@ -29,8 +35,9 @@ for i = 1, n do redis.call('ZADD', KEYS[2 + 2 * i], 0, ARGV[2 + 2 * i]) end
 return {'ok'}
 """
 
-# KEYS: rows, then per reference: parent rows, index
-# ARGV: token, the row read, the new row, then per reference: parent token, old member, new member
+# The keys are the rows, then for each reference the parent's rows and the index. The arguments are
+# the token, the row read and the new row. Then for each reference come the parent's token, the old
+# index member and the new one.
 UPDATE = """
 local current = redis.call('HGET', KEYS[1], ARGV[1])
 if not current then return {'missing'} end
@@ -50,8 +57,9 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 return {'ok'}
 """
 
-# KEYS: rows, order, the m indexes the record is in, the d indexes of the relations it is parent of
-# ARGV: token, the row read, m, the m members, the record's owner prefix
+# The keys are the rows, the order, the m indexes the record is in, and the d indexes of the relations
+# it is the parent of. The arguments are the token, the row read, m, the m members and the record's
+# owner prefix.
 DELETE = """
 local current = redis.call('HGET', KEYS[1], ARGV[1])
 if not current then return {'missing'} end
@@ -69,7 +77,8 @@ redis.call('HDEL', KEYS[1], ARGV[1])
 return {'ok'}
 """
 
-# KEYS: order, rows; ARGV: first rank, last rank -> {count, the rows in order}
+# The keys are the order and the rows, and the arguments the first and the last rank. The answer is
+# {count, the rows in order}.
 PAGE = """
 local count = redis.call('ZCARD', KEYS[1])
 local tokens = redis.call('ZRANGE', KEYS[1], ARGV[1], ARGV[2])
@@ -77,8 +86,9 @@ if #tokens == 0 then return {count, {}} end
 return {count, redis.call('HMGET', KEYS[2], unpack(tokens))}
 """
 
-# KEYS: parent rows, index, child rows; ARGV: owner token, owner prefix, offset, limit
-# -> {} when the owner does not exist, else {count, rows}
+# The keys are the parent's rows, the index and the child's rows. The arguments are the owner's token,
+# the owner's prefix, the offset and the limit. The answer is {} when the owner does not exist, and
+# {count, rows} otherwise.
 OWNED = """
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return {} end
 local low, high = '[' .. ARGV[2], '(' .. ARGV[2] .. '\\255'
@@ -90,7 +100,8 @@ for i, member in ipairs(members) do tokens[i] = string.sub(member, #ARGV[2] + 1)
 return {count, redis.call('HMGET', KEYS[3], unpack(tokens))}
 """
 
-# the keys of one state to those of another, paired by position: KEYS = n sources, then n destinations
+# Moves or copies the keys of one state to those of another, paired by position. KEYS holds the n
+# sources, then the n destinations.
 TRANSFER = """
 local function transfer(from, to, n, how, ttl)
   for i = 1, n do
@@ -109,8 +120,9 @@ local function transfer(from, to, n, how, ttl)
 end
 """
 
-# KEYS: the marker, n staging keys, n seed keys, n live keys; ARGV: the record layout
-# -> 1 when seeded now, 0 when another replica had seeded already (the staging keys are dropped)
+# The keys are the marker, then n staging keys, n seed keys and n live keys. The argument is the
+# record layout. The answer is 1 when seeded now. It is 0 when another replica had seeded already,
+# and then the staging keys are dropped.
 SEED = (
     TRANSFER
     + """
@@ -126,7 +138,8 @@ return 1
 """
 )
 
-# KEYS: n source keys, n destination keys; ARGV: 'move' or 'copy', the copies' time to live (ms, 0: none)
+# The keys are n source keys, then n destination keys. The arguments are 'move' or 'copy', and the
+# copies' time to live in ms (0 for none).
 REPLACE = (
     TRANSFER
     + """
@@ -136,9 +149,10 @@ return 1
 """
 )
 
-# Sessions: a registry (ZSET: name -> deadline in ms of Redis's clock) and their metadata (HASH:
-# name -> "created:last_used", ms). Every script first forgets the sessions past their deadline and
-# answers their names, whose keys the replica then drops with SESSION_DROP.
+# Sessions have a registry and their metadata. The registry is a ZSET from a name to its deadline, in
+# ms of Redis's clock. The metadata is a HASH from a name to "created:last_used", in ms. Every session
+# script first forgets the sessions past their deadline and answers their names. The replica then
+# drops their keys with SESSION_DROP.
 EXPIRE = """
 local function now_ms()
   local t = redis.call('TIME')
@@ -154,8 +168,9 @@ local function expire(registry, meta, now)
 end
 """
 
-# KEYS: registry, meta, n seed keys, n session keys; ARGV: name, time to live (ms), limit
-# -> {'used' | 'created', expired names} or {'full', expired names, live sessions}
+# The keys are the registry, the metadata, n seed keys and n session keys. The arguments are the name,
+# the time to live (ms) and the limit. The answer is {'used' or 'created', expired names}, or
+# {'full', expired names, live sessions} when no session may be added.
 SESSION_OPEN = (
     TRANSFER
     + EXPIRE
@@ -179,14 +194,16 @@ return {'created', gone}
 """
 )
 
-# KEYS: registry, the session's keys; ARGV: name -> 1 when dropped, 0 when the session is live again
+# The keys are the registry and the session's keys, and the argument is the name. The answer is 1 when
+# the keys were dropped, and 0 when the session is live again.
 SESSION_DROP = """
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
 for i = 2, #KEYS do redis.call('DEL', KEYS[i]) end
 return 1
 """
 
-# KEYS: registry, meta, the session's keys; ARGV: name -> 1 when it was live, else 0 (its keys go anyway)
+# The keys are the registry, the metadata and the session's keys, and the argument is the name. The
+# answer is 1 when the session was live and 0 otherwise. Its keys go either way.
 SESSION_REMOVE = (
     EXPIRE
     + """
@@ -198,7 +215,8 @@ return live
 """
 )
 
-# KEYS: registry, meta -> {expired names, {name, meta, ...} of the live sessions, by name}
+# The keys are the registry and the metadata. The answer is {expired names, {name, meta, ...}}, with
+# the live sessions sorted by name.
 SESSION_LIST = (
     EXPIRE
     + """
