@@ -385,6 +385,7 @@ def test_a_function_with_seven_parameters_is_found() -> None:
 MAX_SENTENCE_WORDS = 35
 """Words a docstring sentence of a rewritten module may have: a longer one packs several facts into one."""
 WORDED = (
+    "contract_tests.judge.consumer.replay",
     "contract_tests.judge.hooks",
     "contract_tests.outcome.baseline",
     "contract_tests.run.replay",
@@ -392,6 +393,7 @@ WORDED = (
     "mock_server.api.connexion_seam",
     "mock_server.app",
     "mock_server.control.admin_guard",
+    "mock_server.control.backend_client",
     "mock_server.control.bypass",
     "mock_server.control.steering",
     "mock_server.http.limits",

@@ -1,21 +1,28 @@
 """A consumer contract replayed on a backend: does it honour what the front end relies on?
 
-Each interaction's example is sent again as recorded (query, media type, body fields, empty ones
-included, the security scheme it used) with the identifiers replaced: the owner of a sub-list is an
-item the target serves (else one the run makes), an item to read or write is made for the
-interaction, a new item gets a fresh identifier (an existing one when the mock answered 409: the
-consumer met a conflict), and an example the mock answered 404 names an identifier nothing has.
-Made and fresh identifiers keep as much of the recorded value as fits (the run's mark appended), so
-an identifier's shape the consumer relies on (a dot, a space) is tested too. Values of
-`x-external-reference` fields are ones the target serves (`known.external`). Then, under the
-interaction's name:
+Each interaction's example is sent again as recorded. That is its query, its media type, its body
+fields (empty ones included) and the security scheme it used. Only the identifiers are replaced:
 
-- `consumer_status`: the same status class as the mock's answer; a 2xx on the mock and anything
-  else on the backend is "the backend refuses what this consumer sends", with both answers;
-- `consumer_response`: the answer conforms to the spec (Schemathesis' own response validation);
-- `consumer_fields`: a 2xx answer carries every field the consumer received (error bodies are only
-  promised the `Problem` shape's optional fields, so theirs are not required). A field under a list the
-  backend answers empty cannot show: listed as not exercised, never passed silently.
+- The owner of a sub-list is an item the target serves, or else one the run makes.
+- An item to read or write is made for the interaction.
+- A new item gets a fresh identifier. When the mock answered 409, the consumer met a conflict, so
+  it gets an existing one instead.
+- An example the mock answered 404 names an identifier that nothing has.
+
+Made and fresh identifiers keep as much of the recorded value as fits, with the run's mark appended.
+So an identifier's shape that the consumer relies on, such as a dot or a space, is tested too. The
+values of `x-external-reference` fields are ones the target serves (`known.external`).
+
+Then three checks are judged under the interaction's name:
+
+- `consumer_status` asks for the same status class as the mock's answer. A 2xx on the mock and
+  anything else on the backend is "the backend refuses what this consumer sends", with both answers.
+- `consumer_response` asks that the answer conform to the spec, by Schemathesis' own response
+  validation.
+- `consumer_fields` asks that a 2xx answer carry every field the consumer received. Error bodies are
+  only promised the `Problem` shape's optional fields, so theirs are not required. A field under a
+  list that the backend answers empty cannot show. It is listed as not exercised, never passed
+  silently.
 """
 
 from __future__ import annotations
@@ -37,11 +44,11 @@ from contract_tests.spec import Collection, Operation, Spec
 
 CREDENTIAL_OF = {"apiKey": "api_key", "http": "bearer"}
 """A security scheme's type -> the name of the credential a `Surface` accepts for it."""
-FAILURE_SHOWN = 600  # characters of Schemathesis' failure message kept in a rule
+FAILURE_SHOWN = 600  # The characters of Schemathesis' failure message kept in a rule.
 
 
 class NotReplayed(Exception):
-    """The interaction cannot be replayed on this target: why, for the report."""
+    """The interaction cannot be replayed on this target. The message says why, for the report."""
 
 
 def verify(
@@ -52,8 +59,9 @@ def verify(
     ledger: Ledger,
     progress: Callable[[str], None],
 ) -> None:
-    """Replay every interaction of `contract` through `sessions` (one per surface of the target, by name),
-    verdicts to `ledger` (see the module)."""
+    """Replay every interaction of `contract`, and write the verdicts to `ledger` as the module says.
+
+    `sessions` holds one session per surface of the target, by name."""
     run = ledger.consumer
     assert run is not None
     schema = schemathesis.openapi.from_dict(spec.raw)
@@ -102,7 +110,7 @@ def _identifier_schema(collection: Collection) -> dict[str, Any]:
 
 
 def _existing(spec: Spec, session: Session, known: Known, collection: Collection) -> Any:
-    """An item of `collection` the target serves; one the run makes when it serves none."""
+    """An item of `collection` the target serves, or one the run makes when it serves none."""
     if collection.identifier in known.references:
         return known.references[collection.identifier]
     items = first_page(session, collection)
@@ -112,12 +120,13 @@ def _existing(spec: Spec, session: Session, known: Known, collection: Collection
 
 
 def _made(spec: Spec, session: Session, known: Known, collection: Collection, stem: Any = None) -> tuple[Any, str]:
-    """A new item of `collection` for this interaction alone (removed at the end of the run, if still
-    there), its identifier shaped like the recorded one (`stem`: a dot in it stays a dot), and the request
-    that made it (curl)."""
+    """A new item of `collection` for this interaction alone, and the request that made it (curl).
+
+    The item is removed at the end of the run if it is still there. Its identifier is shaped like the
+    recorded one (`stem`), so a dot in it stays a dot."""
     before, shared = len(known.made), dict(known.references)
     make(spec, session, known, collection, stem)
-    known.references = shared  # this item is the interaction's own (it may delete it): not one others read
+    known.references = shared  # The item is the interaction's own, which may delete it, so others never read it.
     if len(known.made) == before:
         raise NotReplayed(f"the {collection.identifier} it needs could not be created on the target")
     return known.made[-1][1], known.setup[-1]
@@ -134,14 +143,14 @@ def _replay(
         collection = _collection(spec, name)
         if missing:
             path[name] = known.identities.fresh(_identifier_schema(collection), recorded)
-        elif spec.is_list(op):  # the items of one the target serves (a new one has none)
+        elif spec.is_list(op):  # List the items of an owner the target serves, because a new one has none.
             path[name] = _existing(spec, session, known, collection)
         else:
             path[name], created = _made(spec, session, known, collection, recorded)
             setup.append(created)
     headers = _credentials(spec, session, op, interaction)
     content = _content(spec, session, known, op, interaction, path)
-    if "content" in content and interaction.media_type is not None:  # raw content: the type the consumer sent
+    if "content" in content and interaction.media_type is not None:  # Raw content keeps the consumer's type.
         headers["Content-Type"] = interaction.media_type
     query = dict(example["query"]) or None
     exchange = session.call(op, path, query=query, headers=headers, **content)
@@ -149,13 +158,13 @@ def _replay(
 
 
 def _credentials(spec: Spec, session: Session, op: Operation, interaction: Interaction) -> dict[str, str]:
-    """The target's credentials for the schemes the consumer used (none when it used none)."""
+    """The target's credentials for the schemes the consumer used, none when it used none."""
     schemes = spec.raw.get("components", {}).get("securitySchemes", {})
     headers: dict[str, str] = {}
     for name in interaction.request["auth"]:
         kind = CREDENTIAL_OF.get(str(schemes.get(name, {}).get("type")))
         given = session.surface.accepted.get(kind or "")
-        if given is None and kind == "api_key":  # an API key on the gateway: the run's, which it must refuse
+        if given is None and kind == "api_key":  # On the gateway, send the run's API key, which it must refuse.
             given = session.surface.refused.get("api_key_alone")
         if given is None:
             raise NotReplayed(f"the run has no credential for {name} on the {session.surface.name}")
@@ -166,8 +175,10 @@ def _credentials(spec: Spec, session: Session, op: Operation, interaction: Inter
 def _content(
     spec: Spec, session: Session, known: Known, op: Operation, interaction: Interaction, path: dict[str, Any]
 ) -> dict[str, Any]:
-    """The body as the consumer sent it, its identifiers and external references the target's: `content`
-    (raw, its Content-Type set by the caller), `json`, `data` or `files`, as `Session.call` takes them."""
+    """The body as the consumer sent it, with the target's identifiers and external references.
+
+    It is given as `Session.call` takes it: `content`, `json`, `data` or `files`. The caller sets the
+    Content-Type of raw `content`."""
     media_type, body = interaction.media_type, interaction.example["body"]
     if media_type is None:
         return {}
@@ -182,7 +193,7 @@ def _content(
         if name in path:
             body[name] = path[name]
         elif own is not None and name == own.identifier and int(interaction.example["status"]) == 409:
-            body[name] = _existing(spec, session, known, own)  # the consumer met a conflict: one that exists
+            body[name] = _existing(spec, session, known, own)  # The consumer met a conflict, so use one that exists.
         elif own is not None and name == own.identifier:
             body[name] = known.identities.fresh(_identifier_schema(own), body[name])
         else:
@@ -201,12 +212,12 @@ def _content(
 
 
 def _text(value: Any) -> str:
-    """A value as a form carries it: null is the empty value, numbers their decimal text."""
+    """A value as a form carries it. Null is the empty value, and a number is its decimal text."""
     return "" if value is None else str(value)
 
 
 def _judge(schema: Any, ledger: Ledger, interaction: Interaction, exchange: Exchange, setup: list[str]) -> list[str]:
-    """Record the three verdicts; the rules broken (empty: all held)."""
+    """Record the three verdicts, and return the rules broken. The list is empty when all held."""
     surface, name = interaction.surface, interaction.name
     recorded, status = interaction.recorded_status, exchange.status
     received = interaction.fields_received(recorded)
@@ -249,11 +260,11 @@ def _judge(schema: Any, ledger: Ledger, interaction: Interaction, exchange: Exch
 
 
 def _nonconforming(schema: Any, operation_id: str, exchange: Exchange) -> str | None:
-    """Schemathesis' verdict on the answer against the spec: None when it conforms."""
+    """Schemathesis' verdict on the answer against the spec, or None when it conforms."""
     answer = exchange.response
     request = exchange.request
     sent = requests.Request(request.method, str(request.url), headers=dict(request.headers), data=request.content)
-    # the bounded client reads the body itself, so httpx never measured `elapsed`: not judged here
+    # The bounded client reads the body itself, so httpx never measured `elapsed`. It is not judged here.
     judged = schemathesis.Response(
         status_code=answer.status_code,
         headers={name: [value] for name, value in answer.headers.items()},
