@@ -1,12 +1,14 @@
 """Request validators for Connexion: bodies compiled once per schema, bodies and parameters reporting errors by field.
 
-They replace Connexion's own (which build a Python jsonschema validator per request) to fix what a
-probe of Connexion 3.3 found: formats it does not check (`decimal`, `date`, `byte`), 500s on bodies
-that are not UTF-8 or too deeply nested, and multipart without a boundary. Form bodies get the
-documented null rule before validation: the empty value sets a nullable field to null, and every other
-value is text (`null`, `None`, `true` and `0` are stored as sent in a string field; a number field
-refuses them), as Django REST Framework parses a form (the spec's decisions `empty-form-value` and
-`form-text`).
+They replace Connexion's own, which build a Python jsonschema validator per request. They fix what
+a probe of Connexion 3.3 found. It did not check some formats (`decimal`, `date`, `byte`). It
+answered 500 to bodies that are not UTF-8 or are too deeply nested, and to multipart without a
+boundary.
+
+Form bodies get the documented null rule before validation, as Django REST Framework parses a form.
+The empty value sets a nullable field to null, and every other value is text. So `null`, `None`,
+`true` and `0` are stored as sent in a string field, and a number field refuses them. The spec's
+decisions `empty-form-value` and `form-text` state this rule.
 """
 
 from __future__ import annotations
@@ -33,15 +35,16 @@ from mock_server.spec.inputs import MAX_JSON_DEPTH, load_json
 from mock_server.spec.schemas import FieldError, Schema, SchemaValidator
 
 FORM_NULL = ""
-# a run of 19 digits, found as 19 zeros once every digit is a zero (a regular expression took 3 us):
-# an integer orjson may read as a float, where the standard parser keeps it an integer
+# A run of 19 digits is an integer that orjson may read as a float, where the standard parser keeps it
+# an integer. It is found as 19 zeros once every digit is made a zero, because a regular expression
+# took 3 us.
 DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 LONG_DIGITS = b"0" * 19
 _compiled: dict[int, tuple[Schema, SchemaValidator]] = {}
 
 
 def compiled(schema: Schema) -> SchemaValidator:
-    """The validator of a schema object of the loaded spec (they live as long as the app)."""
+    """The validator of a schema object of the loaded spec. Both live as long as the app."""
     entry = _compiled.get(id(schema))
     if entry is None or entry[0] is not schema:
         entry = _compiled[id(schema)] = (schema, SchemaValidator(schema))
@@ -49,8 +52,10 @@ def compiled(schema: Schema) -> SchemaValidator:
 
 
 def one_per_field(errors: t.Iterable[FieldError]) -> list[FieldError]:
-    """The first error of each field: one mistake, one error (a bad decimal breaks both the money
-    pattern and `format: decimal`, and a client should read one message for it)."""
+    """The first error of each field, so one mistake makes one error.
+
+    A bad decimal breaks both the money pattern and `format: decimal`, and a client should read one
+    message for it."""
     first: dict[str, FieldError] = {}
     for error in errors:
         first.setdefault(error.field, error)
@@ -69,12 +74,14 @@ def validate_body(schema: Schema, body: t.Any) -> None:
 
 
 def parse_json(raw: bytes, encoding: str) -> t.Any:
-    """A JSON body as the handler will get it; None for an empty one; BadRequest if unreadable
-    (see `inputs.load_json`: depth and text that cannot be stored are refused too).
+    """A JSON body as the handler will get it, or None for an empty one.
 
-    A plain UTF-8 body (`plain_json`) is read by orjson, a third of the standard parser's time on a
-    product; orjson refuses all that the standard parser refuses, and what it refuses goes on to
-    the standard parser, whose verdict and message stand."""
+    An unreadable body raises BadRequest. So do too deep a body and text that cannot be stored, as
+    `inputs.load_json` says.
+
+    A plain UTF-8 body (`plain_json`) is read by orjson, in a third of the standard parser's time on a
+    product. orjson refuses all that the standard parser refuses. What orjson refuses goes on to the
+    standard parser, whose verdict and message stand."""
     if not raw:
         return None
     if encoding == "utf-8" and plain_json(raw):
@@ -90,9 +97,12 @@ def parse_json(raw: bytes, encoding: str) -> t.Any:
 
 
 def plain_json(raw: bytes) -> bool:
-    """Whether orjson reads `raw` as `load_json` reads its text, or refuses it: no `\\u` escape
-    (orjson refuses a lone surrogate, which `load_json` refuses after parsing), no run of 19 digits
-    (orjson reads an integer past 64 bits as a float), and too few brackets for the depth check."""
+    """Whether orjson reads `raw` as `load_json` reads its text, or refuses it.
+
+    That holds when three things are true. There is no `\\u` escape, because orjson refuses a lone
+    surrogate, which `load_json` refuses after parsing. There is no run of 19 digits, because orjson
+    reads an integer past 64 bits as a float. And there are too few brackets for the depth check to
+    refuse it, at most `MAX_JSON_DEPTH`."""
     return (
         b"\\u" not in raw
         and raw.count(b"[") + raw.count(b"{") <= MAX_JSON_DEPTH
@@ -103,7 +113,7 @@ def plain_json(raw: bytes) -> bool:
 class JSONBodyValidator(JSONBodyAdapter):
     def parse(self, raw: bytes) -> t.Any:
         body = parse_json(raw, self.encoding)
-        if raw and body is None:  # a JSON `null`, unlike an absent body, is a body of the wrong type
+        if raw and body is None:  # A JSON `null`, unlike an absent body, is a body of the wrong type.
             validate_body(self.schema, body)
         return body
 
@@ -111,16 +121,16 @@ class JSONBodyValidator(JSONBodyAdapter):
         if body is None:
             if self.required:
                 raise BadRequest("The request body must not be empty.")
-            return  # PATCH without a body: nothing changes
+            return  # A PATCH without a body changes nothing.
         validate_body(self.schema, body)
 
 
 class FormBodyValidator(FormAdapter):
     """Parses a form body, applies the null rule, validates, and hands the handler the result.
 
-    Connexion parses a form body a second time for the handler, and would fail there on an empty value
-    for a nullable integer and take the text `null` for null again, so the validated body is passed on
-    as JSON, which Connexion hands the handler as it is.
+    Connexion parses a form body a second time for the handler. There it would fail on an empty value
+    for a nullable integer, and it would take the text `null` for null again. So the validated body is
+    passed on as JSON, which Connexion hands the handler as it is.
     """
 
     MUTABLE_VALIDATION = True
@@ -145,11 +155,11 @@ class FormBodyValidator(FormAdapter):
         for name in data:
             values = data.getlist(name)
             if any(isinstance(value, UploadFile) for value in values):
-                typed[name] = [""] * len(values)  # a file part for a text field: left to validation to refuse
+                typed[name] = [""] * len(values)  # A file part for a text field, left to validation to refuse.
             elif properties.get(name, {}).get("nullable") and values[-1] == FORM_NULL:
                 typed[name] = None
             else:
-                fields[name] = values[-1:]  # a repeated field: the last value counts, as in DRF's QueryDict
+                fields[name] = values[-1:]  # In a repeated field the last value counts, as in DRF's QueryDict.
         return {**self.resolve_form(fields), **typed}
 
     def check(self, body: t.Any) -> None:
@@ -161,8 +171,9 @@ class MultiPartBodyValidator(FormBodyValidator, MultiPartAdapter):
 
 
 class ParameterValidator(CompiledParameterValidator):
-    """Connexion's parameter checks (same validator, same messages), with each offending query,
-    path, header or cookie parameter named in `errors`, as body fields are."""
+    """Connexion's parameter checks, with the same validator and the same messages.
+
+    Each offending query, path, header or cookie parameter is named in `errors`, as body fields are."""
 
     def validate_request(self, request: t.Any) -> None:
         errors = []

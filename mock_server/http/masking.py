@@ -1,12 +1,17 @@
 """What the journal and the logs must never show: credentials, masked by one rule wherever they travel.
 
-A credential is masked by name, its name kept and its value replaced by `***`, so a reader still sees
-that a code was sent, not the code: the `Authorization` (its scheme kept), `Proxy-Authorization` and
-`X-API-Key` headers; every cookie's value in `Cookie` and `Set-Cookie` (the attributes kept); and the
-`FIELDS` below wherever a URL or a body carries them: a URL's query and fragment (the request's query,
-`Location`, `Referer`), a form (also multipart), a JSON body at any depth. The realm's request bodies are read as forms
-whatever their type (as the realm reads them); a JSON body that does not parse (cut at the journal's
-limit, or broken) is masked whole if it is the realm's or names a credential.
+A credential is masked by name. Its name is kept and its value replaced by `***`, so a reader still
+sees that a code was sent, but not the code. These are masked:
+
+- The `Authorization` header, with its scheme kept, and the `Proxy-Authorization` and `X-API-Key`
+  headers.
+- Every cookie's value in `Cookie` and `Set-Cookie`, with the attributes kept.
+- The `FIELDS` below wherever a URL or a body carries them. That is a URL's query and fragment (the
+  request's query, `Location`, `Referer`), a form (multipart too), and a JSON body at any depth.
+
+The realm's request bodies are read as forms whatever their type, because the realm reads them so. A
+JSON body that does not parse, because it was cut at the journal's limit or is broken, is masked
+whole if it is the realm's or names a credential.
 
 `AccessLog` applies the same rule to the request lines of uvicorn's access log (`--access-log`).
 """
@@ -26,12 +31,12 @@ from urllib.parse import unquote_plus
 MASK = "***"
 FIELDS = frozenset(
     {
-        "code",  # an authorization code: redeemable for tokens
-        "session_state",  # the realm's session id, in a redirect and a token response
+        "code",  # An authorization code, which can be redeemed for tokens.
+        "session_state",  # The realm's session id, in a redirect and in a token response.
         "access_token",
         "id_token",
         "refresh_token",
-        "id_token_hint",  # an ID token, in a logout URL
+        "id_token_hint",  # An ID token, in a logout URL.
         "code_verifier",
         "client_secret",
         "client_assertion",
@@ -43,7 +48,7 @@ URLS = frozenset({b"location", b"content-location", b"referer"})
 
 
 def headers(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
-    """Headers by lower-case name (repeated ones joined by ", "), credentials masked."""
+    """Headers by lower-case name, with credentials masked. Repeated ones are joined by ", "."""
     result: dict[str, str] = {}
     for name, value in raw:
         key = name.lower()
@@ -54,7 +59,7 @@ def headers(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
 
 
 def header(name: bytes, value: str) -> str:
-    """One header's value, masked by the rule for its (lower-case) name."""
+    """One header's value, masked by the rule for its lower-case name."""
     if name == b"authorization":
         scheme, space, _ = value.partition(" ")
         return f"{scheme} {MASK}" if space else MASK
@@ -76,16 +81,16 @@ def cookie(pair: str) -> str:
 
 
 def url(text: str) -> str:
-    """A URL (absolute or relative) with the credentials in its query and its fragment masked."""
+    """A URL, absolute or relative, with the credentials in its query and its fragment masked."""
     before, hash_mark, fragment = text.partition("#")
     path, question, query = before.partition("?")
     return f"{path}{question}{form(query)}{hash_mark}{form(fragment)}"
 
 
 def form(text: str) -> str:
-    """URL-encoded fields with credentials masked; every other byte kept as sent.
+    """URL-encoded fields with credentials masked, and every other byte kept as sent.
 
-    A field's name is decoded before it is compared (`pass%77ord` is `password`, as the realm reads it)."""
+    A field's name is decoded before it is compared, because the realm reads `pass%77ord` as `password`."""
     if not text:
         return text
     return "&".join(field(pair) for pair in text.split("&"))
@@ -97,10 +102,11 @@ def field(pair: str) -> str:
 
 
 def body(text: str, content_type: str, realm: bool, request: bool) -> str:
-    """A body's text (of an exchange with the realm if `realm`) with its credentials masked.
+    """A body's text with its credentials masked. `realm` says it is of an exchange with the realm.
 
     The realm reads any request body as a form, so its requests are masked as forms whatever their
-    type; the realm's other bodies are shown only if read as JSON or forms, or HTML (its pages)."""
+    type. The realm's other bodies are shown only if read as JSON or forms, or if they are HTML (its
+    pages)."""
     kind = content_type.partition(";")[0].strip().lower()
     if realm and request:
         text = form(text)
@@ -119,12 +125,12 @@ def body(text: str, content_type: str, realm: bool, request: bool) -> str:
 
 
 def multipart(text: str, content_type: str) -> str:
-    """A multipart form with the values of its credential fields masked, every other byte as sent.
+    """A multipart form with the values of its credential fields masked, and every other byte as sent.
 
-    Its parts are found as the consumer contract reads them (`control/contract.py`: Python's email
-    parser): a part begins after a boundary line, its headers end at the first line that is not one
-    (the rest is its value); a part cut at the journal's limit is one too. With no boundary to
-    split it by, it is masked whole if it names a credential."""
+    Its parts are found as the consumer contract reads them (`control/contract.py`), with Python's
+    email parser. A part begins after a boundary line. Its headers end at the first line that is not
+    a header, and the rest is its value. A part cut at the journal's limit is a part too. A form with
+    no boundary to split it by is masked whole if it names a credential."""
     header = content_type.replace("\r", " ").replace("\n", " ")
     boundary = _HEADERS.parsestr(f"Content-Type: {header}\r\n\r\n").get_boundary()
     if not boundary:
@@ -132,13 +138,13 @@ def multipart(text: str, content_type: str) -> str:
     line = re.compile(rf"(?:\A|(?<=[\r\n]))--{re.escape(boundary)}(--)?[ \t]*(?:\r\n|\r|\n|\Z)")
     shown: list[str] = []
     start = 0
-    in_part = False  # before the first boundary line: the preamble
+    in_part = False  # Before the first boundary line comes the preamble.
     for found in line.finditer(text):
         piece = text[start : found.start()]
         shown.append(part(piece) if in_part else piece)
         shown.append(found.group())
         start, in_part = found.end(), not found.group(1)
-        if not in_part:  # the closing boundary: the rest is the epilogue
+        if not in_part:  # After the closing boundary, the rest is the epilogue.
             break
     rest = text[start:]
     shown.append(part(rest) if in_part else rest)
@@ -146,16 +152,17 @@ def multipart(text: str, content_type: str) -> str:
 
 
 def part(text: str) -> str:
-    """One part of a multipart form (headers, blank line, value), its value masked if its field's name
-    (`Content-Disposition: form-data; name=...`) is a credential's."""
+    """One part of a multipart form (headers, blank line, value), its value masked if it is a credential's field.
+
+    The field's name is read from `Content-Disposition: form-data; name=...`."""
     headers = _HEADERS.parsestr(text)
     name = headers.get_param("name", header="content-disposition")
     if name is None or email.utils.collapse_rfc2231_value(name) not in FIELDS:
         return text
     value = headers.get_payload()
-    if not value:  # cut at the journal's limit before it
+    if not value:  # The part was cut at the journal's limit before its value.
         return text
-    ending = re.search(r"(?:\r\n|\r|\n)\Z", text)  # the line end before the next boundary line: the boundary's
+    ending = re.search(r"(?:\r\n|\r|\n)\Z", text)  # The line end before the next boundary line is that line's.
     end = ending.group() if ending else ""
     if isinstance(value, str) and text.endswith(value):
         return text[: len(text) - len(value)] + MASK + end
@@ -166,8 +173,10 @@ _HEADERS = email.parser.HeaderParser(policy=email.policy.HTTP)
 
 
 def json_text(text: str) -> str | None:
-    """JSON text with the credentials' values masked at any depth; unchanged if none; None if not JSON
-    or nested too deep to walk (a hostile body: the journal's reader must not fail on it)."""
+    """JSON text with the credentials' values masked at any depth, and unchanged if it holds none.
+
+    It is None if the text is not JSON or is nested too deep to walk. Such a body is hostile, and the
+    journal's reader must not fail on it."""
     try:
         document = json.loads(text)
         masked = json_value(document)
@@ -185,11 +194,13 @@ def json_value(value: Any) -> Any:
 
 
 class AccessLog(logging.Filter):
-    """The credentials in uvicorn's access log lines masked: a logout URL carries `id_token_hint`,
-    and a page the mock serves may be a redirect URI given a `code` (Swagger UI's oauth2-redirect).
+    """The credentials in uvicorn's access log lines masked.
 
-    uvicorn's internals, read here only: its `uvicorn.access` logger logs each request with the
-    arguments (client, method, path with query, HTTP version, status)."""
+    A logout URL carries `id_token_hint`. A page the mock serves may be a redirect URI given a `code`,
+    such as Swagger UI's oauth2-redirect.
+
+    This reads uvicorn's internals, and only here. Its `uvicorn.access` logger logs each request with
+    five arguments: client, method, path with query, HTTP version and status."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         args = record.args
@@ -202,5 +213,5 @@ ACCESS_LOG = AccessLog()
 
 
 def mask_access_log() -> None:
-    """Install `AccessLog` on uvicorn's access logger (once: a logger keeps one of each filter)."""
+    """Install `AccessLog` on uvicorn's access logger. It is there once, because a logger keeps one of each filter."""
     logging.getLogger("uvicorn.access").addFilter(ACCESS_LOG)
