@@ -1,18 +1,30 @@
 """`shop-contract` / `python -m contract_tests`: options -> a run -> an exit code.
 
-`shop-contract replay` sends a report's violations again: exit 0 when all are fixed, 1 when any still
-fails, 2 when one could not be judged or the replay could not be made.
+`shop-contract replay` sends a report's violations again. It exits 0 when all are fixed, 1 when any
+still fails, and 2 when one could not be judged or the replay could not be made.
 
-Exit 0: no violation; 1: violations found (with `--baseline`: new ones, or under `--baseline-strict` an
-entry not reproduced or expired); 2: could not run or could not finish (bad arguments,
-unreadable spec, unreachable target or not this API, credentials refused or lost during the run, an
-internal error, a part of the run that could not complete: even with violations found, the verdict is
-incomplete; a time budget that ended the run before anything was judged; Ctrl-C or SIGTERM, which end
-the run as a budget does and stop `merge` where it is, run/interrupts.py), said in one line on stderr;
-3: a partial verdict, no violation in what the time budget (`--max-time`) let the run reach. The reports
-are written whenever testing started.
-The command line itself (its parsers, secrets from the environment, the `Options` it makes) is
-`run/arguments.py`, shared with the pytest plugin; the suite is imported by `main` only.
+A run exits with one of these codes:
+
+- 0: no violation.
+- 1: violations found. With `--baseline` they are new ones. Under `--baseline-strict` an entry not
+  reproduced or expired counts too.
+- 2: the run could not start or could not finish. One line on stderr says why.
+- 3: a partial verdict. There is no violation in what the time budget (`--max-time`) let the run reach.
+
+Exit 2 has these causes:
+
+- Bad arguments, an unreadable spec, or a target that is unreachable or not this API.
+- Credentials refused or lost during the run, or an internal error.
+- A part of the run that could not complete. Even with violations found, the verdict is then
+  incomplete.
+- A time budget that ended the run before anything was judged.
+- Ctrl-C or SIGTERM. They end the run as a budget does, and they stop `merge` where it is
+  (run/interrupts.py).
+
+The reports are written whenever testing started.
+
+The command line itself is `run/arguments.py`, shared with the pytest plugin. It holds the parsers,
+reads secrets from the environment and makes the `Options`. The suite is imported by `main` only.
 """
 
 from __future__ import annotations
@@ -46,7 +58,7 @@ _SAYING = threading.Lock()
 
 
 def _say(line: str) -> None:
-    """A progress line, whole: parts of a run side by side (run/scheduling.py) say theirs from threads."""
+    """Print a progress line whole, because parts of a run side by side (run/scheduling.py) say theirs from threads."""
     with _SAYING:
         print(line, flush=True)
 
@@ -59,7 +71,8 @@ def _fail(message: str) -> int:
 def verdict(ledger: Ledger) -> int:
     """The exit code of a finished (or stopped) run, with its one line on stderr when it is 2.
 
-    A part of the run that could not complete makes the verdict incomplete: 2, even with violations found.
+    A part of the run that could not complete makes the verdict incomplete. So it is 2, even with
+    violations found.
     """
     shown = Redactor(ledger.secrets)
     if ledger.aborted:
@@ -68,7 +81,7 @@ def verdict(ledger: Ledger) -> int:
         return _fail(shown(incomplete(ledger)))
     if ledger.unreached and not ledger.passes and not ledger.violations:
         return _fail(f"the time budget (--max-time) ended the run before anything was judged: {ledger.unreached[0]}")
-    if baseline.fails(ledger):  # a new violation; with --baseline-strict, an entry stale or expired too
+    if baseline.fails(ledger):  # A new violation, or with --baseline-strict an entry stale or expired too.
         return EXIT_VIOLATIONS
     if ledger.unreached:
         print(f"shop-contract: partial verdict: {len(ledger.unreached)} part(s) not reached in time", file=sys.stderr)
@@ -77,7 +90,7 @@ def verdict(ledger: Ledger) -> int:
 
 
 def incomplete(ledger: Ledger) -> str:
-    """One line: how many parts could not complete, the first one's cause and request, the other causes."""
+    """One line saying how many parts could not complete, the first one's cause and request, and the other causes."""
     first, causes = ledger.errors[0], ledger.causes()
     on = f"{first.cause} on {first.request}" if first.request else f"{first.cause} in [{first.surface}] {first.where}"
     more = len(ledger.errors) - 1
@@ -87,9 +100,10 @@ def incomplete(ledger: Ledger) -> str:
 
 
 def merge(argv: Sequence[str]) -> int:
-    """`shop-contract merge DIR... [--report-dir OUT] [--junit-xml FILE] [--baseline FILE]`: the shards' reports
-    as one. Ctrl-C or SIGTERM stops it where it is (run/interrupts.py): one line, exit 2, each file whole or
-    not written."""
+    """`shop-contract merge DIR... [--report-dir OUT] [--junit-xml FILE] [--baseline FILE]`: the shards' reports as one.
+
+    Ctrl-C or SIGTERM stops it where it is (run/interrupts.py). It then says one line and exits 2, and
+    each file is whole or not written."""
     try:
         with Interrupts(EXIT_CANNOT_RUN, ending="the merge").installed() as interrupts:
             interrupts.on(stop_here)
@@ -108,7 +122,7 @@ def _merged(argv: Sequence[str]) -> int:
         ledger = merge.combine([(directory, merge.read(directory)) for directory in args.directories])
     except (UsageError, merge.MergeError) as exc:
         return _fail(str(exc))
-    if gate is None and ledger.baseline is not None:  # the shards' baseline, as they recorded it
+    if gate is None and ledger.baseline is not None:  # Use the shards' baseline, as they recorded it.
         shards = ledger.baseline
         gate = baseline.Gate(Path(shards.file), tuple(shards.entries), strict=shards.strict)
     refused = settled(ledger, gate)
@@ -117,14 +131,14 @@ def _merged(argv: Sequence[str]) -> int:
         written += _exported(ledger, args.export_tests, None)
     except OSError as exc:
         return _fail(f"cannot write the merged report: {exc}")
-    except (SpecError, UsageError, ValueError) as exc:  # ValueError: export_tests.ExportError
+    except (SpecError, UsageError, ValueError) as exc:  # ValueError is export_tests.ExportError.
         return _fail(str(exc))
     _reported(ledger, written, args.verbose)
     return _fail(refused) if refused else verdict(ledger)
 
 
 def _merge_gate(args: argparse.Namespace) -> baseline.Gate | None:
-    """`merge --baseline FILE` (and its flags), read before the shards are."""
+    """`merge --baseline FILE` and its flags, read before the shards are."""
     flags = {"--baseline-update": args.baseline_update, "--baseline-prune": args.baseline_prune}
     flags["--baseline-strict"] = args.baseline_strict
     given = [flag for flag, used in flags.items() if used]
@@ -138,8 +152,10 @@ def _merge_gate(args: argparse.Namespace) -> baseline.Gate | None:
 
 
 def settled(ledger: Ledger, gate: baseline.Gate | None) -> str | None:
-    """Apply the baseline (updated and pruned as asked) to the ledger, its notes said on stdout; why it
-    could not be done as asked (a prune of a run that cannot tell, a file that cannot be written), if so."""
+    """Apply the baseline, updated and pruned as asked, to the ledger, and say its notes on stdout.
+
+    It returns why it could not be done as asked, if so. That is a prune of a run that cannot tell, or
+    a file that cannot be written."""
     if gate is None:
         return None
     try:
@@ -152,7 +168,7 @@ def settled(ledger: Ledger, gate: baseline.Gate | None) -> str | None:
 
 
 def _exported(ledger: Ledger, directory: Path | None, spec: Path | None) -> list[Path]:
-    """`--export-tests DIR`: the violations as a pytest file (outcome/export_tests.py); its path."""
+    """`--export-tests DIR`: write the violations as a pytest file (outcome/export_tests.py), and return its path."""
     if directory is None:
         return []
     from contract_tests.outcome import export_tests
@@ -161,7 +177,7 @@ def _exported(ledger: Ledger, directory: Path | None, spec: Path | None) -> list
 
 
 def replay(argv: Sequence[str]) -> int:
-    """`shop-contract replay ID... --report-dir DIR` (or `--all`): FIXED or STILL FAILING per violation."""
+    """`shop-contract replay ID... --report-dir DIR` (or `--all`) says FIXED or STILL FAILING per violation."""
     from contract_tests.client.keyring import CredentialsLost
     from contract_tests.client.target import TargetError
     from contract_tests.run import replay as replaying
@@ -181,11 +197,11 @@ def replay(argv: Sequence[str]) -> int:
             print(secrets(_verdict_lines(found)), flush=True)
     except (replaying.ReplayError, UsageError, SpecError, TargetError, CredentialsLost) as exc:
         return _fail(secrets(str(exc)))
-    except (OSError, ValueError) as exc:  # ValueError: export_tests.ExportError
+    except (OSError, ValueError) as exc:  # ValueError is export_tests.ExportError.
         return _fail(f"cannot write the exported tests: {exc}")
     except KeyboardInterrupt:
         return _fail("interrupted")
-    except Exception as exc:  # the suite's own defect: still one line
+    except Exception as exc:  # The suite's own defect is still said in one line.
         return _fail(secrets(f"internal error of the suite: {type(exc).__name__}: {exc}"))
     print(", ".join(f"{count} {outcome}" for outcome, count in counted.items()) or "nothing replayed")
     if unjudged:
@@ -197,7 +213,7 @@ def replay(argv: Sequence[str]) -> int:
 
 
 def _verdict_lines(found: Verdict) -> str:
-    """`ID  OUTCOME  [surface] operation check`, then, when still failing, the rule broken and the answer."""
+    """`ID  OUTCOME  [surface] operation check`. When still failing, the rule broken and the answer follow."""
     from contract_tests.run.replay import NOT_JUDGED, STILL_FAILING
 
     v = found.violation
@@ -222,8 +238,9 @@ def _reported(ledger: Ledger, written: list[Path], verbose: bool) -> None:
 
 
 def _escaping_output() -> None:
-    """A character the terminal's encoding lacks (an accent a target sent, the summary's "…" on an ASCII
-    terminal) is written as an escape, never raised as an error of the suite."""
+    """Write a character the terminal's encoding lacks as an escape, never raise it as an error of the suite.
+
+    Such a character may be an accent a target sent, or the summary's "…" on an ASCII terminal."""
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
@@ -250,7 +267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(INSECURE_WARNING, file=sys.stderr)
     with Interrupts(
         EXIT_CANNOT_RUN
-    ).installed() as interrupts:  # through the reports: a second signal still stops at once
+    ).installed() as interrupts:  # Kept through the reports, so a second signal still stops at once.
         return _tested(options, gate, interrupts)
 
 
@@ -271,13 +288,13 @@ def _tested(options: Options, gate: baseline.Gate | None, interrupts: Interrupts
         return _fail(secrets(str(exc)))
     except KeyboardInterrupt:
         return _fail("interrupted")
-    except Exception as exc:  # the suite's own defect before testing started: still one line
+    except Exception as exc:  # The suite's own defect before testing started is still one line.
         return _fail(secrets(f"internal error of the suite: {type(exc).__name__}: {exc}"))
     refused = settled(ledger, gate)
     written = report.write(ledger, options)
     try:
         written += _exported(ledger, options.export_tests, options.spec)
-    except (OSError, ValueError) as exc:  # ValueError: export_tests.ExportError
+    except (OSError, ValueError) as exc:  # ValueError is export_tests.ExportError.
         _reported(ledger, written, options.verbose)
         return _fail(secrets(f"cannot write the exported tests: {exc}"))
     _reported(ledger, written, options.verbose)

@@ -1,29 +1,29 @@
 """Valid requests of the API answered straight by their handlers, past Connexion's layers.
 
-Under load, a request spent most of its time in about fifteen ASGI layers of Connexion (routing
-twice, security, validation, context, argument preparation; benchmarks/benchmark-history.md, "Where
-the time goes"), not in the mock. `FastPath` answers a request itself only when it can tell that
-Connexion would find it valid:
+Under load, a request spent most of its time in about fifteen ASGI layers of Connexion, not in the
+mock. Those layers route twice, and check security, validate, set the context and prepare the
+arguments (benchmarks/benchmark-history.md, "Where the time goes"). `FastPath` answers a request
+itself only when it can tell that Connexion would find it valid. That takes all of these:
 
-- its method and path are one of the spec's operations (matched as Starlette matches: `[^/]+` per
-  parameter, on the routing path `addressing.RawPath` leaves, a segment unescaped as Connexion's
-  parameters are);
-- one of the operation's security requirements accepts its credentials, checked by the same
-  functions Connexion's security handlers call (`ApiKeys.accepts`, `Realm.verify`);
-- each of its parameters appears once, and an integer one is plain digits within its schema's
-  `format` range, that the spec's schema, through Connexion's own parameter validator, accepts;
-- a GET or DELETE has no body; a write has a declared `application/json` body within the size
-  limit that the mock's own JSON body validator (the one Connexion calls) parses and accepts;
-- the reader or writer (the same one Connexion's handler calls) succeeds. A store error (404, 409,
-  a reference that does not resolve) changes nothing, so the request can still go on.
+- Its method and path are one of the spec's operations. They are matched as Starlette matches, with
+  `[^/]+` per parameter, on the routing path that `addressing.RawPath` leaves. A segment is unescaped
+  as Connexion's parameters are.
+- One of the operation's security requirements accepts its credentials. They are checked by the same
+  functions that Connexion's security handlers call (`ApiKeys.accepts`, `Realm.verify`).
+- Each of its parameters appears once. An integer one is plain digits within its schema's `format`
+  range. The spec's schema accepts each, through Connexion's own parameter validator.
+- A GET or DELETE has no body. A write has a declared `application/json` body within the size limit.
+  The mock's own JSON body validator, the one Connexion calls, parses and accepts it.
+- The reader or writer succeeds, the same one that Connexion's handler calls. A store error (404,
+  409, a reference that does not resolve) changes nothing, so the request can still go on.
 
-The answer is sent as Starlette sends the handler's response for Connexion: `Content-Type` then
-`Content-Length` for a JSON body, no header for a 204.
+The answer is sent as Starlette sends the handler's response for Connexion. A JSON body gets
+`Content-Type` then `Content-Length`, and a 204 gets no header.
 
-Everything else (missing or wrong credentials, an invalid or repeated parameter, a form body, a
-404 or 409) goes on to Connexion, with the body replayed, and Connexion answers as it always does.
-So the answers are the same by construction, and tests/mock_server/api/test_fastpath.py compares the two paths
-byte for byte.
+Everything else goes on to Connexion with the body replayed, and Connexion answers as it always
+does. That is missing or wrong credentials, an invalid or repeated parameter, a form body, a 404 or a
+409. So the answers are the same by construction, and tests/mock_server/api/test_fastpath.py compares
+the two paths byte for byte.
 """
 
 from __future__ import annotations
@@ -49,33 +49,34 @@ from shop_contract.document import dereference
 
 INTEGER = re.compile(r"-?[0-9]+")
 JSON = b"application/json"
-Credential = Callable[[dict[bytes, list[bytes]]], bool]  # request headers -> whether they pass
+Credential = Callable[[dict[bytes, list[bytes]]], bool]  # Takes a request's headers, says whether they pass.
 Headers = dict[bytes, list[bytes]]
-VERDICTS_KEPT = 256  # per route: parameter values whose verdict is remembered
-VERDICT_TEXT = 64  # longer text values are judged each time (the memory stays bounded)
-UNCHECKED = frozenset({"type", "description", "example", "title"})  # keywords no string can fail but `type`
+VERDICTS_KEPT = 256  # The parameter values per route whose verdict is remembered.
+VERDICT_TEXT = 64  # Longer text values are judged each time, so the memory stays bounded.
+UNCHECKED = frozenset({"type", "description", "example", "title"})  # No string can fail these but `type`.
 
 
 @dataclass(frozen=True)
 class Route:
     method: str
     pattern: re.Pattern[str]
-    parameters: dict[str, Schema]  # name -> the dereferenced parameter object
-    requirements: list[list[Credential]]  # any requirement passes when all its credentials do
-    reader: Reader | None = None  # a GET
-    writer: Writer | None = None  # a POST, PUT, PATCH or DELETE
-    body_schema: Schema | None = None  # the application/json request body, for a write with one
-    any_text: frozenset[str] = frozenset()  # the parameters every string passes (`takes_any_text`)
+    parameters: dict[str, Schema]  # The dereferenced parameter objects by name.
+    requirements: list[list[Credential]]  # A requirement passes when all its credentials do.
+    reader: Reader | None = None  # For a GET.
+    writer: Writer | None = None  # For a POST, PUT, PATCH or DELETE.
+    body_schema: Schema | None = None  # The application/json request body, for a write with one.
+    any_text: frozenset[str] = frozenset()  # The parameters every string passes (`takes_any_text`).
     verdicts: dict[tuple[str, str, Any], bool] = field(default_factory=dict, compare=False, repr=False)
 
     def accepts(self, where: str, name: str, value: Any) -> bool:
         """Whether Connexion's parameter validator accepts `value` for the parameter `name`.
 
-        The verdict is remembered per value: the validator (jsonschema) was a tenth of a GET, and
-        clients send the same few values again (page numbers and sizes, the identifiers they use).
-        It is a pure function of the schema and the value, so a remembered verdict is the same. A
-        string for a parameter whose schema checks nothing but the type is accepted without asking:
-        an identifier never sent before (the one a DELETE names) missed the memory every time."""
+        The verdict is remembered per value. The validator (jsonschema) was a tenth of a GET, and
+        clients send the same few values again: page numbers and sizes, and the identifiers they use.
+        It is a pure function of the schema and the value, so a remembered verdict is the same.
+
+        A string for a parameter whose schema checks nothing but the type is accepted without asking.
+        An identifier never sent before, such as the one a DELETE names, missed the memory every time."""
         if name in self.any_text and type(value) is str:
             return True
         key = (where, name, value)
@@ -117,7 +118,7 @@ def fast_routes(
     writers: dict[str, Writer],
     credentials: dict[str, Credential],
 ) -> list[Route]:
-    """A route per operation of `spec` served under `prefix`; `credentials` by scheme name."""
+    """A route per operation of `spec` served under `prefix`. `credentials` are by scheme name."""
     routes = []
     for path, item in spec["paths"].items():
         pattern = re.compile(re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(prefix + path)))
@@ -129,7 +130,7 @@ def fast_routes(
             request_body = dereference(operation.get("requestBody", {}), spec)
             body: Schema | None = request_body.get("content", {}).get(JSON.decode())
             if request_body and body is None:
-                continue  # a body, but not as JSON: left to Connexion
+                continue  # A body, but not as JSON, is left to Connexion.
             routes.append(
                 Route(
                     method=method.upper(),
@@ -138,7 +139,7 @@ def fast_routes(
                     requirements=[
                         [credentials[scheme] for scheme in requirement]
                         for requirement in security
-                        if all(scheme in credentials for scheme in requirement)  # others are left to Connexion
+                        if all(scheme in credentials for scheme in requirement)  # Connexion judges the others.
                     ],
                     reader=readers.get(operation["operationId"]),
                     writer=writers.get(operation["operationId"]),
@@ -150,17 +151,17 @@ def fast_routes(
 
 
 def takes_any_text(parameter: Schema) -> bool:
-    """Whether every string passes the parameter's schema: `type: string` and no keyword that checks."""
+    """Whether every string passes the parameter's schema, which is `type: string` with no keyword that checks."""
     schema: Schema = parameter.get("schema", {})
     return schema.get("type") == "string" and schema.keys() <= UNCHECKED
 
 
 class FastPath:
-    """ASGI middleware: a valid request of a `Route` answered here, anything else passed on."""
+    """ASGI middleware that answers a valid request of a `Route` here, and passes anything else on."""
 
     def __init__(self, app: ASGIApp, routes: Iterable[Route], max_body_bytes: int) -> None:
         self.app = app
-        self.routes: dict[str, list[Route]] = {}  # by method: a request is matched against its method's only
+        self.routes: dict[str, list[Route]] = {}  # By method, so a request is matched against its method's only.
         for route in routes:
             self.routes.setdefault(route.method, []).append(route)
         self.max_body_bytes = max_body_bytes
@@ -189,8 +190,7 @@ class FastPath:
         await answer(send, *written)
 
     def recognise(self, scope: Scope) -> tuple[Route, dict[str, Any]] | None:
-        """The route and the typed arguments of a request Connexion would let through to its
-        handler, or None."""
+        """The route and the typed arguments of a request Connexion would let through to its handler, or None."""
         route, path_params = self._match(scope["method"], scope["path"])
         if route is None:
             return None
@@ -214,7 +214,7 @@ class FastPath:
                 if parameter is None:
                     if where == "path":
                         return None
-                    continue  # an unknown query parameter, which Connexion ignores too
+                    continue  # An unknown query parameter, which Connexion ignores too.
                 value = _coerce(parameter, unescape_segment(text) if where == "path" else text)
                 if value is None or not route.accepts(where, name, value):
                     return None
@@ -237,7 +237,7 @@ class FastPath:
         message = await receive()
         first: bytes = message.get("body", b"")
         if not message.get("more_body", False) or message["type"] != "http.request":
-            return first  # the whole body in one message: the common case
+            return first  # The whole body came in one message, which is the common case.
         chunks = [first]
         more = True
         while more:
@@ -259,7 +259,7 @@ class FastPath:
         try:
             return route.writer(**arguments)
         except StoreError:
-            return None  # nothing changed: Connexion will meet the same error and render it
+            return None  # Nothing changed, so Connexion will meet the same error and render it.
 
     def _match(self, method: str, path: str) -> tuple[Route | None, dict[str, str]]:
         for route in self.routes.get(method, ()):
@@ -269,7 +269,9 @@ class FastPath:
         return None, {}
 
     def _body_fits(self, route: Route, headers: Headers) -> bool:
-        """A body where the route takes one: declared, JSON, within the limit; none elsewhere."""
+        """Whether the body fits the route.
+
+        Where the route takes a body, it is declared, JSON and within the limit. Elsewhere there is none."""
         lengths = headers.get(b"content-length", [b"0"])
         if b"transfer-encoding" in headers or len(lengths) != 1 or not lengths[0].isdigit():
             return False
@@ -280,7 +282,7 @@ class FastPath:
 
 
 def passes(requirements: list[list[Credential]], headers: Headers) -> bool:
-    """Whether all the credentials of any one requirement pass (loops: nested generators cost more)."""
+    """Whether all the credentials of any one requirement pass. It loops, because nested generators cost more."""
     for requirement in requirements:
         for check in requirement:
             if not check(headers):
@@ -291,7 +293,7 @@ def passes(requirements: list[list[Credential]], headers: Headers) -> bool:
 
 
 async def answer(send: Send, status: int, body: bytes) -> None:
-    """A JSON answer (none for 204) with the headers Starlette gives a handler's response."""
+    """Send a JSON answer (none for a 204) with the headers Starlette gives a handler's response."""
     head = [(b"content-type", JSON), (b"content-length", str(len(body)).encode())] if status != 204 else []
     await send({"type": "http.response.start", "status": status, "headers": head})
     await send({"type": "http.response.body", "body": body})
@@ -303,5 +305,5 @@ def _coerce(parameter: Schema, text: str) -> Any:
     if kind == "string":
         return text
     if kind == "integer" and INTEGER.fullmatch(text) and integer_fits(text, parameter["schema"]):
-        return int(text)  # one out of range is left to Connexion, which refuses it
+        return int(text)  # One out of range is left to Connexion, which refuses it.
     return None

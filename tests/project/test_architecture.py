@@ -385,12 +385,14 @@ def test_a_function_with_seven_parameters_is_found() -> None:
 MAX_SENTENCE_WORDS = 35
 """Words a docstring sentence of a rewritten module may have: a longer one packs several facts into one."""
 WORDED = (
+    "contract_tests.cli",
     "contract_tests.judge.consumer.replay",
     "contract_tests.judge.hooks",
     "contract_tests.outcome.baseline",
     "contract_tests.run.replay",
     "contract_tests.schemathesis_seam",
     "mock_server.api.connexion_seam",
+    "mock_server.api.fastpath",
     "mock_server.api.validation",
     "mock_server.app",
     "mock_server.control.admin_guard",
