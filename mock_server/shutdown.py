@@ -1,19 +1,25 @@
-"""How the mock stops: within its grace (`--shutdown-timeout`) of SIGINT or SIGTERM, at once on a
-second signal, with exit code 0, in one process or with `--workers N`.
+"""How the mock stops: within its grace (`--shutdown-timeout`) of SIGINT or SIGTERM, at once on a second signal.
 
-uvicorn, asked to stop, closes its listening socket and the idle connections, lets the requests in
-flight finish and after `timeout_graceful_shutdown` cancels what still runs; the dashboard's live
-streams end at once (`http.stopping`). Of the grace, `SETTLE_S` is left for what uvicorn does
-around that wait (it notices a signal within 0.1 s, pauses 0.1 s after asking connections to
-close) and for the process's exit. What it does not do, and this module adds:
-- a second SIGTERM (uvicorn: only a second SIGINT) stops it at once;
-- a stop asked by SIGTERM exits 0: uvicorn raises the signal again once stopped, with the handler
-  it found, and the default one kills the process (`exit_quietly_on_sigterm` makes it Ctrl-C's);
-- with workers, the supervisor stops them at the first signal (uvicorn's looks at its signals every
-  half second), and kills them at a second (uvicorn's waits for them whatever comes);
-- a request task uvicorn cancels (past the wait, or at a second signal) is one line in the log, not
-  an "Exception in ASGI application" with a traceback (`CutRequests`).
-The Redis state stays whole whenever a worker stops: each write is one script or one transaction.
+It exits with code 0, in one process or with `--workers N`.
+
+Asked to stop, uvicorn closes its listening socket and the idle connections, and lets the requests in
+flight finish. After `timeout_graceful_shutdown` it cancels what still runs. The dashboard's live
+streams end at once (`http.stopping`). Of the grace, `SETTLE_S` is left for the process's exit and
+for what uvicorn does around that wait. It notices a signal within 0.1 s, and it pauses 0.1 s after
+asking connections to close.
+
+This module adds what uvicorn does not do:
+
+- A second SIGTERM stops the mock at once. uvicorn stops at once only on a second SIGINT.
+- A stop asked by SIGTERM exits 0. Once stopped, uvicorn raises the signal again with the handler it
+  found, and the default one kills the process. `exit_quietly_on_sigterm` makes that handler Ctrl-C's.
+- With workers, the supervisor stops them at the first signal, where uvicorn's looks at its signals
+  every half second. It kills them at a second, where uvicorn's waits for them whatever comes.
+- A request task that uvicorn cancels, past the wait or at a second signal, is one line in the log
+  (`CutRequests`). It is not an "Exception in ASGI application" with a traceback.
+
+The Redis state stays whole whenever a worker stops, because each write is one script or one
+transaction.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from typing import Any
 import uvicorn
 from uvicorn.supervisors import Multiprocess
 
-SETTLE_S = 0.7  # of the grace: uvicorn's steps around its wait, and the process's exit
+SETTLE_S = 0.7  # The part of the grace left for uvicorn's steps around its wait, and for the process's exit.
 
 
 def grace_options(seconds: float) -> dict[str, Any]:
@@ -37,17 +43,20 @@ def grace_options(seconds: float) -> dict[str, Any]:
 
 
 def exit_quietly_on_sigterm() -> None:
-    """SIGTERM, once uvicorn is done with it, ends the process as Ctrl-C does: KeyboardInterrupt, which
-    the CLI takes as the end of serving (exit 0), not death by the signal."""
+    """Make SIGTERM, once uvicorn is done with it, end the process as Ctrl-C does.
+
+    That raises KeyboardInterrupt, which the CLI takes as the end of serving (exit 0), not as death by
+    the signal."""
     signal.signal(signal.SIGTERM, signal.default_int_handler)
 
 
 class CutRequests(logging.Filter):
-    """uvicorn's error record for a request task that ended cancelled, as one line: uvicorn cancels
-    them only when it stops (past its wait, or at a second signal).
+    """uvicorn's error record for a request task that ended cancelled, as one line.
 
-    uvicorn's internals, read here only: its `uvicorn.error` logger logs an exception out of the app
-    with `exc_info`."""
+    uvicorn cancels such tasks only when it stops, past its wait or at a second signal.
+
+    This reads uvicorn's internals, and only here. Its `uvicorn.error` logger logs an exception out of
+    the app with `exc_info`."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError):
@@ -60,7 +69,7 @@ CUT_REQUESTS = CutRequests()
 
 
 def log_cut_requests() -> None:
-    """Install `CutRequests` on uvicorn's error logger (once: a logger keeps one of each filter)."""
+    """Install `CutRequests` on uvicorn's error logger. It is there once, because a logger keeps one of each filter."""
     logging.getLogger("uvicorn.error").addFilter(CUT_REQUESTS)
 
 
@@ -78,8 +87,9 @@ class StoppingServer(uvicorn.Server):
 
 
 class Workers(Multiprocess):
-    """uvicorn's supervisor of worker processes: the first SIGINT or SIGTERM stops the workers now
-    (each within its grace), a second one kills them."""
+    """uvicorn's supervisor of worker processes, which stops them at the first signal and kills them at a second.
+
+    The first SIGINT or SIGTERM stops the workers now, each within its grace."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -89,7 +99,7 @@ class Workers(Multiprocess):
     def stop(self, sig: int, frame: FrameType | None) -> None:
         if not self.should_exit.is_set():
             self.should_exit.set()
-            for sock in self.sockets:  # the workers close theirs: a new client is then refused, not kept waiting
+            for sock in self.sockets:  # The workers close theirs, so a new client is refused, not kept waiting.
                 sock.close()
             return
         for process in self.processes:

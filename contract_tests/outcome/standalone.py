@@ -1,16 +1,22 @@
 """Re-enacting a recorded violation with httpx alone: what `shop-contract replay` and exported tests share.
 
-This module imports only the standard library and httpx: `--export-tests` copies its source, as it is,
-into the pytest file it writes, so that file needs no install of the suite. A request is plain data
-(`{"method", "url", "headers": [[name, value]], "body"}`), as a report records it. Re-enacting sends a
-violation's setup requests and its failing request to today's target: each recorded surface's base URL
-swapped for the current one (a request to any other origin refused before anything is sent), masked
-credentials for the current ones, and an item a setup request creates
-given a fresh identifier when one with its recorded identifier exists already (substituted in every
-later request). `broken` states, for the exported tests, what each check's rule asks of the answer.
+This module imports only the standard library and httpx. `--export-tests` copies its source, as it
+is, into the pytest file it writes, so that file needs no install of the suite. A request is plain
+data (`{"method", "url", "headers": [[name, value]], "body"}`), as a report records it.
 
-Long because it is copied whole: an exported test file carries this one module and nothing else of the
-suite, so what it needs must stay in it rather than in modules it would have to copy and stitch.
+Re-enacting sends a violation's setup requests and its failing request to today's target. On the way
+it changes three things:
+
+- Each recorded surface's base URL is swapped for the current one. A request to any other origin is
+  refused before anything is sent.
+- Masked credentials are swapped for the current ones.
+- An item that a setup request creates gets a fresh identifier when one with its recorded identifier
+  exists already. The new identifier is substituted in every later request.
+
+`broken` states, for the exported tests, what each check's rule asks of the answer.
+
+Long because it is copied whole. An exported test file carries this one module and nothing else of the
+suite. So what it needs must stay in it, rather than in modules it would have to copy and stitch.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ Send = Callable[[str, str, list[tuple[str, str]], bytes | None], httpx.Response]
 
 
 def media_type(headers: Sequence[Sequence[str]]) -> str:
-    """The request's media type, without its parameters ("" when it names none)."""
+    """The request's media type without its parameters, or "" when it names none."""
     value = next((value for name, value in headers if name.lower() == "content-type"), "")
     return value.split(";")[0].strip().lower()
 
@@ -68,7 +74,7 @@ def _part_name(head: str) -> str:
 
 
 def fields(request: Request) -> dict[str, Any] | None:
-    """The body's fields: a JSON object's members, or a form's values as text; None for any other body."""
+    """The body's fields: a JSON object's members, or a form's values as text. It is None for any other body."""
     body, kind = request.get("body"), media_type(request["headers"])
     if body is None:
         return None
@@ -84,7 +90,7 @@ def fields(request: Request) -> dict[str, Any] | None:
 
 
 def _with_field(request: Request, name: str, old: Any, new: Any) -> Request:
-    """`request` with its body's field `name` set to `new` where it holds `old` (the same encoding)."""
+    """`request` with its body's field `name` set to `new` where it holds `old`, in the same encoding."""
     body, kind = request.get("body"), media_type(request["headers"])
     found = fields(request)
     if body is None or found is None or name not in found or str(found[name]) != str(old):
@@ -101,7 +107,7 @@ def _with_field(request: Request, name: str, old: Any, new: Any) -> Request:
 
 
 def substituted(request: Request, name: str, old: Any, new: Any) -> Request:
-    """`request` naming the item `new` wherever it named `old`: a path segment, or the body's field `name`."""
+    """`request` naming the item `new` wherever it named `old`, in a path segment or the body's field `name`."""
     url = urlsplit(request["url"])
     before, after = quote(str(old), safe=""), quote(str(new), safe="")
     path = "/".join(after if segment == before else segment for segment in url.path.split("/"))
@@ -109,9 +115,11 @@ def substituted(request: Request, name: str, old: Any, new: Any) -> Request:
 
 
 def fresh_identifier(prop: Mapping[str, Any], old: Any) -> Any:
-    """An identifier unlikely to exist: a random number within the field's bounds, or the old text with a
-    random suffix before its trailing punctuation and white space (what an identifier test is about), cut
-    to the field's maxLength."""
+    """An identifier unlikely to exist.
+
+    An integer is a random number within the field's bounds. A text is the old text with a random suffix,
+    cut to the field's maxLength. The suffix goes before the trailing punctuation and white space,
+    because that is what an identifier test is about."""
     rng = random.SystemRandom()
     if prop.get("type") == "integer":
         low = max(int(prop.get("minimum", 1_000_000_000)), 1_000_000_000)
@@ -128,8 +136,9 @@ def fresh_identifier(prop: Mapping[str, Any], old: Any) -> Any:
 
 
 def rebased(url: str, bases: Mapping[str, str]) -> str:
-    """`url` under the base URL it is re-enacted on when it is under a recorded one (`bases`: each recorded
-    surface's base URL to today's; the longest that holds it), else as it is."""
+    """`url` under the base URL it is re-enacted on when it is under a recorded one, else as it is.
+
+    `bases` maps each recorded surface's base URL to today's. The longest one that holds `url` counts."""
     for old in sorted(bases, key=len, reverse=True):
         recorded = old.rstrip("/")
         if url == recorded or url.startswith(recorded + "/"):
@@ -138,19 +147,21 @@ def rebased(url: str, bases: Mapping[str, str]) -> str:
 
 
 def origin(url: str) -> tuple[str, str, int | None]:
-    """The scheme, host and port `url` names (the default port of its scheme when none is written)."""
+    """The scheme, host and port `url` names. The port is its scheme's default when none is written."""
     parts = urlsplit(url)
     try:
         port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
-    except ValueError:  # a port that is not one
+    except ValueError:  # The port written is not a port.
         port = None
     return parts.scheme.lower(), (parts.hostname or "").lower(), port
 
 
 def elsewhere(steps: Sequence[Request], targets: Iterable[str]) -> str | None:
-    """The origin (`scheme://host:port`, as written) of the first of `steps` going to none of the `targets`'
-    origins, or None. A report may be anyone's (a fork's CI artifact): such a request would carry the user's
-    credentials to a host the user never named, so it is refused before anything is sent."""
+    """The origin of the first of `steps` going to none of the `targets`' origins, or None.
+
+    The origin is `scheme://host:port`, as written. A report may be anyone's, such as a fork's CI
+    artifact. Such a request would carry the user's credentials to a host the user never named, so it is
+    refused before anything is sent."""
     allowed = {origin(target) for target in targets}
     for step in steps:
         if origin(step["url"]) not in allowed:
@@ -160,7 +171,7 @@ def elsewhere(steps: Sequence[Request], targets: Iterable[str]) -> str | None:
 
 
 def with_credentials(headers: Sequence[Sequence[str]], api_key: str | None, token: str | None) -> list[tuple[str, str]]:
-    """The headers with each masked credential replaced by the current one (dropped when there is none)."""
+    """The headers with each masked credential replaced by the current one, or dropped when there is none."""
     current = {"x-api-key": api_key, "authorization": f"Bearer {token}" if token else None}
     sent = []
     for name, value in headers:
@@ -186,17 +197,19 @@ def reenact(
     credentials: tuple[str | None, str | None],
     send: Send,
 ) -> list[tuple[Request, httpx.Response]]:
-    """Send `steps` in order, each request as sent with its answer: `steps` are on today's target already
-    (`rebased`, none `elsewhere`), `base` the base URL of the violation's surface there.
+    """Send `steps` in order, and return each request as sent with its answer.
 
-    `collections`: `{"create": path, "item": path template, "identifier": field, "schema": the field's
-    schema}` per collection. A create whose identifier names an item that exists (its item path answers
-    200) gets a fresh one, and every later request names the new item instead; a later create of an
-    identifier this re-enactment chose is sent as recorded (a duplicate, when the violation is about one).
+    `steps` are on today's target already (`rebased`, none `elsewhere`). `base` is the base URL of the
+    violation's surface there. `collections` holds one entry per collection:
+    `{"create": path, "item": path template, "identifier": field, "schema": the field's schema}`.
+
+    A create whose identifier names an item that exists (its item path answers 200) gets a fresh one.
+    Every later request then names the new item instead. A later create of an identifier this
+    re-enactment chose is sent as recorded, because it is a duplicate when the violation is about one.
     """
     pending = list(steps)
     exchanges = []
-    ours: set[str] = set()  # identifiers this re-enactment chose: a second create of one is the recorded duplicate
+    ours: set[str] = set()  # Identifiers this re-enactment chose. A second create of one is the recorded duplicate.
     for index, request in enumerate(pending):
         collection = _created(request, collections, base)
         body = fields(request) if collection is not None else None
@@ -220,15 +233,17 @@ def reenact(
 
 
 def same_value(sent: Any, stored: Any, *, form: bool = False) -> bool:
-    """Equal as the contract compares: decimals by value; form values as text, the empty value as null; a
-    text with the white space at its ends trimmed (decision `trimmed-text`)."""
+    """Whether `sent` and `stored` are equal as the contract compares them.
+
+    Decimals compare by value. Form values compare as text, with the empty value as null. A text may
+    have the white space at its ends trimmed (decision `trimmed-text`)."""
     if form:
         sent = "" if sent is None else str(sent)
         stored = "" if stored is None else str(stored)
     if sent == stored:
         return True
     if isinstance(sent, str) and isinstance(stored, str) and sent.strip() == stored:
-        return True  # the spec's decision `trimmed-text`: the white space at a text's ends may be trimmed
+        return True  # By the spec's decision `trimmed-text`, the white space at a text's ends may be trimmed.
     if isinstance(sent, str | int) and isinstance(stored, str) and _PLAIN_DECIMAL.match(str(sent)):
         try:
             return Decimal(str(sent)) == Decimal(stored)
@@ -259,7 +274,7 @@ def _documented(status: int, documented: Sequence[str]) -> bool:
 
 
 def _has_format(value: str, name: Any) -> bool:
-    """Whether `value` is of the format `name`, for the formats a validator checks (uri, date); others pass."""
+    """Whether `value` is of the format `name`, for the formats a validator checks (uri, date). Others pass."""
     if name == "uri":
         return bool(re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", value))
     if name == "date":
@@ -271,7 +286,7 @@ def _has_format(value: str, name: Any) -> bool:
 
 
 def conforms(value: Any, schema: Mapping[str, Any], where: str = "") -> str | None:
-    """Where `value` breaks `schema` (the subset of JSON Schema an OpenAPI 3.0 response uses), or None."""
+    """Where `value` breaks `schema`, or None. The schema is the subset of JSON Schema an OpenAPI 3.0 response uses."""
     at = where or "the body"
     if value is None:
         return None if schema.get("nullable") or not schema.get("type") else f"{at} is null"
@@ -393,7 +408,7 @@ def broken(check: str, expect: Mapping[str, Any], exchanges: Sequence[tuple[Requ
         name, segment = expect.get("identifier"), urlsplit(request["url"]).path.rstrip("/").rsplit("/", 1)[-1]
         if not (200 <= status < 300 and isinstance(body, dict) and name in body):
             return None
-        same = str(body[name]).casefold() == unquote(segment).casefold()  # case aside: `identifiers-exact`
+        same = str(body[name]).casefold() == unquote(segment).casefold()  # Case aside, by `identifiers-exact`.
         return None if same else f"the item at {segment!r} answers {body[name]!r}"
     if check == "list_scoping" and status == 200 and isinstance(body, dict):
         owner = urlsplit(request["url"]).path.rstrip("/").rsplit("/", 2)[-2]

@@ -1,18 +1,20 @@
 """The Swagger UI pages: "Try it out" on the page's own surface, and a login through the realm.
 
-The contract stays as written at `{prefix}/openapi.json`. Each UI page (`{prefix}/ui/`, served by
-Connexion from the offline bundle) loads instead `{prefix}/ui/openapi.json`, a copy of its surface's
-spec made for a browser:
+The contract stays as written at `{prefix}/openapi.json`. Each UI page is `{prefix}/ui/`, served by
+Connexion from the offline bundle. It loads `{prefix}/ui/openapi.json` instead, a copy of its
+surface's spec made for a browser. The copy differs in three ways:
 
-- one server, the page's own mount point as a relative URL, and no path-level servers (those carry
-  the default `http://127.0.0.1:8000`, and on the gateway's page they pointed at the backend), so
-  "Try it out" calls the host, port and surface the page came from;
-- an `OAuth2` scheme (authorization code; Swagger UI adds PKCE, see `options`) at the realm's
-  Keycloak paths, as absolute URLs on the host the page was loaded from, offered beside the spec's
-  own schemes on every operation. Only the UI's copy declares it: it is the bearer token of
-  `JWTAuth` obtained another way, and backends are asked to accept nothing new;
-- only the schemes the surface takes (no API key on the gateway's page), the API key's description
-  naming the dev key when the mock accepts it.
+- It has one server, the page's own mount point as a relative URL, and no path-level servers. Those
+  carry the default `http://127.0.0.1:8000`, and on the gateway's page they pointed at the backend.
+  So "Try it out" calls the host, port and surface the page came from.
+- It has an `OAuth2` scheme (authorization code) at the realm's Keycloak paths. Swagger UI adds PKCE
+  (see `options`). The paths are absolute URLs on the host the page was loaded from. The scheme is
+  offered beside the spec's own schemes on every operation.
+- It keeps only the schemes the surface takes, so the gateway's page has no API key. The API key's
+  description names the dev key when the mock accepts it.
+
+Only the UI's copy declares the `OAuth2` scheme, because it is the bearer token of `JWTAuth` obtained
+another way. So backends are asked to accept nothing new.
 """
 
 from __future__ import annotations
@@ -31,19 +33,19 @@ from mock_server.api.security import REALM_PATH, TOKEN_PATH
 from mock_server.settings import DEFAULT_API_KEY
 from mock_server.spec.schemas import Schema
 
-UI_SPEC = "/ui/openapi.json"  # under each surface's prefix; the page loads it by this relative name
+UI_SPEC = "/ui/openapi.json"  # Under each surface's prefix. The page loads it by this relative name.
 AUTHORIZATION_PATH = f"{REALM_PATH}/protocol/openid-connect/auth"
-BROWSER_CLIENT = "shop-web"  # the realm's public client for browsers (authorization code + PKCE)
+BROWSER_CLIENT = "shop-web"  # The realm's public client for browsers, with authorization code and PKCE.
 OAUTH2 = "OAuth2"
 METHODS = ("get", "put", "post", "patch", "delete")
 
 
 def options() -> SwaggerUIOptions:
-    """Connexion's UI options: the page loads its own spec copy and logs in with PKCE."""
+    """Connexion's UI options, so that the page loads its own spec copy and logs in with PKCE."""
     return SwaggerUIOptions(
         swagger_ui=True,
         swagger_ui_template_arguments={
-            "openapi_spec_url": UI_SPEC.rsplit("/", 1)[1],  # relative to the page: {prefix}/ui/openapi.json
+            "openapi_spec_url": UI_SPEC.rsplit("/", 1)[1],  # Relative to the page, so {prefix}/ui/openapi.json.
             "initOAuth": {
                 "clientId": BROWSER_CLIENT,
                 "usePkceWithAuthorizationCodeGrant": True,
@@ -54,7 +56,7 @@ def options() -> SwaggerUIOptions:
 
 
 def ui_spec(spec: Schema, prefix: str, api_keys: frozenset[str]) -> Schema:
-    """The copy of `spec` (one surface's) that its UI page loads; OAuth2 URLs are paths until served."""
+    """The copy of one surface's `spec` that its UI page loads. Its OAuth2 URLs are paths until served."""
     ui = copy.deepcopy(spec)
     ui["servers"] = [{"url": prefix, "description": "This mock, on the host and port the page came from."}]
     schemes = ui["components"]["securitySchemes"]
@@ -85,18 +87,18 @@ def ui_spec(spec: Schema, prefix: str, api_keys: frozenset[str]) -> Schema:
             if "security" in item.get(method, {}):
                 item[method]["security"] = with_oauth2(item[method]["security"], bearer)
                 used.update(name for requirement in item[method]["security"] for name in requirement)
-    for name in set(schemes) - used:  # the gateway's page offers no API key: the gateway refuses it
+    for name in set(schemes) - used:  # The gateway's page offers no API key, because the gateway refuses it.
         del schemes[name]
     return ui
 
 
 def with_oauth2(requirements: list[dict[str, list[str]]], bearer: str) -> list[dict[str, list[str]]]:
-    """`requirements`, and OAuth2 wherever the bearer scheme alone is one."""
+    """`requirements`, with OAuth2 added wherever the bearer scheme alone is one."""
     return [*requirements, {OAUTH2: []}] if {bearer: []} in requirements else requirements
 
 
 def served(ui: Schema, origin: str) -> bytes:
-    """`ui` as served to a page loaded from `origin`: the OAuth2 URLs made absolute there."""
+    """`ui` as served to a page loaded from `origin`, with the OAuth2 URLs made absolute there."""
     schemes = dict(ui["components"]["securitySchemes"])
     flow = schemes[OAUTH2]["flows"]["authorizationCode"]
     absolute = {**flow, "authorizationUrl": origin + flow["authorizationUrl"], "tokenUrl": origin + flow["tokenUrl"]}
@@ -106,7 +108,7 @@ def served(ui: Schema, origin: str) -> bytes:
 
 
 class UISpec:
-    """ASGI middleware: GET `{prefix}/ui/openapi.json` answered with that surface's UI copy."""
+    """ASGI middleware that answers GET `{prefix}/ui/openapi.json` with that surface's UI copy."""
 
     def __init__(self, app: ASGIApp, documents: Mapping[str, Schema]) -> None:
         self.app = app

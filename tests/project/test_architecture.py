@@ -389,6 +389,7 @@ WORDED = (
     "contract_tests.judge.consumer.replay",
     "contract_tests.judge.hooks",
     "contract_tests.outcome.baseline",
+    "contract_tests.outcome.standalone",
     "contract_tests.run.replay",
     "contract_tests.schemathesis_seam",
     "mock_server.api.connexion_seam",
@@ -399,8 +400,10 @@ WORDED = (
     "mock_server.control.backend_client",
     "mock_server.control.bypass",
     "mock_server.control.steering",
+    "mock_server.control.swagger_ui",
     "mock_server.http.limits",
     "mock_server.http.masking",
+    "mock_server.shutdown",
     "mock_server.state.redis.layout",
     "mock_server.state.redis.scripts",
 )
