@@ -1,12 +1,12 @@
 """ASGI middleware around Connexion's stack, each fixing or adding one thing.
 
-- `LastResort`: any exception that escapes everything else becomes a problem+json 500, logged once
-  with its traceback, each part of it cut (`quoting.cut`: an exception's message may quote a 1 MiB
-  value) (Connexion's own last-resort handler is broken with Starlette 1.x: it hands Starlette a
-  coroutine where a response is expected).
-- `BodyLimit`: 413 for a body over the limit, without reading past the limit.
-- `AllowHeader`: Connexion registers one route per (path, method), so its 405 lists only some of a
-  path's methods and a plain OPTIONS gets 405; this answers both from the spec's paths.
+- `LastResort` turns any exception that escapes everything else into a problem+json 500. It logs
+  the exception once with its traceback, each part of it cut (`quoting.cut`), because an exception's
+  message may quote a 1 MiB value. Connexion's own last-resort handler is broken with Starlette 1.x:
+  it hands Starlette a coroutine where a response is expected.
+- `BodyLimit` answers 413 for a body over the limit, without reading past the limit.
+- `AllowHeader` answers from the spec's paths. Connexion registers one route per (path, method), so
+  its 405 lists only some of a path's methods, and a plain OPTIONS gets 405.
 
 `chain` builds a list of starlette `Middleware` entries around an app, as Starlette builds its own.
 """
@@ -37,15 +37,17 @@ logger = logging.getLogger("mock_server")
 
 
 def chain(entries: Sequence[Middleware], app: ASGIApp) -> ASGIApp:
-    """`entries` built around `app`, the first the outermost."""
+    """`entries` built around `app`, the first one outermost."""
     for cls, args, kwargs in reversed(entries):
         app = cls(app, *args, **kwargs)
     return app
 
 
 def log_unexpected(error: BaseException) -> None:
-    """One log record, with the traceback, for an error the mock did not expect: each part of the
-    traceback cut, so that no message in it (of the error or of a chained one) is logged whole."""
+    """Log one record, with the traceback, for an error the mock did not expect.
+
+    Each part of the traceback is cut, so that no message in it, of the error or of a chained one, is
+    logged whole."""
     parts = traceback.TracebackException.from_exception(error).format()
     logger.error("Unexpected error: %s\n%s", cut(repr(error)), "".join(cut(part) for part in parts).rstrip())
 
@@ -57,7 +59,7 @@ async def send_problem(send: Send, status: int, detail: str, headers: Iterable[t
 async def send_whole(
     send: Send, status: int, body: bytes, media_type: str, headers: Iterable[tuple[str, str]] = ()
 ) -> None:
-    """A whole response: `body` of `media_type`, with its length and `headers`."""
+    """Send a whole response: `body` of `media_type`, with its length and `headers`."""
     raw = [(b"content-type", media_type.encode()), (b"content-length", str(len(body)).encode())]
     raw += [(name.encode(), value.encode()) for name, value in headers]
     await send({"type": "http.response.start", "status": status, "headers": raw})
@@ -65,7 +67,7 @@ async def send_whole(
 
 
 def replay(body: bytes, receive: Receive) -> Receive:
-    """A `receive` that gives a body already read, whole, then whatever the client sends next."""
+    """A `receive` that gives a body already read, whole, and then whatever the client sends next."""
     sent = False
 
     async def replayed() -> Message:
@@ -79,10 +81,11 @@ def replay(body: bytes, receive: Receive) -> Receive:
 
 
 class LastResort:
-    """The outermost of the mock's middleware: an unexpected exception is a 500 in the spec's
-    Problem shape (or, if the response had started, a closed connection), never uvicorn's text.
-    It does not watch `send` (the hot path pays one `try`): if the response had started, the
-    server refuses the second start and closes the connection."""
+    """The outermost of the mock's middleware, which makes an unexpected exception a 500, never uvicorn's text.
+
+    The 500 is in the spec's Problem shape. If the response had started, the connection is closed
+    instead. It does not watch `send`, so the hot path pays only one `try`. If the response had
+    started, the server refuses the second start and closes the connection."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -94,23 +97,24 @@ class LastResort:
             if scope["type"] != "http":
                 raise
             log_unexpected(error)
-            with contextlib.suppress(Exception):  # the response had started: nothing more to say
+            with contextlib.suppress(Exception):  # The response had started, so there is nothing more to say.
                 await send_problem(send, 500, INTERNAL_ERROR)
 
 
 class BodyLimit:
-    """413 for a body over the limit, read no further than the limit; 415 for a body without a
-    Content-Type (a decision: guessing JSON would hand the handler bytes Connexion never parsed).
+    """413 for a body over the limit, read no further than the limit, and 415 for a body without a Content-Type.
 
-    A declared Content-Length over the limit is refused before reading. A body without one
-    (chunked) is buffered up to the limit and passed on with its Content-Length, since Connexion
-    reads a request body only when its length is declared.
+    The 415 is a decision, because guessing JSON would hand the handler bytes Connexion never parsed.
+
+    A declared Content-Length over the limit is refused before reading. A body without one (chunked)
+    is buffered up to the limit and passed on with its Content-Length. That is because Connexion reads
+    a request body only when its length is declared.
     """
 
     def __init__(self, app: ASGIApp, max_bytes: int, api_prefixes: tuple[str, ...] = ()) -> None:
         self.app = app
         self.max_bytes = max_bytes
-        self.api_prefixes = api_prefixes  # where a body needs a Content-Type (the admin import is JSON anyway)
+        self.api_prefixes = api_prefixes  # Where a body needs a Content-Type. The admin import is JSON anyway.
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -137,7 +141,7 @@ class BodyLimit:
         while more:
             message = await receive()
             if message["type"] != "http.request":
-                return  # the client went away
+                return  # The client went away.
             chunks.append(message.get("body", b""))
             size += len(chunks[-1])
             more = message.get("more_body", False)
@@ -154,7 +158,7 @@ class BodyLimit:
 
 
 class AllowHeader:
-    """Answers OPTIONS (not CORS preflight) and corrects `Allow` on 405 from the spec's paths."""
+    """Answers OPTIONS (not a CORS preflight), and corrects `Allow` on a 405, from the spec's paths."""
 
     def __init__(self, app: ASGIApp, routes: dict[str, Any]) -> None:
         self.app = app
@@ -162,7 +166,7 @@ class AllowHeader:
 
     @staticmethod
     def table(spec: dict[str, Any], mounts: dict[str, list[str]]) -> dict[str, str]:
-        """{path regex: "GET, POST, ..."} for the spec's paths under each mount (prefix -> paths)."""
+        """{path regex: "GET, POST, ..."} for the spec's paths under each mount. `mounts` maps a prefix to its paths."""
         routes = {}
         for prefix, paths in mounts.items():
             for path in paths:

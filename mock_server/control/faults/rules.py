@@ -1,19 +1,20 @@
 """What a fault rule is, as the admin API takes it at /__mock__/faults, and which request it meets.
 
-A rule matches requests of the API by any of `method`, `path` (a spec path template), `operationId`,
-`surface` ("backend" or "gateway") and `session` (the request's X-Mock-Session or mock_session
-cookie, mock_server.control.mock_sessions.registry), and applies one `fault`:
+A rule matches requests of the API by any of `method`, `path`, `operationId`, `surface` and
+`session`. The `path` is a spec path template, and the `surface` is "backend" or "gateway". The
+`session` is the request's X-Mock-Session or mock_session cookie
+(mock_server.control.mock_sessions.registry). A rule applies one `fault`:
 
-- `delay`: wait `delay_ms`, or a lognormal time of median `median_ms` and shape `sigma`, then serve;
-- `status`: answer `status` (an error status) with its problem body, without serving;
-- `drop`: close the connection before any answer, without serving;
-- `empty`: serve, then answer the status and headers with an empty body;
-- `cut`: serve, then send half the body and close the connection;
-- `lost`: serve (a write is committed), then close the connection without an answer.
+- `delay`: wait `delay_ms`, or a lognormal time of median `median_ms` and shape `sigma`, then serve.
+- `status`: answer `status`, an error status, with its problem body, without serving.
+- `drop`: close the connection before any answer, without serving.
+- `empty`: serve, then answer the status and headers with an empty body.
+- `cut`: serve, then send half the body and close the connection.
+- `lost`: serve, so a write is committed, then close the connection without an answer.
 
-Any rule may also carry a delay. `probability` (default 1) and `count` (the next N matches; default
-every one) limit it. The first matching rule applies. A rule list is checked whole before it is
-installed, so that a wrong one changes nothing.
+Any rule may also carry a delay. `probability` (default 1) and `count` limit a rule. `count` is the
+next N matches, and by default it is every one. The first matching rule applies. A rule list is
+checked whole before it is installed, so that a wrong one changes nothing.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ FIELDS = {
 
 
 class RuleError(ValueError):
-    """A rule list that cannot be installed; the message names the rule and what is wrong."""
+    """A rule list that cannot be installed. The message names the rule and what is wrong."""
 
 
 @dataclass
@@ -57,7 +58,7 @@ class Rule:
     fault: str
     method: str | None = None
     path: str | None = None
-    operationId: str | None = None  # the name the admin API and the spec use
+    operationId: str | None = None  # The name the admin API and the spec use.
     surface: str | None = None
     session: str | None = None
     delay_ms: float | None = None
@@ -65,13 +66,13 @@ class Rule:
     sigma: float | None = None
     status: int | None = None
     probability: float = 1.0
-    count: int | None = None  # how many more times it applies; None: every time
+    count: int | None = None  # How many more times it applies. None means every time.
 
     def as_json(self) -> dict[str, Any]:
         return {name: value for name, value in vars(self).items() if value is not None}
 
     def delay(self, draw: Callable[[float, float], float]) -> float:
-        """Seconds to wait: fixed, drawn from the lognormal, or none."""
+        """Seconds to wait, fixed or drawn from the lognormal, or none."""
         if self.delay_ms is not None:
             return self.delay_ms / 1000
         if self.median_ms is not None and self.sigma is not None:
@@ -80,7 +81,7 @@ class Rule:
 
 
 def parse_rules(data: Any, index: OperationIndex) -> list[Rule]:
-    """The rule list of a PUT, checked whole: RuleError names the first rule and field that is wrong."""
+    """The rule list of a PUT, checked whole. RuleError names the first rule and field that is wrong."""
     if not isinstance(data, list):
         raise RuleError("the body must be a JSON array of rules")
     return [_parse_rule(item, f"rule {number}", index) for number, item in enumerate(data)]
@@ -140,7 +141,7 @@ def _number(value: Any) -> bool:
 
 
 def matches(rule: Rule, operation: Operation) -> bool:
-    """Whether `rule` names `operation` (its session aside)."""
+    """Whether `rule` names `operation`, its session aside."""
     return (
         rule.method in (None, operation.method)
         and rule.path in (None, operation.template)
@@ -150,8 +151,9 @@ def matches(rule: Rule, operation: Operation) -> bool:
 
 
 def routing_path(scope: Scope) -> str:
-    """The path as `addressing.RawPath` (inside this layer) will route it, as far as the operation
-    goes: an escaped `/` stays inside its segment (`/productlines/Slash%2FLine/` is one line)."""
+    """The path as `addressing.RawPath`, inside this layer, will route it, as far as the operation goes.
+
+    An escaped `/` stays inside its segment, so `/productlines/Slash%2FLine/` is one line."""
     raw: bytes | None = scope.get("raw_path")
     if not raw or b"%" not in raw:
         return str(scope["path"])
