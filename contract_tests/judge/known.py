@@ -1,17 +1,20 @@
 """What the run knows about the target's data before it starts testing, and what it made to know it.
 
-- `references`: for each field naming another collection's item (a product's `productline`), an
-  identifier in use. On an empty target the suite creates the item (a product line before its
-  products) and removes it at the end of the run.
-- `external`: for each field naming something outside this interface (`x-external-reference`, e.g. a
-  customer's sales representative, an employee), the values the target already serves. The suite
-  sends only those (or null when it knows none), since a backend may refuse a number it cannot know.
-- `items`: for each collection's identifier (the path parameter naming an item), the items its list's
-  first page showed when the run started: the items a generated request may address (judge/hooks.py),
-  fixed before testing, so that what is generated never depends on what other parts wrote since.
-- `identities`: the run's one identifier allocator (see identities.py).
+- `references` holds an identifier in use for each field naming another collection's item, such as
+  a product's `productline`. On an empty target the suite creates the item (a product line before
+  its products) and removes it at the end of the run.
+- `external` holds the values the target already serves for each field naming something outside
+  this interface (`x-external-reference`). An example is a customer's sales representative, who is an
+  employee. The suite sends only those, or null when it knows none, since a backend may refuse a
+  number it cannot know.
+- `items` holds, for each collection's identifier (the path parameter naming an item), the items its
+  list's first page showed when the run started. They are the items a generated request may address
+  (judge/hooks.py). They are fixed before testing, so that what is generated never depends on what
+  other parts wrote since.
+- `identities` is the run's one identifier allocator (see identities.py).
 
-Plain data, so that every check can read it; learning it from the target is judge/discovery.py's job.
+It is plain data, so that every check can read it. Learning it from the target is judge/discovery.py's
+job.
 """
 
 from __future__ import annotations
@@ -30,12 +33,12 @@ class Known:
     external: dict[str, list[Any]] = field(default_factory=dict)
     items: dict[str, list[Any]] = field(default_factory=dict)
     made: list[tuple[Collection, Any]] = field(default_factory=list)
-    """Items created so that references exist (collection, identifier), removed at the end of the run."""
+    """Items created so that references exist, as (collection, identifier). They are removed at the end of the run."""
     setup: list[str] = field(default_factory=list)
-    """The requests that created `made`, as curl commands: every reproduction on this target starts with them."""
+    """The requests that created `made`, as curl commands. Every reproduction on this target starts with them."""
 
     def external_value(self, name: str, prop: dict[str, Any]) -> Any:
-        """A value of an external reference the target serves; else null when nullable; else the example."""
+        """A value of an external reference the target serves, else null when nullable, else the example."""
         values = self.external.get(name) or []
         if values:
             return values[0]

@@ -386,8 +386,11 @@ MAX_SENTENCE_WORDS = 35
 """Words a docstring sentence of a rewritten module may have: a longer one packs several facts into one."""
 WORDED = (
     "contract_tests.cli",
+    "contract_tests.judge.consumer",
     "contract_tests.judge.consumer.replay",
+    "contract_tests.judge.consumer.revision",
     "contract_tests.judge.hooks",
+    "contract_tests.judge.known",
     "contract_tests.outcome.baseline",
     "contract_tests.outcome.standalone",
     "contract_tests.run.replay",
@@ -400,6 +403,7 @@ WORDED = (
     "mock_server.control.backend_client",
     "mock_server.control.bypass",
     "mock_server.control.faults.rules",
+    "mock_server.control.journal.redis",
     "mock_server.control.steering",
     "mock_server.control.swagger_ui",
     "mock_server.http.limits",

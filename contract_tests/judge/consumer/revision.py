@@ -1,20 +1,20 @@
 """A consumer contract read against a spec revision alone: the pull-request gate of a spec change.
 
 The revision is read as the suite reads any spec, then validated whole by openapi-spec-validator
-(`load_spec`). Each recorded interaction is then checked against it, as what this consumer sends and
-reads, not as a general spec diff:
+(`load_spec`). Each recorded interaction is then checked against it as what this consumer sends and
+reads, not as a general spec diff. The revision must honour all of these:
 
-- its operation is still there, at the same method and path;
-- every query parameter it sends is still declared, its recorded value still valid
-  (openapi-schema-validator), and no query parameter it does not send became required;
-- its body's media type is still accepted, the recorded body is still valid (a field that became
-  required, a value narrowed), every field it sends is still in the body's schema;
-- the security scheme it used still admits it;
-- every status it got as a 2xx is still documented, with every response field it received.
+- The interaction's operation is still there, at the same method and path.
+- Every query parameter it sends is still declared, and its recorded value is still valid
+  (openapi-schema-validator). No query parameter that it does not send became required.
+- Its body's media type is still accepted, and the recorded body is still valid. A field that became
+  required or a value narrowed breaks that. Every field it sends is still in the body's schema.
+- The security scheme it used still admits it.
+- Every status it got as a 2xx is still documented, with every response field it received.
 
-A form's values are text on the wire: before validation they are read as the spec's decision for forms
-says (numbers as their decimal text, an empty value of a nullable field as null). Verdicts go to the
-ledger under the interaction's name, as the check `consumer_revision`.
+A form's values are text on the wire. So before validation they are read as the spec's decision for
+forms says: numbers as their decimal text, and an empty value of a nullable field as null. Verdicts
+go to the ledger under the interaction's name, as the check `consumer_revision`.
 """
 
 from __future__ import annotations
@@ -38,21 +38,21 @@ JSON = dict[str, Any]
 
 
 def load_spec(path: Path | None) -> Spec:
-    """The spec at `path` (default: the bundled one), valid OpenAPI (SpecError, one line, otherwise)."""
+    """The spec at `path`, by default the bundled one, as valid OpenAPI. Otherwise it raises SpecError, one line."""
     spec = Spec.load(path)
     try:
         validate(spec.raw)
     except OpenAPIValidationError as exc:
         where = "/".join(str(part) for part in exc.absolute_path)
         problem = (
-            f"fails the OpenAPI {spec.raw.get('openapi')} schema's {exc.validator}"  # its message quotes the value
+            f"fails the OpenAPI {spec.raw.get('openapi')} schema's {exc.validator}"  # Its message quotes the value.
         )
         raise SpecError(f"{path or 'the bundled spec'} is not valid OpenAPI at /{where}: {problem}") from None
     return spec
 
 
 def check(spec: Spec, contract: Contract, ledger: Ledger, progress: Callable[[str], None]) -> None:
-    """Each interaction of `contract` against `spec`: a pass or a violation listing what breaks."""
+    """Judge each interaction of `contract` against `spec`, as a pass or a violation listing what breaks."""
     run = ledger.consumer
     assert run is not None
     for interaction in contract.interactions:
@@ -76,13 +76,13 @@ def _recorded(interaction: Interaction) -> str:
     body = "" if example["body"] is None else " " + json.dumps(example["body"], ensure_ascii=False)
     media = f" ({interaction.media_type})" if interaction.media_type else ""
     path = interaction.raw["path"]
-    for name, value in example["path"].items():  # never str.format: the file is input
+    for name, value in example["path"].items():  # Never str.format, because the file is input.
         path = path.replace(f"{{{name}}}", value)
     return f"recorded example: {interaction.raw['method']} {path}{'?' + query if query else ''}{media}{body}"
 
 
 def breaks(spec: Spec, interaction: Interaction) -> list[str]:
-    """What of `interaction` the spec no longer honours, in words; empty when nothing."""
+    """What of `interaction` the spec no longer honours, in words. It is empty when nothing."""
     method, path = interaction.raw["method"], interaction.raw["path"]
     op = spec.operations.get(interaction.operation)
     if op is None:
@@ -155,7 +155,7 @@ def _security(spec: Spec, op: Operation, interaction: Interaction) -> Iterable[s
     used = set(interaction.request["auth"])
     statuses = {int(status) for status in interaction.raw["responses"]}
     if not used and not any(200 <= status < 300 for status in statuses):
-        return  # it was refused for want of credentials already
+        return  # It was refused for want of credentials already.
     if not any(set(requirement) <= used for requirement in requirements):
         schemes = " or ".join(" + ".join(sorted(requirement)) or "none" for requirement in requirements)
         yield f"its credentials ({' + '.join(sorted(used)) or 'none'}) are no longer admitted: {schemes}"
@@ -183,8 +183,9 @@ def _responses(op: Operation, interaction: Interaction) -> Iterable[str]:
 
 
 def has_field(schema: JSON, path: str) -> bool:
-    """Whether `schema` (dereferenced) can hold the field at `path` (`results[].productline`): a free-form
-    object (no `properties`) holds any field."""
+    """Whether `schema`, dereferenced, can hold the field at `path`, such as `results[].productline`.
+
+    A free-form object, one with no `properties`, holds any field."""
     steps: list[str] = []
     for part in path.split("."):
         name, _, lists = part.partition("[]")
@@ -207,7 +208,7 @@ def has_field(schema: JSON, path: str) -> bool:
 
 
 def _merged(schema: JSON) -> JSON:
-    """An `allOf`'s parts as one schema (their properties together): enough to look a field up."""
+    """An `allOf`'s parts as one schema, with their properties together. That is enough to look a field up."""
     if "allOf" not in schema:
         return schema
     merged: JSON = {key: value for key, value in schema.items() if key != "allOf"}
@@ -218,8 +219,9 @@ def _merged(schema: JSON) -> JSON:
 
 
 def _read(value: Any, schema: JSON) -> Any:
-    """A value sent as text (a query, a form), read as the spec's type: the empty value of a nullable
-    field is null, numbers and booleans their text."""
+    """A value sent as text (a query, a form), read as the spec's type.
+
+    The empty value of a nullable field is null. Numbers and booleans are read from their text."""
     if not isinstance(value, str):
         return value
     if value == "" and schema.get("nullable"):

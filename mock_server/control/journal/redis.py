@@ -1,19 +1,22 @@
-"""The request journal of a shared state: one Redis list that every replica appends to, so that "was
-this called N times" has one answer behind a load balancer.
+"""The request journal of a shared state: one Redis list that every replica appends to.
+
+So "was this called N times" has one answer behind a load balancer.
 
 A request never waits for Redis. `record` keeps the exchange in this replica's ring, as the in-memory
-`Journal` does, and the first exchange of a batch schedules its push for the next event-loop iteration:
-one MULTI (RPUSH, LTRIM to `journal_size`, INCRBY of the counter) with every exchange answered meanwhile,
-written to a connection that Redis sends no replies to (`Pusher`): a push is one send, never a wait
-(waiting for a pipeline's reply took a lone GET from 0.25 to 0.47 ms). An exchange is thus in Redis one
-iteration after its response, unless the OS preempts the replica in between. A read pushes this replica's
-batch in the MULTI of its LRANGE. Ids are unique across replicas: the counter is the number of entries ever
-pushed, so an entry's id is the counter less the entries pushed after it.
+`Journal` does. The first exchange of a batch schedules its push for the next event-loop iteration.
+The push is one MULTI (RPUSH, LTRIM to `journal_size`, INCRBY of the counter) with every exchange
+answered meanwhile. It is written to a connection that Redis sends no replies to (`Pusher`). So a
+push is one send, never a wait: waiting for a pipeline's reply took a lone GET from 0.25 to 0.47 ms.
+An exchange is thus in Redis one iteration after its response, unless the OS preempts the replica in
+between. A read pushes this replica's batch in the MULTI of its LRANGE.
 
-Redis failing while recording drops the batch (one warning per outage; no push is tried for `RETRY_S`);
-a read while Redis does not answer is `StateUnavailable` (503). An entry is stored raw, as JSON with its
-bytes as latin-1 text (lossless); masking and the rest happen at read time (`Journal.as_json`), so both
-journals answer the same JSON.
+Ids are unique across replicas. The counter is the number of entries ever pushed, so an entry's id is
+the counter less the entries pushed after it.
+
+Redis failing while recording drops the batch. There is one warning per outage, and no push is tried
+for `RETRY_S`. A read while Redis does not answer is `StateUnavailable` (503). An entry is stored raw,
+as JSON with its bytes as latin-1 text, which loses nothing. Masking and the rest happen at read time
+(`Journal.as_json`), so both journals answer the same JSON.
 """
 
 from __future__ import annotations
@@ -35,17 +38,19 @@ from mock_server.spec.quoting import cut
 from mock_server.state.redis.layout import HASH_TAG
 from mock_server.state.redis.store import unavailable
 
-ENTRIES = f"{HASH_TAG}:journal"  # LIST: the entries, oldest first, each a JSON array of `Entry`'s fields but the id
-PUSHED = f"{HASH_TAG}:journal:pushed"  # the number of entries ever pushed: the id of the newest
+# A LIST of the entries, oldest first. Each is a JSON array of `Entry`'s fields but the id.
+ENTRIES = f"{HASH_TAG}:journal"
+PUSHED = f"{HASH_TAG}:journal:pushed"  # The number of entries ever pushed, which is the id of the newest.
 KEY_ENTRIES, KEY_PUSHED = ENTRIES.encode(), PUSHED.encode()
-RETRY_S = 1.0  # after a failed push, batches are dropped without asking Redis for this long
-PUSH_TIMEOUT_S = 0.25  # a push Redis does not take in this long is dropped: requests wait for no more
-IDLE_S = 1.0  # a push after this long without one first checks that Redis did not close the connection
-FOLLOW_S = 0.1  # while a dashboard page is open, Redis is asked this often for the entries pushed since
-READ_TIMEOUT_S = 2.0  # a read (a list, a look for the stream) that Redis does not answer in this long has failed
+RETRY_S = 1.0  # After a failed push, batches are dropped without asking Redis for this long.
+PUSH_TIMEOUT_S = 0.25  # A push Redis does not take in this long is dropped, so requests wait for no more.
+IDLE_S = 1.0  # A push after this long without one first checks that Redis did not close the connection.
+FOLLOW_S = 0.1  # While a dashboard page is open, Redis is asked this often for the entries pushed since.
+READ_TIMEOUT_S = 2.0  # A read (a list, a look for the stream) that Redis does not answer in this long has failed.
 
-# KEYS ENTRIES, PUSHED; ARGV the id seen last (-1: none yet), the list's size: the newest id, and the
-# entries after the one seen (one script: the id and the list of one moment)
+# The keys are ENTRIES and PUSHED. The arguments are the id seen last (-1 for none yet) and the list's
+# size. The answer is the newest id and the entries after the one seen. It is one script, so that the
+# id and the list are of one moment.
 NEWER = """
 local pushed = tonumber(redis.call('GET', KEYS[2]) or '0')
 local seen = tonumber(ARGV[1])
@@ -58,17 +63,18 @@ log = logging.getLogger("mock_server.journal")
 
 
 class RedisJournal(Journal):
-    """`Journal` whose ring is this replica's batch, emptied into Redis each event-loop iteration;
-    every read is of the list all replicas share."""
+    """`Journal` whose ring is this replica's batch, emptied into Redis each event-loop iteration.
+
+    Every read is of the list all replicas share."""
 
     def __init__(self, url: str, size: int, index: OperationIndex, replica: str = "") -> None:
         super().__init__(size, index, replica)
         self.size = size
-        self.client = bounded_client(url)  # reads: a silent Redis is a 503 soon, never a hang
+        self.client = bounded_client(url)  # For reads, so a silent Redis is a 503 soon, never a hang.
         self.pusher = Pusher(url)
         self._retry_at = 0.0
-        self._failing = False  # the last push failed (and was logged)
-        # the dashboard's streams: every replica's rows, read from Redis every FOLLOW_S while one is open
+        self._failing = False  # Whether the last push failed, and so was logged.
+        # The dashboard's streams get every replica's rows, read from Redis every FOLLOW_S while one is open.
         self.followers: list[Callable[[tuple[Any, ...]], None]] = []
         self._following: asyncio.Task[None] | None = None
         self._newer = self.client.register_script(NEWER)
@@ -90,11 +96,11 @@ class RedisJournal(Journal):
             asyncio.get_running_loop().call_soon(self._push)
 
     def entries(self) -> list[Entry]:
-        """Every replica's entries, oldest first (in the order they reached Redis)."""
+        """Every replica's entries, oldest first, in the order they reached Redis."""
         try:
             with self.client.pipeline() as pipe:
                 for command in self._batch():
-                    pipe.execute_command(*command)  # type: ignore[no-untyped-call]  # redis-py's own is untyped
+                    pipe.execute_command(*command)  # type: ignore[no-untyped-call]  # redis-py's own is untyped.
                 pipe.lrange(ENTRIES, 0, -1)
                 pipe.get(PUSHED)
                 *_, rows, pushed = pipe.execute()
@@ -107,7 +113,7 @@ class RedisJournal(Journal):
         """Call `subscriber` with every replica's rows from now on, read from Redis every `FOLLOW_S`."""
         self.followers.append(subscriber)
         if self._following is None:
-            try:  # now, so that what is pushed after the page opened is shown, however soon
+            try:  # Look now, so that what is pushed after the page opened is shown, however soon.
                 seen: int | None = self._rows_after(None)[0]
             except redis.RedisError:
                 seen = None
@@ -121,7 +127,7 @@ class RedisJournal(Journal):
             self._following = None
 
     async def _follow(self, seen: int | None) -> None:
-        """Hand each follower the rows pushed since the last look (at most the journal's size)."""
+        """Hand each follower the rows pushed since the last look, at most the journal's size."""
         failing = False
         while True:
             try:
@@ -138,13 +144,13 @@ class RedisJournal(Journal):
             await asyncio.sleep(FOLLOW_S)
 
     def _rows_after(self, seen: int | None) -> tuple[int, list[tuple[Any, ...]]]:
-        """The id of the newest entry, and the rows of those after `seen` (None: none, only the id)."""
+        """The id of the newest entry, and the rows of those after `seen`. With `seen` None, only the id."""
         pushed, stored = self._newer(keys=[ENTRIES, PUSHED], args=[-1 if seen is None else seen, self.size])
         first = int(pushed) - len(stored) + 1
         return int(pushed), [stored_row(first + n, text) for n, text in enumerate(stored)]
 
     def clear(self) -> None:
-        """Every replica's entries; ids go on from the last one."""
+        """Clear every replica's entries. Ids go on from the last one."""
         self.rows.clear()
         try:
             self.client.delete(ENTRIES)
@@ -152,12 +158,12 @@ class RedisJournal(Journal):
             raise unavailable(error, "journal") from None
 
     def _push(self) -> None:
-        """Send the batch, or drop it: a request never fails, nor waits, for the journal."""
+        """Send the batch, or drop it, because a request never fails, nor waits, for the journal."""
         if time.monotonic() < self._retry_at:
             self.rows.clear()
             return
         batch = self._batch()
-        if not batch:  # a read took it
+        if not batch:  # A read took it.
             return
         try:
             self.pusher.send([b"MULTI"], *batch, [b"EXEC"])
@@ -171,7 +177,7 @@ class RedisJournal(Journal):
         self._failing = False
 
     def _batch(self) -> list[list[bytes]]:
-        """The commands that push the batch (none for an empty one), which is then forgotten."""
+        """The commands that push the batch, none for an empty one. The batch is then forgotten."""
         rows = [stored(row, self.replica) for row in self.rows]
         self.rows.clear()
         if not rows:
@@ -184,7 +190,7 @@ class RedisJournal(Journal):
 
 
 class Connection(Protocol):
-    """What is used of one redis-py connection (its methods carry no type hints)."""
+    """What is used of one redis-py connection, because its methods carry no type hints."""
 
     def connect(self) -> None: ...
 
@@ -196,20 +202,21 @@ class Connection(Protocol):
 
 
 class Pusher:
-    """A connection that Redis sends no replies to (CLIENT REPLY OFF): a push costs one send and never
-    waits for Redis. A connection that Redis closed (found so by a send, or after `IDLE_S` without any
-    by a poll: an idle one may have timed out) is replaced at once, and its push sent once more."""
+    """A connection that Redis sends no replies to (CLIENT REPLY OFF), so a push costs one send and never waits.
+
+    A connection that Redis closed is replaced at once, and its push is sent once more. A send finds it
+    closed. So does a poll after `IDLE_S` without any send, because an idle one may have timed out."""
 
     def __init__(self, url: str) -> None:
         pool = redis.ConnectionPool.from_url(url, socket_timeout=PUSH_TIMEOUT_S, socket_connect_timeout=PUSH_TIMEOUT_S)
         self._connect_to: Callable[[], Connection] = lambda: cast(Connection, pool.make_connection())
         self._connection: Connection | None = None
         self._sent_at = time.monotonic()
-        with contextlib.suppress(redis.RedisError):  # now: the first push then waits for no connection set-up
+        with contextlib.suppress(redis.RedisError):  # Connect now, so the first push waits for no set-up.
             self._connection = self._connected()
 
     def send(self, *commands: list[bytes]) -> None:
-        """Send `commands`, whose replies are never read; RedisError if no connection takes them."""
+        """Send `commands`, whose replies are never read. It raises RedisError if no connection takes them."""
         packet = packed(*commands)
         connection, now = self._connection, time.monotonic()
         if connection is not None and (now - self._sent_at < IDLE_S or _open(connection)):
@@ -218,7 +225,7 @@ class Pusher:
                 self._sent_at = now
                 return
             except redis.RedisError:
-                pass  # closed under us (redis-py has disconnected it): once more, on a new connection
+                pass  # Closed under us, and redis-py has disconnected it. Send once more, on a new connection.
         self._connection = None
         connection = self._connected()
         connection.send_packed_command([packet], check_health=False)
@@ -232,7 +239,7 @@ class Pusher:
 
 
 def _open(connection: Connection) -> bool:
-    """Whether Redis kept `connection` open: it sends nothing there but, on closing it, an end of file."""
+    """Whether Redis kept `connection` open. Redis sends nothing there but an end of file, on closing it."""
     try:
         if not connection.can_read(timeout=0):
             return True
@@ -243,15 +250,15 @@ def _open(connection: Connection) -> bool:
 
 
 def bounded_client(url: str) -> redis.Redis:
-    """A client whose every wait is bounded: a silent Redis fails a read (503), never hangs it."""
+    """A client whose every wait is bounded, so a silent Redis fails a read (503), never hangs it."""
     client = redis.Redis.from_url(url, socket_timeout=READ_TIMEOUT_S, socket_connect_timeout=READ_TIMEOUT_S)
-    with contextlib.suppress(redis.RedisError):  # connected now, not during a request (backends.connected)
+    with contextlib.suppress(redis.RedisError):  # Connect now, not during a request (backends.connected).
         client.ping()
     return client
 
 
 def packed(*commands: list[bytes]) -> bytes:
-    """`commands` in RESP, the protocol's request form; each entry copied once (a batch is ~100 KiB of them)."""
+    """`commands` in RESP, the protocol's request form. Each entry is copied once, as a batch is ~100 KiB of them."""
     parts = []
     for command in commands:
         parts.append(b"*%d\r\n" % len(command))
@@ -261,8 +268,9 @@ def packed(*commands: list[bytes]) -> bytes:
 
 
 def stored(row: tuple[Any, ...], replica: str) -> bytes:
-    """A row of the ring, less its local id, as JSON, with the replica that served it; its bytes as
-    latin-1 text (one character a byte)."""
+    """A row of the ring, less its local id, as JSON, with the replica that served it.
+
+    Its bytes are latin-1 text, one character a byte."""
     _, at, method, path, query, status, duration, asked, answered, request_body, response_body, fault, violations = row
     return orjson.dumps(
         (
@@ -289,7 +297,7 @@ def entry(id_: int, text: bytes) -> Entry:
 
 
 def stored_row(id_: int, text: bytes) -> tuple[Any, ...]:
-    """The row of `Entry`'s fields that `stored` wrote (an entry of an older version names no replica)."""
+    """The row of `Entry`'s fields that `stored` wrote. An entry of an older version names no replica."""
     fields = orjson.loads(text)
     at, method, path, query, status, duration, asked, answered, request_body, response_body = fields[:10]
     return (
@@ -304,8 +312,8 @@ def stored_row(id_: int, text: bytes) -> tuple[Any, ...]:
         _raw(answered),
         request_body.encode("latin-1"),
         response_body.encode("latin-1"),
-        fields[10],  # the fault
-        fields[11],  # the violations
+        fields[10],  # The fault.
+        fields[11],  # The violations.
         fields[12] if len(fields) > 12 else "",
     )
 
