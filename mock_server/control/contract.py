@@ -1,17 +1,22 @@
 """The consumer contract: what a front end's traffic on the mock asked of the API, read from the journal.
 
-Each journal entry the API answered (not a fault's answer) becomes one request shape of its operation:
-the surface, the query parameters present, the body's media type, the body fields sent and which of
-them were empty or null, and the security schemes it used. A shape keeps one example (the first with a
-2xx answer, else the first; credentials masked as the journal masks them, identifier values listed in
-`references`), the statuses the mock answered and, per status, the response fields received (`[]`
-marks a list's items; an answer cut at the journal's limit is read up to its last whole value and
-says `truncated`). Entries that cannot be read into a shape are counted in `unrecorded` with why;
-`journal_full` says the journal was at its size (`--journal-size`), so older requests may be missing.
+Each journal entry the API answered, not a fault's answer, becomes one request shape of its
+operation. A shape is the surface, the query parameters present, the body's media type, the body
+fields sent and which of them were empty or null, and the security schemes it used. A shape keeps:
 
-The document is stable: the same traffic gives the same bytes (sorted, no time, no journal id). Its
-shape is `contract_tests/outcome/consumer_contract.schema.json` (`format`, `version`); the suite reads it back.
-Identifiers are the names of the spec's path parameters: a value of such a field names an item.
+- One example: the first with a 2xx answer, else the first. Its credentials are masked as the
+  journal masks them, and its identifier values are listed in `references`.
+- The statuses the mock answered.
+- Per status, the response fields received. `[]` marks a list's items. An answer cut at the
+  journal's limit is read up to its last whole value and says `truncated`.
+
+Entries that cannot be read into a shape are counted in `unrecorded`, with why. `journal_full` says
+the journal was at its size (`--journal-size`), so older requests may be missing.
+
+The document is stable: the same traffic gives the same bytes, because it is sorted and holds no time
+and no journal id. Its shape is `contract_tests/outcome/consumer_contract.schema.json` (`format`,
+`version`), and the suite reads it back. Identifiers are the names of the spec's path parameters,
+because a value of such a field names an item.
 """
 
 from __future__ import annotations
@@ -31,16 +36,16 @@ from shop_contract.document import dereference, digest
 
 FORMAT = "shop-consumer-contract"
 VERSION = 1
-FIELD_DEPTH = 4  # levels of a response body whose field names are recorded ("results[].productline" is 2)
+FIELD_DEPTH = 4  # The levels of a response body whose field names are recorded. "results[].productline" is 2.
 _TOKEN = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|[\[\]{},]', re.DOTALL)
 _CLOSERS = {"[": "]", "{": "}"}
 PREFLIGHT = b"access-control-request-method"
-CUT_TRIES = 20  # last commas of a cut answer tried as its end
+CUT_TRIES = 20  # The last commas of a cut answer tried as its end.
 Shape = tuple[str, str, tuple[str, ...], str | None, tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 
 
 def identifiers(spec: Schema) -> frozenset[str]:
-    """The names of the spec's path parameters: the fields whose values name an item."""
+    """The names of the spec's path parameters, which are the fields whose values name an item."""
     names: set[str] = set()
     for item in spec["paths"].values():
         item = dereference(item, spec)
@@ -50,7 +55,7 @@ def identifiers(spec: Schema) -> frozenset[str]:
 
 
 def schemes_used(spec: Schema, headers: dict[str, str]) -> tuple[str, ...]:
-    """The spec's security schemes whose credentials the (masked) request headers carry, by name."""
+    """The spec's security schemes whose credentials the masked request headers carry, by name."""
     used = []
     for name, scheme in spec.get("components", {}).get("securitySchemes", {}).items():
         if scheme.get("type") == "apiKey" and scheme.get("in") == "header":
@@ -64,8 +69,9 @@ def schemes_used(spec: Schema, headers: dict[str, str]) -> tuple[str, ...]:
 
 
 def read_body(text: str, content_type: str) -> dict[str, Any] | None:
-    """The request body's top-level fields (a form's values as text, the last of a repeated one); None
-    when it is not an object of fields this reads (JSON, a form, multipart)."""
+    """The request body's top-level fields, or None when it is not an object of fields this reads.
+
+    It reads JSON, a form and multipart. A form's values are text, and a repeated one counts its last."""
     media_type = content_type.partition(";")[0].strip().lower()
     if media_type == "application/json" or media_type.endswith("+json"):
         try:
@@ -81,7 +87,7 @@ def read_body(text: str, content_type: str) -> dict[str, Any] | None:
 
 
 def _multipart(text: str, content_type: str) -> dict[str, Any] | None:
-    """A multipart body's fields (read from the journal's text, its credentials already masked)."""
+    """A multipart body's fields, read from the journal's text with its credentials already masked."""
     header = content_type.replace("\r", " ").replace("\n", " ")
     message = email.parser.Parser(policy=email.policy.HTTP).parsestr(f"Content-Type: {header}\r\n\r\n{text}")
     if not message.is_multipart():
@@ -96,7 +102,7 @@ def _multipart(text: str, content_type: str) -> dict[str, Any] | None:
 
 
 def read_response(text: str, truncated: bool) -> Any:
-    """The JSON answer; one cut at the journal's limit is read up to its last whole member."""
+    """The JSON answer. One cut at the journal's limit is read up to its last whole member."""
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
@@ -104,7 +110,7 @@ def read_response(text: str, truncated: bool) -> Any:
     if not truncated:
         return None
     stack: list[str] = []
-    cuts: list[tuple[int, str]] = []  # before each comma: the text up to it, closed, may be whole JSON
+    cuts: list[tuple[int, str]] = []  # Before each comma, the text up to it, closed, may be whole JSON.
     for match in _TOKEN.finditer(text):
         token = match.group()
         if token in _CLOSERS:
@@ -113,7 +119,7 @@ def read_response(text: str, truncated: bool) -> Any:
             stack.pop()
         elif token == "," and stack:
             cuts.append((match.start(), "".join(reversed(stack))))
-    for end, closers in reversed(cuts[-CUT_TRIES:]):  # the last cut may fall in a string the limit left open
+    for end, closers in reversed(cuts[-CUT_TRIES:]):  # The last cut may fall in a string the limit left open.
         try:
             return json.loads(text[:end] + closers)
         except (ValueError, RecursionError):
@@ -146,8 +152,10 @@ class Recorder:
         self.identifiers = identifiers(spec)
 
     def document(self, name: str, entries: Iterable[Entry], journal_full: bool = False) -> dict[str, Any]:
-        """The contract of `entries`; `journal_full`: the journal was at its size, so older requests
-        may be missing (the document says so: `journal_full`)."""
+        """The contract of `entries`.
+
+        `journal_full` says the journal was at its size, so older requests may be missing. The document
+        says so too, in `journal_full`."""
         shapes: dict[Shape, dict[str, Any]] = {}
         unrecorded: dict[tuple[str, str], int] = {}
         for entry in entries:
@@ -271,7 +279,7 @@ def _unrecordable(entry: Entry, operation: Operation | None) -> str | None:
         return "answered by an injected fault, not the mock"
     if entry.status is None:
         return "no answer (the connection was dropped)"
-    if len(entry.request_body) > BODY_LIMIT:  # its shape and example would be a cut body's
+    if len(entry.request_body) > BODY_LIMIT:  # Its shape and example would be a cut body's.
         return f"a request body longer than the journal keeps ({BODY_LIMIT} bytes)"
     return None
 

@@ -402,6 +402,7 @@ WORDED = (
     "mock_server.control.admin_guard",
     "mock_server.control.backend_client",
     "mock_server.control.bypass",
+    "mock_server.control.contract",
     "mock_server.control.faults.rules",
     "mock_server.control.journal.redis",
     "mock_server.control.steering",
@@ -412,6 +413,7 @@ WORDED = (
     "mock_server.shutdown",
     "mock_server.state.redis.layout",
     "mock_server.state.redis.scripts",
+    "mock_server.state.redis.store",
 )
 """The modules whose docstrings are written in short whole sentences (issue 38). A module joins the list
 once it is rewritten, so the rule holds what was done without failing the modules not yet done."""

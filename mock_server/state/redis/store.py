@@ -1,21 +1,21 @@
 """The state in Redis (or Valkey), shared by every replica that names the same server and database.
 
-Each operation is one Lua script of `scripts.py` (reads too, so a page is one consistent
-snapshot), over the keys of `layout.py`; the domain rules and error messages are those of the
-in-memory store. The first replica to start seeds the state (under a lock, from fixtures it reads
-only then) and keeps the seed in Redis for reset; a replica that finds the state seeded joins it
+Each operation is one Lua script of `scripts.py`, over the keys of `layout.py`. Reads are scripts
+too, so a page is one consistent snapshot. The domain rules and error messages are those of the
+in-memory store. The first replica to start seeds the state, under a lock, from fixtures it reads
+only then. It keeps the seed in Redis for a reset. A replica that finds the state seeded joins it
 without reading any fixture. A bulk load (seed, import) is written to staging keys and swapped in by
 one script, so no replica ever sees half of it.
 
-The client is redis-py's synchronous one: a store call is one round trip that the event loop waits
+The client is redis-py's synchronous one. A store call is one round trip that the event loop waits
 for, as the in-memory store's calls are plain function calls. Reads are answered from the replica's
-`LocalCopy` while Redis reports no change to the live state; writes always go to Redis, and read the
+`LocalCopy` while Redis reports no change to the live state. Writes always go to Redis, and read the
 rows they compare against from Redis, never from the copy.
 
-A page is asked for by rank, which Redis reads as a 64-bit integer: a rank past any collection
-Redis could hold is asked for as `MAX_RANK`, so every page past the last, however large its number,
-is an empty page (404, as in memory), never a Redis error. A Redis error is logged whole (a
-script's SHA and line are for the operator) and answered with one stable message (`unavailable`).
+A page is asked for by rank, which Redis reads as a 64-bit integer. A rank past any collection Redis
+could hold is asked for as `MAX_RANK`. So every page past the last, however large its number, is an
+empty page (404, as in memory), never a Redis error. A Redis error is logged whole, because a
+script's SHA and line are for the operator. It is answered with one stable message (`unavailable`).
 
 Long because it is one class, the `Store` protocol over Redis, as `memory.MemoryStore` is over a
 dict. Every operation is a method over the same client, local copy and key layout. What stands
@@ -88,19 +88,21 @@ T = TypeVar("T")
 
 
 def unavailable(error: redis.RedisError, call: str) -> StateUnavailable:
-    """The domain error (503) a Redis failure during a request is: its detail is `UNAVAILABLE`, the
-    failure itself (a script's SHA and line, a key of the wrong type, a lost connection) is logged,
-    and counted as a failure of `call` (a store method, or the part of the mock that called)."""
+    """The domain error (503) that a Redis failure during a request becomes. Its detail is `UNAVAILABLE`.
+
+    The failure itself is logged: a script's SHA and line, a key of the wrong type, a lost connection.
+    It is counted as a failure of `call`, a store method or the part of the mock that called."""
     REDIS_ERRORS.labels(call).inc()
-    outage = isinstance(error, redis.ConnectionError | redis.TimeoutError)  # else a script's or a command's error
+    outage = isinstance(error, redis.ConnectionError | redis.TimeoutError)  # Else a script's or a command's error.
     level = logging.WARNING if outage else logging.ERROR
     log.log(level, "The shared state failed: %s: %s", type(error).__name__, cut(str(error)))
     return StateUnavailable(UNAVAILABLE)
 
 
 def answering(method: Callable[P, T]) -> Callable[P, T]:
-    """A Redis failure during a request as a domain error (503), not a traceback; each call timed and
-    each failure counted (`ops.instruments`)."""
+    """A Redis failure during a request as a domain error (503), not a traceback.
+
+    Each call is timed and each failure counted (`ops.instruments`)."""
 
     name = method.__name__
     latency = REDIS_LATENCY.labels(name)
@@ -119,7 +121,7 @@ def answering(method: Callable[P, T]) -> Callable[P, T]:
 
 
 def ranks(offset: int, limit: int) -> tuple[int, int]:
-    """The first and last rank of a page (limit > 0), each at most `MAX_RANK`: past every member anyway."""
+    """The first and last rank of a page (limit > 0), each at most `MAX_RANK`, which is past every member anyway."""
     return min(offset, MAX_RANK), min(offset + limit - 1, MAX_RANK)
 
 
@@ -127,8 +129,8 @@ class RedisStore:
     """`Store` over one Redis database; open it with `RedisStore.open`."""
 
     def __init__(self, url: str, fields: Mapping[str, Sequence[str]]) -> None:
-        # requests: redis-py's timeouts (5 s); bulk work (seed, import, reset, export) may take
-        # minutes at 10^6 records, with Redis busy running one script: no read timeout
+        # Requests get redis-py's timeouts (5 s). Bulk work (seed, import, reset, export) may take
+        # minutes at 10^6 records, with Redis busy running one script, so it has no read timeout.
         self.client = client = redis.Redis.from_url(url)
         self.bulk = bulk = redis.Redis.from_url(url, socket_timeout=None)
         self.fields = {name: tuple(fields[name]) for name in COLLECTIONS}
