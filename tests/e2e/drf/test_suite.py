@@ -2,7 +2,8 @@
 
 The correct backend gives no violation; each variant with one defect DRF services commonly ship is
 reported by its named check; the `realistic` variant (the real service of issue 17, three defects at
-once) shows its three defects and nothing else. The three-seed runs carry the `drf` marker and run in
+once) shows its three defects and nothing else; the correct backend ignoring letter case as on MySQL
+(`case_insensitive`) gets no report either. The three-seed runs carry the `drf` marker and run in
 `tox -e drf`, on Django as it is deployed: gunicorn's sync workers. The default run has the correct
 backend and one variant under gunicorn (tests/e2e/test_zoo.py). The tokens come from a running
 mock's realm, which the backend verifies against.
