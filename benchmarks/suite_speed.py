@@ -7,18 +7,25 @@ line is its time in that phase. With more than one worker the lines interleave, 
 figures are given for one worker only.
 
     python -m benchmarks suite_speed [--profiles default,fast] [--workers 1,2] [--seed 1] [--gateway]
-                                     [--check-variants]
+                                     [--check-variants] [--baseline DIR [--rounds 2]]
 
 `--gateway` checks the gateway's surface as well (its customers operations, with a token from the
 mock's realm), as a CI gate of a service behind the gateway would.
 
 `--check-variants` also runs tests/e2e/test_broken_variants.py, which runs the suite's fast
 profile against each deliberately broken variant of the mock and requires the right check to fail.
+
+`--baseline DIR` (a `git archive` of an earlier commit) runs that tree's suite too (`PYTHONPATH=DIR`),
+against this tree's mock, the trees taking turns for `--rounds` rounds, and reports each run's CPU time
+(the suite's, with its children, and the mock's) beside its wall time: on a loaded machine CPU time
+shows a change of a few per cent where wall time swings by half. Issue 40's near misses were measured
+so, against the tree before them (`git archive f7f277a^1`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -40,15 +47,29 @@ OPERATION_LINE = re.compile(r"^\[(?P<surface>\w+)\]\s{3}(?P<operation>[A-Z]+ \S+
 LABEL_LINE = re.compile(r"^\[(?P<surface>\w+)\] (?P<label>[\w ]+)$")
 
 
-def timed_lines(command: list[str], cwd: Path) -> tuple[list[tuple[float, str]], float, int]:
-    """Run `command`, returning its stdout lines with arrival times, the wall time and the exit code."""
+def timed_lines(
+    command: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> tuple[list[tuple[float, str]], float, int, float]:
+    """Run `command` (with `env` added to the environment), returning its stdout lines with arrival
+    times, the wall time, the exit code and its CPU time (user and system, its children included)."""
     started = time.perf_counter()
     lines: list[tuple[float, str]] = []
-    with subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as process:
+    environment = {**os.environ, **(env or {})}
+    with subprocess.Popen(
+        command, cwd=cwd, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    ) as process:
         assert process.stdout is not None
         for line in process.stdout:
             lines.append((time.perf_counter() - started, line.rstrip("\n")))
-    return lines, time.perf_counter() - started, process.returncode
+        _, status, usage = os.wait4(process.pid, 0)  # wait4: the CPU time of this one child
+        process.returncode = os.waitstatus_to_exitcode(status)
+    return lines, time.perf_counter() - started, process.returncode, usage.ru_utime + usage.ru_stime
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a running process so far, from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime: fields 14 and 15
 
 
 def attribute(lines: list[tuple[float, str]]) -> tuple[dict[str, float], dict[str, float]]:
@@ -75,10 +96,11 @@ def attribute(lines: list[tuple[float, str]]) -> tuple[dict[str, float], dict[st
     return dict(operations), dict(parts)
 
 
-def run_suite(profile: str, workers: int, seed: int, gateway: bool) -> dict[str, Any]:
+def run_suite(profile: str, workers: int, seed: int, gateway: bool, tree: Path | None = None) -> dict[str, Any]:
+    """One run of the suite against a fresh mock of this tree; the suite of `tree` if given, else this one's."""
     port = free_port()
     with (
-        running("mock", mock_command(port), port=port, ready_path="/__mock__/health"),
+        running("mock", mock_command(port), port=port, ready_path="/__mock__/health") as mock,
         tempfile.TemporaryDirectory(prefix="suite-speed-") as workdir,
     ):
         command = [
@@ -92,23 +114,62 @@ def run_suite(profile: str, workers: int, seed: int, gateway: bool) -> dict[str,
                 "--token-url", f"http://127.0.0.1:{port}{TOKEN_PATH}",
                 "--client-id", DEV_CLIENT_ID, "--client-secret", DEV_CLIENT_SECRET,
             ]  # fmt: skip
-        lines, wall, exit_code = timed_lines(command, Path(workdir))
+        mock_before = cpu_seconds(mock.process.pid)
+        env = {"PYTHONPATH": str(tree)} if tree is not None else None
+        lines, wall, exit_code, suite_cpu = timed_lines(command, Path(workdir), env)
+        mock_cpu = cpu_seconds(mock.process.pid) - mock_before
     operations, parts = attribute(lines)
     errors = [text.strip() for _, text in lines if "Network Error" in text or "error:" in text]
     result = next((text for _, text in lines if text.startswith("Result:")), "no result line")
     surfaces = "backend + gateway" if gateway else "backend"
-    print(f"  profile {profile:8} workers {workers} {surfaces}: {wall:6.1f} s  exit {exit_code}  {result}", flush=True)
+    name = "this tree" if tree is None else f"baseline {tree.name}"
+    print(
+        f"  {name}: profile {profile:8} workers {workers} {surfaces}: {wall:6.1f} s, CPU suite {suite_cpu:.1f} s "
+        f"mock {mock_cpu:.1f} s  exit {exit_code}  {result}",
+        flush=True,
+    )
     return {
+        "tree": name,
         "profile": profile,
         "workers": workers,
         "surfaces": surfaces,
         "wall_s": round(wall, 2),
+        "suite_cpu_s": round(suite_cpu, 2),
+        "mock_cpu_s": round(mock_cpu, 2),
         "exit_code": exit_code,
         "result": result,
         "errors": errors,
         "parts_s": {k: round(v, 2) for k, v in parts.items()},
         "operations_s": {k: round(v, 2) for k, v in sorted(operations.items(), key=lambda kv: -kv[1])},
     }
+
+
+def against_baseline(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """This tree's suite and the baseline's, taking turns (the first in alternate order each round)."""
+    runs = []
+    for number in range(args.rounds):
+        for profile in args.profiles.split(","):
+            for workers in args.workers.split(","):
+                trees = (None, args.baseline) if number % 2 == 0 else (args.baseline, None)
+                runs += [run_suite(profile, int(workers), args.seed, args.gateway, tree) for tree in trees]
+    return runs
+
+
+def cpu_report(runs: list[dict[str, Any]]) -> str:
+    """CPU time per run, and this tree's total over the baseline's for each profile and worker count."""
+    header = ["round", "tree", "profile", "workers", "wall (s)", "suite CPU (s)", "mock CPU (s)", "exit"]
+    rows: list[list[str]] = []
+    totals: dict[tuple[str, int], dict[bool, float]] = defaultdict(lambda: defaultdict(float))
+    for number, r in enumerate(runs):
+        cells = [str(number // 2 + 1), r["tree"], r["profile"], str(r["workers"]), f"{r['wall_s']:.1f}"]
+        rows.append([*cells, f"{r['suite_cpu_s']:.1f}", f"{r['mock_cpu_s']:.1f}", str(r["exit_code"])])
+        totals[(r["profile"], r["workers"])][r["tree"] == "this tree"] += r["suite_cpu_s"] + r["mock_cpu_s"]
+    ratios = [
+        [profile, str(workers), f"{by[False]:.1f}", f"{by[True]:.1f}", f"{by[True] / by[False]:.3f}"]
+        for (profile, workers), by in totals.items()
+    ]
+    ratio_header = ["profile", "workers", "baseline CPU (s)", "this tree CPU (s)", "this / baseline"]
+    return record.table(header, rows) + "\n\nsuite and mock CPU, all rounds:\n\n" + record.table(ratio_header, ratios)
 
 
 def check_variants() -> dict[str, Any]:
@@ -157,8 +218,18 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--gateway", action="store_true", help="check the gateway's operations too")
     parser.add_argument("--check-variants", action="store_true", help="also run the broken-variant tests")
+    parser.add_argument(
+        "--baseline", type=Path, help="an earlier commit's tree: its suite's CPU time beside this one's"
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="with --baseline: rounds of both trees (default: 2)")
     args = parser.parse_args(argv)
     machine = record.machine()
+    if args.baseline is not None:
+        compared = against_baseline(args)
+        path = record.write("suite_speed", {"machine": machine, "seed": args.seed, "baseline": compared})
+        print(cpu_report(compared))
+        print(f"wrote {path}")
+        return 0
     runs = [
         run_suite(profile, int(workers), args.seed, args.gateway)
         for profile in args.profiles.split(",")

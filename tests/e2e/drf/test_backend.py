@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import time
+import unicodedata
 from collections.abc import Callable, Iterator
 from urllib.parse import parse_qs, quote, urlsplit
 
@@ -160,6 +161,33 @@ def test_a_variant_has_its_defect_and_no_other(realm: str, variant: str) -> None
         httpx.Client(base_url=f"{served}{BACKEND}", headers={"X-API-Key": API_KEY}, timeout=10) as client,
     ):
         assert {name for name, probe in PROBES.items() if probe(client)} == {variant}
+
+
+def test_the_case_insensitive_backend_ignores_letter_case_for_all_of_unicode(realm: str, api: httpx.Client) -> None:
+    """`case_insensitive` finds an item under its identifier in any letter case, non-ASCII letters included,
+    and answers its stored spelling; a case variant is a duplicate, also as a reference; lists are in
+    case-folded order; Unicode normalisation still counts. The correct backend keeps cases apart."""
+    serial_number = next(serial)
+    line, lines = f"Éa-ci-{serial_number}", [f"Éc-ci-{serial_number}", f"éb-ci-{serial_number}"]
+    assert api.post("/productlines/", json={"productline": line}).status_code == 201
+    assert api.get(f"/productlines/{quote(line.swapcase())}/").status_code == 404
+    with (
+        serve("case_insensitive", realm_url=realm) as served,
+        httpx.Client(base_url=f"{served}{BACKEND}", headers={"X-API-Key": API_KEY}, timeout=10) as client,
+    ):
+        assert client.post("/productlines/", json={"productline": line}).status_code == 201
+        read = client.get(f"/productlines/{quote(line.swapcase())}/")
+        assert (read.status_code, read.json()["productline"]) == (200, line)
+        assert client.post("/productlines/", json={"productline": line.swapcase()}).status_code == 400
+        product = client.post("/products/", json=product_body(fresh("CI"), line.upper()))
+        assert (product.status_code, product.json()["productline"]) == (201, line)
+        assert client.get(f"/productlines/{quote(unicodedata.normalize('NFD', line))}/").status_code == 404
+        for name in lines:
+            assert client.post("/productlines/", json={"productline": name}).status_code == 201
+        names = [
+            item["productline"] for item in client.get("/productlines/", params={"page_size": 100}).json()["results"]
+        ]
+        assert names == sorted(names, key=str.casefold) != sorted(names)
 
 
 def test_unknown_variant_is_refused(realm: str) -> None:

@@ -2,7 +2,8 @@
 
 The correct backend gives no violation; each variant with one defect DRF services commonly ship is
 reported by its named check; the `realistic` variant (the real service of issue 17, three defects at
-once) shows its three defects and nothing else. The three-seed runs carry the `drf` marker and run in
+once) shows its three defects and nothing else; the correct backend ignoring letter case as on MySQL
+(`case_insensitive`) gets no report either. The three-seed runs carry the `drf` marker and run in
 `tox -e drf`, on Django as it is deployed: gunicorn's sync workers. The default run has the correct
 backend and one variant under gunicorn (tests/e2e/test_zoo.py). The tokens come from a running
 mock's realm, which the backend verifies against.
@@ -74,11 +75,44 @@ def test_correct_drf_backend_passes_with_three_seeds(realm: str, tmp_path: Path)
     (client/capacity.py), so the suite reports no slowness or refusal it caused itself (issue 27)."""
     served = drf.serve("correct", realm_url=f"{realm}/realms/shop", extra_products=OVER_THREE_PAGES, server=SYNC)
     with served as origin:
-        for seed in SEEDS:
-            outcome = contract(origin, realm, tmp_path / str(seed), "--profile", "default", "--seed", str(seed))
-            assert outcome.findings.get("errors") == [], f"seed {seed}: {outcome.findings.get('errors')}"
-            assert outcome.code == 0, f"seed {seed}: " + outcome.stdout[-6000:] + outcome.stderr
-            assert outcome.findings["run"]["workers"] <= 2, f"seed {seed}: more requests in flight than two workers"
+        passes_every_seed(origin, realm, tmp_path)
+
+
+def passes_every_seed(origin: str, realm: str, tmp_path: Path, excluded: list[str] = EXCLUDED) -> list[Outcome]:
+    """The default profile at each of SEEDS on one database: no error, no violation, and no more
+    requests in flight than gunicorn's two sync workers serve."""
+    outcomes = []
+    for seed in SEEDS:
+        args = ("--profile", "default", "--seed", str(seed))
+        outcome = contract(origin, realm, tmp_path / str(seed), *args, excluded=excluded)
+        assert outcome.findings.get("errors") == [], f"seed {seed}: {outcome.findings.get('errors')}"
+        assert outcome.code == 0, f"seed {seed}: " + outcome.stdout[-6000:] + outcome.stderr
+        assert outcome.findings["run"]["workers"] <= 2, f"seed {seed}: more requests in flight than two workers"
+        outcomes.append(outcome)
+    return outcomes
+
+
+CASE_CHECKS = {
+    "identifier_variants": {"create_product_line", "create_product"},
+    "list_order": {"list_product_lines", "list_products", "get_product_line_products"},
+}
+"""The checks that see letter case (the decisions `identifiers-exact` and `list-order`), and the
+operations of the string-keyed collections each must judge."""
+
+
+@pytest.mark.drf
+def test_case_insensitive_drf_backend_passes_with_three_seeds(realm: str, tmp_path: Path) -> None:
+    """The correct backend whose identifiers ignore letter case for all of Unicode in lookups, uniqueness
+    and order (`case_insensitive`: MySQL's default collation, here one registered on SQLite) gets no
+    report, as the decisions admit: the three-seed run of the correct backend, with the two checks that
+    see letter case kept in, each judging the string-keyed collections in every run (never a silent pass)."""
+    excluded = [name for name in EXCLUDED if name not in CASE_CHECKS]
+    with drf.serve("case_insensitive", realm_url=f"{realm}/realms/shop", server=SYNC) as origin:
+        outcomes = passes_every_seed(origin, realm, tmp_path, excluded)
+    for seed, outcome in zip(SEEDS, outcomes, strict=True):
+        judged = {(entry["check"], entry["operation"]) for entry in outcome.findings["passes"]}
+        for check, operations in CASE_CHECKS.items():
+            assert {(check, operation) for operation in operations} <= judged, f"seed {seed}: {check} judged too few"
 
 
 def defect_explaining(violation: dict[str, Any]) -> str | None:

@@ -33,6 +33,10 @@ Each name in ``ADMITTED`` is the correct service answering one way the spec admi
 
 - ``blank_kept``: DRF's own form parsing: an empty form value for a nullable string that allows blank
   is kept as "" (the correct configuration stores null, as the mock does).
+- ``case_insensitive``: the string identifiers in a collation that ignores letter case for all of
+  Unicode (``collation.py``), as MySQL's default collation has them: a lookup finds the item whatever
+  the case and answers its stored spelling, a create of a case variant is a duplicate (DRF's unique
+  validator: 400), and lists are in the order of the case-folded identifier.
 
 Each name in ``COMBINED`` has several of those at once: ``realistic`` is the real service issue 17
 describes (``unprotected_fk``, ``default_lookup`` and ``writable_pk``, and DRF's own ``blank_kept``).
@@ -42,7 +46,7 @@ from __future__ import annotations
 
 CORRECT = "correct"
 VARIANTS = ("unprotected_fk", "default_lookup", "writable_pk", "patch_resets", "wrong_previous")
-ADMITTED = ("blank_kept",)
+ADMITTED = ("blank_kept", "case_insensitive")
 COMBINED = {"realistic": ("unprotected_fk", "default_lookup", "writable_pk", "blank_kept")}
 CONFIGURATIONS = (CORRECT, *ADMITTED, *VARIANTS, *COMBINED)
 """Every configuration the backend serves."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 
+from tests.support.drf import collation
 from tests.support.drf.config import has
 
 INT32 = (MinValueValidator(-(2**31)), MaxValueValidator(2**31 - 1))
@@ -13,6 +14,9 @@ INT16 = (MinValueValidator(-(2**15)), MaxValueValidator(2**15 - 1))
 ADDRESSABLE = RegexValidator(r"^[^/]*\Z", "must not contain '/': it could not be addressed in a URL.")
 # What deleting an item with dependants does: PROTECT (409), or the defect of `unprotected_fk`.
 DEPENDANTS = models.DO_NOTHING if has("unprotected_fk") else models.PROTECT
+# The string identifiers' collation: SQLite's binary one, or with `case_insensitive` one ignoring letter
+# case (lookups, uniqueness and order), as a column has it on MySQL by default.
+IDENTIFIERS = collation.NAME if has("case_insensitive") else None
 
 
 def money(*, null: bool = False) -> models.DecimalField:
@@ -21,7 +25,7 @@ def money(*, null: bool = False) -> models.DecimalField:
 
 
 class ProductLine(models.Model):
-    productline = models.CharField(max_length=50, primary_key=True, validators=[ADDRESSABLE])
+    productline = models.CharField(max_length=50, primary_key=True, validators=[ADDRESSABLE], db_collation=IDENTIFIERS)
     textdescription = models.CharField(max_length=4000, null=True, blank=True)
     htmldescription = models.TextField(null=True, blank=True)
     image = models.TextField(null=True, blank=True)
@@ -31,7 +35,7 @@ class ProductLine(models.Model):
 
 
 class Product(models.Model):
-    productcode = models.CharField(max_length=15, primary_key=True, validators=[ADDRESSABLE])
+    productcode = models.CharField(max_length=15, primary_key=True, validators=[ADDRESSABLE], db_collation=IDENTIFIERS)
     productname = models.CharField(max_length=70)
     productscale = models.CharField(max_length=10)
     productvendor = models.CharField(max_length=50)
