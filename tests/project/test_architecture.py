@@ -386,6 +386,7 @@ MAX_SENTENCE_WORDS = 35
 """Words a docstring sentence of a rewritten module may have: a longer one packs several facts into one."""
 WORDED = (
     "contract_tests.cli",
+    "contract_tests.decisions",
     "contract_tests.judge.consumer",
     "contract_tests.judge.consumer.replay",
     "contract_tests.judge.consumer.revision",
@@ -397,6 +398,7 @@ WORDED = (
     "contract_tests.run.replay",
     "contract_tests.run.scheduling",
     "contract_tests.schemathesis_seam",
+    "contract_tests.sharding",
     "mock_server.api.addressing",
     "mock_server.api.connexion_seam",
     "mock_server.api.fastpath",
