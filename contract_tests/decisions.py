@@ -1,13 +1,18 @@
 """The spec's own decisions (`info.x-decisions`): what the interface documents leave open and the spec
-decides, each judged by checks of the suite or admitted on purpose.
+decides. Each is judged by checks of the suite or admitted on purpose.
 
-An entry is `{id, summary, clauses}` and maybe `{admitted: "X or Y", reason}`; an entry that admits
-several answers may also list them for the checks to load (`admits: [null, ""]`), so no check
-restates a decision. Each clause is one rule of the decision, `{id, text}` with the checks that judge
-it (`judged-by: [check, ...]`) or why none does (`not-judged: why`); the decision's checks are its
-clauses' (an entry without clauses, of an older revision, names them itself in `judged-by`).
-tests/contract_tests/test_decisions.py keeps the list, the prose of `info.description`, the check registry, the
-broken variants naming each judged clause and the tables of docs/decisions.md in step.
+An entry is `{id, summary, clauses}`, and maybe also `{admitted: "X or Y", reason}`. An entry that
+admits several answers may also list them for the checks to load (`admits: [null, ""]`). So no check
+restates a decision.
+
+Each clause is one rule of the decision, `{id, text}`. It names the checks that judge it
+(`judged-by: [check, ...]`), or says why none does (`not-judged: why`). The decision's checks are its
+clauses' checks. An entry without clauses comes from an older revision, and names them itself in
+`judged-by`.
+
+tests/contract_tests/test_decisions.py keeps these in step: the list, the prose of
+`info.description`, the check registry, the broken variants naming each judged clause, and the tables
+of docs/decisions.md.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Any
 from contract_tests.spec import Spec
 
 EMPTY_FORM_VALUE = "empty-form-value"
-"""The decision on an empty form value for a nullable field (its `admits`, read by `patch_locality`)."""
+"""The decision on an empty form value for a nullable field. `patch_locality` reads its `admits`."""
 
 
 @dataclass(frozen=True)
@@ -36,9 +41,10 @@ class Decision:
     id: str
     summary: str
     judged_by: tuple[str, ...]
-    """Checks of the suite (names as in its registry, `check_names.ALL_CHECKS`) that judge it."""
+    """The checks of the suite that judge it, named as in its registry (`check_names.ALL_CHECKS`)."""
     admitted: str | None
-    """What the suite accepts besides the spec's own answer ("null or empty string"), with `reason`."""
+    """What the suite accepts besides the spec's own answer, such as "null or empty string". `reason` says
+    why."""
     reason: str | None
     admits: tuple[Any, ...]
     """The admitted values themselves, where a check needs them."""
@@ -46,8 +52,9 @@ class Decision:
 
 
 def decisions(spec: Spec) -> list[Decision]:
-    """The spec's decisions, in its order (none for a revision without the list); KeyError when an entry
-    or a clause lacks its `id`, `summary` or `text`."""
+    """The spec's decisions, in its order. A revision without the list has none.
+
+    It raises KeyError when an entry or a clause lacks its `id`, `summary` or `text`."""
     found = []
     for entry in spec.raw.get("info", {}).get("x-decisions", []):
         clauses = tuple(clause_of(str(entry["id"]), part) for part in entry.get("clauses", ()))
@@ -77,5 +84,5 @@ def clause_of(decision: str, part: dict[str, Any]) -> Clause:
 
 
 def admits(spec: Spec, identifier: str) -> tuple[Any, ...]:
-    """The values the decision `identifier` admits; none when the spec does not make it."""
+    """The values the decision `identifier` admits. There are none when the spec does not make it."""
     return next((found.admits for found in decisions(spec) if found.id == identifier), ())

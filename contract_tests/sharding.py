@@ -1,20 +1,21 @@
 """`--shard K/N`: which part of a run's work is this run's, so that N CI runners split one run.
 
-Two kinds of unit, each sorted and dealt round-robin (unit n, from 0, goes to shard n mod N + 1):
+There are two kinds of unit. Each kind is sorted and dealt round-robin: unit n, counted from 0, goes
+to shard n mod N + 1.
 
-- operations, by operationId: an operation's Schemathesis phases (examples, coverage, fuzzing) and
-  the domain checks that judge one operation at a time (`auth_matrix`, `pagination_walk` and
-  `list_scoping`, `surface_parity`);
-- collections, named by their create operation's operationId: the stateful phase on the
-  collection's operations (so that it keeps the spec's links: create -> read -> update -> delete)
-  and the domain checks that work on a collection's items (lifecycle, encodings, references, bounds,
-  identifiers, PATCH locality).
+- Operations, by operationId. An operation's unit holds its Schemathesis phases (examples, coverage,
+  fuzzing). It also holds the domain checks that judge one operation at a time: `auth_matrix`,
+  `pagination_walk` and `list_scoping`, and `surface_parity`.
+- Collections, named by their create operation's operationId. A collection's unit holds the stateful
+  phase on the collection's operations, so that the phase keeps the spec's links (create -> read ->
+  update -> delete). It also holds the domain checks that work on a collection's items: lifecycle,
+  encodings, references, bounds, identifiers and PATCH locality.
 
-The assignment depends only on the spec and N, so every shard of a run computes the same one, and
+The assignment depends only on the spec and N. So every shard of a run computes the same one, and
 each unit lands in exactly one shard. 1/1 is the whole run, run as without `--shard`.
 
-The shards must also share the seed: without `--seed`, each derives it from what every runner has
-(`derived_seed`: the spec's digest and N), so N runners started alike agree without being told.
+The shards must also share the seed. Without `--seed`, each derives it from what every runner has:
+the spec's digest and N (`derived_seed`). So N runners started alike agree without being told.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the CLI's parser imports this module: keep it cheap
+if TYPE_CHECKING:  # The CLI's parser imports this module, so it stays cheap to import.
     from contract_tests.spec import Collection, Spec
 
 
@@ -44,7 +45,7 @@ class Shard:
         return self.count == 1
 
     def deal(self, units: list[str]) -> frozenset[str]:
-        """This shard's share of `units`: sorted, dealt round-robin."""
+        """This shard's share of `units`, sorted and dealt round-robin."""
         return frozenset(unit for n, unit in enumerate(sorted(set(units))) if n % self.count == self.index - 1)
 
     def operations(self, spec: Spec) -> frozenset[str]:
@@ -60,8 +61,10 @@ WHOLE = Shard(1, 1)
 
 
 def derived_seed(spec: Spec, count: int) -> int:
-    """The seed of a sharded run without `--seed`: the first 8 bytes of sha256 over the spec document (its
-    parsed content in canonical JSON, so a checkout's line endings or YAML layout do not matter) and N."""
+    """The seed of a sharded run without `--seed`.
+
+    It is the first 8 bytes of sha256 over the spec document and N. The document is its parsed content
+    in canonical JSON, so a checkout's line endings or YAML layout do not matter."""
     document = json.dumps(spec.raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     digest = hashlib.sha256(f"{document}\n{count}".encode()).digest()
     return int.from_bytes(digest[:8], "big")
@@ -72,13 +75,13 @@ def collection_name(collection: Collection) -> str:
 
 
 def collection_operations(collection: Collection) -> set[str]:
-    """What the stateful phase of a collection runs on: its operations and the sub-lists it owns."""
+    """What the stateful phase of a collection runs on. That is its operations and the sub-lists it owns."""
     ops = (collection.create, collection.list_op, *collection.item_ops.values(), *collection.sub_lists)
     return {op.id for op in ops}
 
 
 def parse_shard(text: str) -> Shard:
-    """`K/N` with 1 <= K <= N; argparse's type, so a bad value is a usage error naming it."""
+    """`K/N` with 1 <= K <= N. It is argparse's type, so a bad value is a usage error that names it."""
     index, slash, count = text.partition("/")
     if not (slash and index.isdigit() and count.isdigit()):
         raise argparse.ArgumentTypeError(f"expected K/N (e.g. 2/4), got {text!r}")

@@ -1,6 +1,8 @@
-"""Which store the settings select, opened at start: in memory (the default), or shared in Redis;
-and what is kept beside it, the same way: the sessions, the journal, the fault rules, the proxy's
-violations and the realm's memory (logins, codes, sessions)."""
+"""Which store the settings select, opened at start, and what is kept beside it.
+
+The store is in memory (the default), or shared in Redis. What is kept beside it is kept the same way.
+That is the sessions, the journal, the fault rules, the proxy's violations and the realm's memory
+(logins, codes, sessions)."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from mock_server.spec.operations import OperationIndex
 from mock_server.spec.schemas import Schema
 from mock_server.state.fixtures import read_fixtures, record_fields
 from mock_server.state.memory import MemoryStore
-from mock_server.state.redis.layout import HASH_TAG  # names only: imports no redis
+from mock_server.state.redis.layout import HASH_TAG  # Names only, so it imports no redis.
 from mock_server.state.store import Dataset, StateError, Store
 
 if TYPE_CHECKING:
@@ -38,12 +40,12 @@ class Control:
     journal: Journal
     faults: FaultRules
     violations: Violations
-    per_replica: tuple[str, ...]  # what this replica keeps to itself (docs/platform.md: "Replicas: one state in Redis")
-    ready: Callable[[], bool] = lambda: True  # the readiness probe: the data is loaded once the app is built
+    per_replica: tuple[str, ...]  # What this replica keeps (docs/platform.md, "Replicas: one state in Redis").
+    ready: Callable[[], bool] = lambda: True  # The readiness probe. The data is loaded once the app is built.
 
 
 def answers(client: redis.Redis) -> Callable[[], bool]:
-    """Readiness with a shared state: Redis answers a PING within `SHARED_TIMEOUT_S`."""
+    """Readiness with a shared state. Redis must answer a PING within `SHARED_TIMEOUT_S`."""
     import redis
 
     def ready() -> bool:
@@ -55,7 +57,7 @@ def answers(client: redis.Redis) -> Callable[[], bool]:
     return ready
 
 
-# what stays per replica, as the admin API's health says it (and why, in docs/platform.md)
+# What stays per replica, as the admin API's health says it. docs/platform.md says why.
 IN_THIS_PROCESS = ("everything: the state is in this process (--state memory)",)
 PER_REPLICA = (
     "fault rules' probability and delay draws (each replica draws its own; a count is shared)",
@@ -65,10 +67,11 @@ PER_REPLICA = (
 
 
 def open_store(settings: Settings, spec: Schema, dataset: Dataset | None = None) -> Store:
-    """The store of `settings.state`, seeded from `dataset`, else from the settings' fixtures (checked
-    against `spec`, the served contract).
+    """The store of `settings.state`, seeded from `dataset`, else from the settings' fixtures.
 
-    A shared state is seeded only by the first replica: the fixtures are read only then.
+    The fixtures are checked against `spec`, the served contract.
+
+    A shared state is seeded only by the first replica, so the fixtures are read only then.
     """
 
     def seed() -> Dataset:
@@ -81,7 +84,7 @@ def open_store(settings: Settings, spec: Schema, dataset: Dataset | None = None)
     if not settings.state.startswith(SCHEMES):
         raise StateError(f"--state {settings.state}: expected {MEMORY} or a URL starting {', '.join(SCHEMES)}")
     try:
-        from mock_server.state.redis.store import RedisStore  # the redis package is an optional dependency
+        from mock_server.state.redis.store import RedisStore  # The redis package is an optional dependency.
     except ImportError:
         raise StateError(
             f"--state {settings.state}: the redis package is missing (pip install 'shop-contract-suite[redis]')"
@@ -90,7 +93,7 @@ def open_store(settings: Settings, spec: Schema, dataset: Dataset | None = None)
 
 
 def open_sessions(store: Store, settings: Settings) -> Sessions:
-    """Sessions over `store`'s seed: in this process for the in-memory store, shared in Redis for a shared one."""
+    """Sessions over `store`'s seed. They are in this process for the in-memory store, and in Redis for a shared one."""
     if isinstance(store, MemoryStore):
         return SessionRegistry(store.seed_store, settings.session_ttl, settings.max_sessions)
     from mock_server.control.mock_sessions.redis import RedisSessions
@@ -101,26 +104,30 @@ def open_sessions(store: Store, settings: Settings) -> Sessions:
     return RedisSessions(store, settings.session_ttl, settings.max_sessions)
 
 
-SHARED_TIMEOUT_S = 2.0  # the admin API and the realm answer 503 after this long without Redis, never hang
-REALM_PREFIX = f"{HASH_TAG}:realm:"  # the realm's maps, under the state's hash tag
+SHARED_TIMEOUT_S = 2.0  # The admin API and the realm answer 503 after this long without Redis, and never hang.
+REALM_PREFIX = f"{HASH_TAG}:realm:"  # The realm's maps, under the state's hash tag.
 
 
 def replica_name(settings: Settings) -> str:
-    """This process's name in the journal: `--replica-name` (with the worker's pid under --workers), else HOST:PID."""
+    """This process's name in the journal.
+
+    It is `--replica-name`, with the worker's pid under --workers, else HOST:PID."""
     if settings.replica_name is None:
         return f"{socket.gethostname()}:{os.getpid()}"
     return f"{settings.replica_name}:{os.getpid()}" if settings.workers > 1 else settings.replica_name
 
 
 def open_control(store: Store, settings: Settings, index: OperationIndex) -> Control:
-    """The journal, fault rules and violations: this process's for the in-memory store, shared in
-    Redis (one for all replicas) for a shared one."""
+    """The journal, fault rules and violations.
+
+    They are this process's for the in-memory store. For a shared one they are in Redis, one for all
+    replicas."""
     replica = replica_name(settings)
     if isinstance(store, MemoryStore):
         return Control(
             MemoryJournal(settings.journal_size, index, replica), FaultRules(index), Violations(), IN_THIS_PROCESS
         )
-    from mock_server.control.faults.redis import RedisFaultRules  # redis is an optional dependency
+    from mock_server.control.faults.redis import RedisFaultRules  # The redis package is an optional dependency.
     from mock_server.control.journal.redis import RedisJournal
     from mock_server.control.violations.redis import RedisViolations
 
@@ -135,7 +142,7 @@ def open_control(store: Store, settings: Settings, index: OperationIndex) -> Con
 
 
 def realm_memory(store: Store, settings: Settings) -> Memory | None:
-    """Where the realm keeps logins, codes and sessions: None (this process) for the in-memory store."""
+    """Where the realm keeps logins, codes and sessions. It is None, this process, for the in-memory store."""
     if isinstance(store, MemoryStore):
         return None
     from mock_server.realm.shared import RedisMemory
@@ -144,7 +151,7 @@ def realm_memory(store: Store, settings: Settings) -> Memory | None:
 
 
 def shared_client(url: str) -> redis.Redis:
-    """A Redis client for what the replicas share beside the state, its every wait bounded."""
+    """A Redis client for what the replicas share beside the state, with its every wait bounded."""
     import redis
 
     return connected(
@@ -153,10 +160,12 @@ def shared_client(url: str) -> redis.Redis:
 
 
 def connected(client: redis.Redis) -> redis.Redis:
-    """`client` with its connection made now, before the replica serves: made during a request, its
-    host name lookup would stop the event loop, every request with it, for as long as DNS takes
-    (seconds, podman's while a container joins the network). Redis not answering now is no error
-    here: the client connects at its first command, as it would have."""
+    """`client` with its connection made now, before the replica serves.
+
+    Made during a request, its host name lookup would stop the event loop, and every request with it.
+    It would stop for as long as DNS takes, which is seconds with podman's while a container joins the
+    network. Redis not answering now is no error here. The client then connects at its first command,
+    as it would have."""
     import redis
 
     with contextlib.suppress(redis.RedisError):

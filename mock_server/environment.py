@@ -1,17 +1,20 @@
 """Every `shop-mock` option from an environment variable, for containers and compose files.
 
-The rule, one for all options: `--some-option` is read from `SHOP_MOCK_SOME_OPTION` (the prefix, the long
-name in capitals, `-` as `_`). A variable that is set and not empty gives the option's default, so the
-command line still wins. Its value is converted and checked as the option's would be:
+One rule holds for all options. `--some-option` is read from `SHOP_MOCK_SOME_OPTION`: the prefix,
+then the long name in capitals with `-` as `_`. A variable that is set and not empty gives the
+option's default, so the command line still wins. Its value is converted and checked as the option's
+would be:
 
-- an option with a value (`SHOP_MOCK_PORT=9000`): by the option's type and choices;
-- a flag (`SHOP_MOCK_EMPTY=1`): `1`, `true`, `yes`, `on` or `0`, `false`, `no`, `off`;
-- a repeatable option (`SHOP_MOCK_API_KEY=key-a,key-b`): values separated by commas (the command
-  line's, if any, replace them all).
+- An option with a value (`SHOP_MOCK_PORT=9000`) is checked by the option's type and choices.
+- A flag (`SHOP_MOCK_EMPTY=1`) takes `1`, `true`, `yes`, `on`, or `0`, `false`, `no`, `off`.
+- A repeatable option (`SHOP_MOCK_API_KEY=key-a,key-b`) takes values separated by commas. The
+  command line's values, if any, replace them all.
 
-A bad value, or a value that the command's own checks refuse (`--port must be 0-65535`), is one line
-naming the variable, and exit 2. argparse keeps no public list of a parser's options: its `_actions`
-and `_AppendAction` are read here, and nowhere else.
+A bad value is one line that names the variable, and exit 2. So is a value that the command's own
+checks refuse (`--port must be 0-65535`).
+
+argparse keeps no public list of a parser's options. So its `_actions` and `_AppendAction` are read
+here, and nowhere else.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.from_environment: dict[str, tuple[str, str, object]] = {}  # option -> (dest, variable, value)
+        self.from_environment: dict[str, tuple[str, str, object]] = {}  # Option to (dest, variable, value).
         self.parsed: argparse.Namespace | None = None
 
     def parse_with_environment(self, argv: Sequence[str] | None, environ: Mapping[str, str]) -> argparse.Namespace:
@@ -53,12 +56,12 @@ class Parser(argparse.ArgumentParser):
         self.parsed = self.parse_args(argv)
         for dest, _, value in self.from_environment.values():
             given = getattr(self.parsed, dest)
-            if isinstance(value, list) and given is not value:  # argparse appended the command line's to them
+            if isinstance(value, list) and given is not value:  # argparse added the command line's to them.
                 setattr(self.parsed, dest, given[len(value) :])
         return self.parsed
 
     def value_of(self, action: argparse.Action, name: str, text: str) -> object:
-        if action.nargs == 0:  # a flag
+        if action.nargs == 0:  # A flag.
             if text.lower() not in TRUE + FALSE:
                 self.fail(f"{name}={text!r}: give one of {', '.join(TRUE + FALSE)}")
             return action.const if text.lower() in TRUE else action.default

@@ -1,16 +1,21 @@
-"""The canonical form of a case a run generates, for the digest of what each part of a run generated
-(outcome/generation.Generated): two runs of one seed give the same forms, whatever the timing.
+"""The canonical form of a case a run generates, for the digest of what each part of a run generated.
+
+The digest is `outcome/generation.Generated`'s. Two runs of one seed give the same forms, whatever the
+timing.
 
 What legitimately differs from one run to the next is masked, and only that:
 
-- credentials: the values of the headers that carry them (`Authorization`, `X-API-Key`, `Cookie`, and
-  any header the surface sends as its credentials), their names kept;
-- identifiers the run made (identities.py): a run starts at a random point of the identity space, and one
-  counter, shared by every part, hands them out in the order the parts ask, which is the timing's;
-- the target's origin, where a request follows a link the target built (a fresh target, another port).
+- Credentials. The values of the headers that carry them are masked, and their names kept. These
+  headers are `Authorization`, `X-API-Key`, `Cookie`, and any header the surface sends as its
+  credentials.
+- Identifiers the run made (identities.py). A run starts at a random point of the identity space. One
+  counter, shared by every part, hands them out in the order the parts ask, and that order is the
+  timing's.
+- The target's origin, where a request follows a link the target built. A fresh target may listen on
+  another port.
 
-The contract's identifiers are the client's: the suite sends back no identifier the target assigned, so
-nothing else is masked.
+The contract's identifiers are the client's, and the suite sends back no identifier the target
+assigned. So nothing else is masked.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ ORIGIN = "<origin>"
 
 
 class Canonical:
-    """A case as sorted JSON, with what differs between runs of one seed masked (see the module docstring)."""
+    """A case as sorted JSON, with what differs between runs of one seed masked, as the module docstring says."""
 
     def __init__(self, identities: Identities, urls: Iterable[str] = (), credentials: Iterable[str] = ()) -> None:
         self._identities = identities
@@ -71,4 +76,4 @@ class Canonical:
             for origin in self._origins:
                 value = value.replace(origin, ORIGIN)
             return self._made.sub(FRESH, value)
-        return f"<{type(value).__name__}>"  # a file, a stream: its type (its repr may hold an address)
+        return f"<{type(value).__name__}>"  # A file or a stream shows its type, since its repr may hold an address.

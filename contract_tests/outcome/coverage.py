@@ -1,15 +1,20 @@
 """API coverage: how much of the contract a run exercised, per operation and as one figure.
 
-Per operation under test (each surface's operations, narrowed by `--include`): the response statuses
-the contract documents and those the target answered, the parameters and top-level body fields the
-suite sent, the request media types it used, how many requests it made and how many responses a check
-judged. The documented side is copied from the spec when the run starts (outcome/documented.py), so
-that a report (and `shop-contract merge`) needs no spec to render it: this module imports none.
+The operations under test are each surface's operations, narrowed by `--include`. Per operation, it
+holds:
 
-The figure ("coverage of the contract", docs/report.md) counts documented responses: each
-(surface, operation, status) the spec lists, `default` excluded, is covered when the target answered
-that status (a range such as `4XX`: any status in it) to a request of the run. Requests to operations
-outside the run's scope (setup, discovery) are not counted.
+- the response statuses the contract documents, and those the target answered;
+- the parameters and top-level body fields the suite sent;
+- the request media types it used;
+- how many requests it made, and how many responses a check judged.
+
+The documented side is copied from the spec when the run starts (outcome/documented.py). So a report,
+and `shop-contract merge`, needs no spec to render it, and this module imports none.
+
+The figure ("coverage of the contract", docs/report.md) counts documented responses. Each (surface,
+operation, status) the spec lists is covered when the target answered that status to a request of the
+run. A range such as `4XX` is covered by any status in it, and `default` is not counted. Requests to
+operations outside the run's scope, such as setup and discovery, are not counted.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 UNDOCUMENTED = "default"
-"""The response key that documents no status: not counted."""
+"""The response key that documents no status, so it is not counted."""
 
 
 def covers(documented: str, status: int) -> bool:
@@ -100,7 +105,7 @@ class OperationCoverage:
 
 @dataclass(frozen=True)
 class Sent:
-    """What one request exercised: its parameters (`in:name`), top-level body fields and media type."""
+    """What one request exercised: its parameters (`in:name`), its top-level body fields and its media type."""
 
     parameters: frozenset[str] = frozenset()
     fields: frozenset[str] = frozenset()
@@ -114,7 +119,7 @@ class Coverage:
     operations: dict[tuple[str, str], OperationCoverage] = field(default_factory=dict)
 
     def sent(self, surface: str, operation: str, status: int | None, sent: Sent) -> None:
-        """One request of the run and the status it got (None: no whole answer); ignored out of scope."""
+        """One request of the run and the status it got, None for no whole answer. Out of scope, it is ignored."""
         entry = self.operations.get((surface, operation))
         if entry is None:
             return
@@ -133,7 +138,7 @@ class Coverage:
             entry.validated += 1
 
     def planned(self) -> Coverage:
-        """The same scope with nothing observed yet: the coverage of a part of the run done alongside."""
+        """The same scope with nothing observed yet. It is the coverage of a part of the run done alongside."""
         return Coverage(
             {
                 key: replace(
@@ -150,7 +155,7 @@ class Coverage:
         )
 
     def add(self, other: Coverage) -> None:
-        """Add `other`'s observations (another shard of the same run)."""
+        """Add `other`'s observations, from another shard of the same run."""
         for key, theirs in other.operations.items():
             mine = self.operations.get(key)
             if mine is None:

@@ -1,13 +1,20 @@
 """A findings.json read back (by `shop-contract merge`): bounded, then valid against findings.schema.json.
 
-A report directory comes from another runner, so its file is input like any other: it is read up to the
-schema's `x-max-bytes`, its nesting and its items counted up to `x-max-depth` and `x-max-items` (and a
-key given twice in one object found) before Python's recursive parser sees it, its numbers must be
-finite and its strings Unicode text, and it must be valid against the schema the suite owns before any
-of it is used. What the schema cannot say, `repeated` checks: what names one thing (a violation's id, a
-check's passes, a baseline entry, an operation's coverage) names only one; two violations with one id
-would be replayed as one. Every refusal is one `FindingsError` naming the file and the field (a JSON
-pointer), never quoting the value: it may be huge, or made to act on a terminal.
+A report directory comes from another runner, so its file is input like any other. It is read in
+these steps, and none of it is used before the last:
+
+- It is read up to the schema's `x-max-bytes`.
+- Its nesting and its items are counted up to `x-max-depth` and `x-max-items`, before Python's
+  recursive parser sees it. A key given twice in one object is found there too.
+- Its numbers must be finite, and its strings Unicode text.
+- It must be valid against the schema the suite owns.
+
+`repeated` checks what the schema cannot say. What names one thing names only one: a violation's id,
+a check's passes, a baseline entry, an operation's coverage. Two violations with one id would be
+replayed as one.
+
+Every refusal is one `FindingsError` that names the file and the field by a JSON pointer. It never
+quotes the value, because the value may be huge, or made to act on a terminal.
 """
 
 from __future__ import annotations
@@ -26,14 +33,16 @@ import jsonschema
 SCHEMA_NAME = "findings.schema.json"
 
 _TOKEN = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"?|[\[\]{},:]', re.DOTALL)
-"""What the shape count looks at: strings (skipped whole, possessively: no backtracking, so an unclosed
-string costs one pass, not one per quote) and punctuation."""
+"""What the shape count looks at: strings and punctuation.
+
+A string is skipped whole and possessively, with no backtracking. So an unclosed string costs one pass,
+not one per quote."""
 _SHOWN = 60
 """Characters of a key shown in a pointer."""
 
 
 class FindingsError(Exception):
-    """The file is not a findings.json this suite can use: `pointer` says where."""
+    """The file is not a findings.json this suite can use. `pointer` says where."""
 
     def __init__(self, path: Path, pointer: str, problem: str) -> None:
         where = f" at {pointer}" if pointer else ""
@@ -43,14 +52,16 @@ class FindingsError(Exception):
 
 @cache
 def schema(name: str = SCHEMA_NAME) -> dict[str, Any]:
-    """A schema shipped in this package: findings.json's by default (consumer_contract.schema.json too)."""
+    """A schema shipped in this package. It is findings.json's by default, and consumer_contract.schema.json
+    is another."""
     document: dict[str, Any] = json.loads(resources.files("contract_tests.outcome").joinpath(name).read_text())
     return document
 
 
 def load(path: Path, schema_name: str = SCHEMA_NAME) -> dict[str, Any]:
-    """The document in `path`, valid against `schema(schema_name)` and within its `x-max-*` bounds;
-    FindingsError otherwise, OSError if unreadable."""
+    """The document in `path`, valid against `schema(schema_name)` and within its `x-max-*` bounds.
+
+    It raises FindingsError otherwise, and OSError if the file is unreadable."""
     rules = schema(schema_name)
     limit, depth, items = rules["x-max-bytes"], rules["x-max-depth"], rules["x-max-items"]
     with path.open("rb") as file:
@@ -68,7 +79,7 @@ def load(path: Path, schema_name: str = SCHEMA_NAME) -> dict[str, Any]:
         document = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
     except json.JSONDecodeError as exc:
         raise FindingsError(path, "", f"not JSON ({exc.msg}, line {exc.lineno} column {exc.colno})") from None
-    except ValueError as exc:  # a number past float's range, or an integer past int()'s digit limit
+    except ValueError as exc:  # A number past float's range, or an integer past int()'s digit limit.
         raise FindingsError(path, "", f"not JSON this suite reads ({str(exc).split(':')[0]})") from None
     unreadable = not_text(document)
     if unreadable is not None:
@@ -85,9 +96,11 @@ def load(path: Path, schema_name: str = SCHEMA_NAME) -> dict[str, Any]:
 
 
 def repeated(document: dict[str, Any]) -> tuple[list[str | int], str] | None:
-    """Where a findings.json valid against its schema names one thing twice, and what the first is; None
-    when every name is unique: a violation's id (new or accepted), a check's passes (surface, operation,
-    check), a baseline entry's fingerprint, an operation's coverage (surface, operation)."""
+    """Where a findings.json valid against its schema names one thing twice, and what the first is.
+
+    The names are a violation's id (new or accepted), a check's passes (surface, operation, check), a
+    baseline entry's fingerprint, and an operation's coverage (surface, operation). The answer is None
+    when every name is unique."""
     judged = document.get("baseline") or {}
     named: list[tuple[str, list[tuple[list[str | int], Any]]]] = [
         (
@@ -124,17 +137,19 @@ def repeated(document: dict[str, Any]) -> tuple[list[str | int], str] | None:
 
 
 def shape_problem(text: str, depth: int, items: int) -> tuple[list[str | int], str] | None:
-    """Where JSON `text` first nests deeper than `depth`, holds more than `items` array elements and
-    object members, or gives one object a key twice, and which; None when it does none of these.
+    """Where JSON `text` first breaks a shape rule, and which; None when it breaks none.
 
-    One linear pass over the punctuation (strings are skipped whole by a regex without backtracking), so
-    a file nested 100,000 deep costs no recursion and a file of a million tiny values is refused before
-    it becomes a million objects. A key given twice is found here, where its place is known: the parser
-    would keep the last one without a word. It assumes nothing of the syntax: json.loads judges that
-    afterwards."""
+    The rules are: no nesting deeper than `depth`, no more than `items` array elements and object
+    members, and no key given twice in one object.
+
+    It is one linear pass over the punctuation. Strings are skipped whole by a regex without
+    backtracking. So a file nested 100,000 deep costs no recursion. A file of a million tiny values is
+    refused before it becomes a million objects. A key given twice is found here, where its place is
+    known, because the parser would keep the last one without a word. It assumes nothing of the syntax,
+    because json.loads judges that afterwards."""
     path: list[str | int] = []
-    expects_key: list[bool] = []  # per open container: an object waiting for its next key
-    keys: list[set[str]] = []  # per open container: the keys its object has had
+    expects_key: list[bool] = []  # Per open container, whether it is an object waiting for its next key.
+    keys: list[set[str]] = []  # Per open container, the keys its object has had.
     counted = 0
     for match in _TOKEN.finditer(text):
         token = match.group()
@@ -178,7 +193,7 @@ def _key(token: str) -> str:
 
 
 def not_text(document: Any) -> list[str | int] | None:
-    """The path of the first string (key or value) in `document` that UTF-8 cannot encode, None if none."""
+    """The path of the first string, key or value, in `document` that UTF-8 cannot encode. None if none."""
     stack: list[tuple[list[str | int], Any]] = [([], document)]
     while stack:
         path, value = stack.pop()
@@ -218,7 +233,7 @@ def _finite(text: str) -> float:
 
 
 def said(error: jsonschema.ValidationError, document: str) -> tuple[list[str | int], str]:
-    """Where the schema is broken and how, in words of the schema, not of the (untrusted) value."""
+    """Where the schema is broken and how. It speaks in words of the schema, never of the untrusted value."""
     where: list[str | int] = list(error.absolute_path)
     keyword, expected, instance = error.validator, error.validator_value, error.instance
     if keyword == "required":
@@ -233,7 +248,7 @@ def said(error: jsonschema.ValidationError, document: str) -> tuple[list[str | i
         return where, f"must be {' or '.join(json.dumps(v) for v in (expected if keyword == 'enum' else [expected]))}"
     if keyword == "pattern":
         return where, f"does not match {expected}"
-    if keyword == "not" and "x-not-problem" in error.schema:  # the schema's words for what its `not` refuses
+    if keyword == "not" and "x-not-problem" in error.schema:  # The schema's words for what its `not` refuses.
         return where, str(error.schema["x-not-problem"])
     if keyword in ("minimum", "minLength", "maxLength", "maxItems"):
         return where, f"{keyword} is {expected}"
@@ -247,7 +262,7 @@ def _type_name(value: Any) -> str:
 
 
 def pointer(path: Iterable[str | int]) -> str:
-    """A JSON pointer (RFC 6901) to `path`, each key cut to a readable length and escaped onto one line."""
+    """A JSON pointer (RFC 6901) to `path`. Each key is cut to a readable length and escaped onto one line."""
     parts = []
     for part in path:
         text = str(part).replace("~", "~0").replace("/", "~1")

@@ -1,11 +1,14 @@
 """The shards of one run (`--shard K/N`, each with `--report-dir`) as one ledger, for `shop-contract merge`.
 
-Each shard's findings.json is read back into a Ledger; the shards must belong together (the same
-seed, profile, suite and spec versions and N, each K from 1 to N exactly once) and their ledgers
-are added up. report.py then renders the merged ledger as it renders a run's, so the merged
-summary, JUnit file and findings.json, and the exit code, are those of the unsharded run. Violations a
-shard's baseline accepted are added up with the others and judged again on the merged run (by
-`merge --baseline FILE`, or else by the first shard's baseline entries).
+Each shard's findings.json is read back into a Ledger. The shards must belong together: the same
+seed, profile, suite and spec versions and N, with each K from 1 to N exactly once. Then their ledgers
+are added up.
+
+report.py renders the merged ledger as it renders a run's. So the merged summary, JUnit file and
+findings.json, and the exit code, are those of the unsharded run.
+
+Violations a shard's baseline accepted are added up with the others, and judged again on the merged
+run. They are judged by `merge --baseline FILE`, or else by the first shard's baseline entries.
 """
 
 from __future__ import annotations
@@ -30,11 +33,11 @@ FILE = "findings.json"
 SHOWN = 60
 """Characters of a shard's value quoted in an error."""
 OLDER = " (written by a suite older than `merge`: rerun the shard)"
-"""What a missing /passes means: findings.json lacked the passes per check before `merge` existed."""
+"""What a missing /passes means. findings.json lacked the passes per check before `merge` existed."""
 
 
 class MergeError(Exception):
-    """The directories are not the shards of one run (or cannot be read)."""
+    """The directories are not the shards of one run, or cannot be read."""
 
 
 def read(directory: Path) -> Ledger:
@@ -50,16 +53,16 @@ def read(directory: Path) -> Ledger:
 
 
 def ledger_of(document: dict[str, Any]) -> Ledger:
-    """A findings.json valid against the schema (report.as_json) back as a Ledger; its text is already
+    """A findings.json valid against the schema (report.as_json) back as a Ledger. Its text is already
     redacted."""
     run = document["run"]
     ledger = Ledger(run=RunInfo(**{name: run[name] for name in RunInfo.__dataclass_fields__}))
     for entry in document["passes"]:
         ledger.passed(entry["surface"], entry["operation"], entry["check"], entry["times"])
     judged = document.get("baseline")
-    recorded = [*document["violations"], *(judged["accepted"] if judged else [])]  # the merge judges them again
+    recorded = [*document["violations"], *(judged["accepted"] if judged else [])]  # The merge judges them again.
     ledger.violations = [Violation(**{**_recorded(v), "setup": tuple(v["setup"])}) for v in recorded]
-    if judged:  # the shard's baseline, which the merge applies when given none of its own
+    if judged:  # The shard's baseline, which the merge applies when given none of its own.
         entries = [Acceptance(**entry) for entry in judged["entries"]]
         ledger.baseline = BaselineRun(judged["file"], entries, strict=judged["strict"])
     ledger.not_exercised = [Skip(**skip) for skip in document["not_exercised"]]
@@ -71,12 +74,12 @@ def ledger_of(document: dict[str, Any]) -> Ledger:
 
 
 def _recorded(violation: dict[str, Any]) -> dict[str, Any]:
-    """A violation as recorded, without what the reports derive from it (its id and fingerprint)."""
+    """A violation as recorded, without what the reports derive from it: its id and fingerprint."""
     return {name: value for name, value in violation.items() if name not in ("id", "fingerprint")}
 
 
 def combine(shards: Sequence[tuple[Path, Ledger]]) -> Ledger:
-    """One ledger from the shards of one run; MergeError when they do not make one whole run."""
+    """One ledger from the shards of one run. It raises MergeError when they do not make one whole run."""
     if not shards:
         raise MergeError("no shard given")
     by_index: dict[int, Path] = {}
@@ -121,7 +124,7 @@ def _file(directory: Path) -> Path:
 
 
 def _shown(value: object) -> str:
-    """A value read from a shard, as JSON on one line and cut short: the file is another runner's."""
+    """A value read from a shard, as JSON on one line and cut short, because the file is another runner's."""
     text = json.dumps(value)
     return text if len(text) <= SHOWN else text[:SHOWN] + "..."
 
@@ -144,7 +147,7 @@ def _added(ledgers: list[Ledger], count: int) -> Ledger:
         run = ledger.run
         for name, url in run.targets.items():
             merged.run.targets.setdefault(name, url)
-        merged.run.duration = max(merged.run.duration, run.duration)  # the shards run side by side
+        merged.run.duration = max(merged.run.duration, run.duration)  # The shards run side by side.
         merged.run.refused_credentials += run.refused_credentials
         for operation, seconds in run.timings.items():
             merged.run.timings[operation] = merged.run.timings.get(operation, 0.0) + seconds

@@ -1,11 +1,14 @@
-"""What a run tells people: which run it was, a summary per check and per operation, each violation with
-its evidence (the requests that set up its state, then the failing one), the checks not exercised and
-why, the coverage of the contract, and JUnit XML for CI (outcome/junit.py).
-The text summary ends with one line per violated (surface, operation, check), the coverage figure and
-the path of report.html (html_report.py), which is drawn from the same document as findings.json.
+"""What a run tells people.
 
-Everything shown passes through the run's `Redactor`: secrets masked, control characters escaped, so the
-JUnit file is always well-formed XML and no answer can act on a terminal.
+It says which run it was, and gives a summary per check and per operation. Each violation comes with
+its evidence: the requests that set up its state, then the failing one. It lists the checks not
+exercised and why, and the coverage of the contract. For CI it writes JUnit XML (outcome/junit.py).
+
+The text summary ends with one line per violated (surface, operation, check), the coverage figure and
+the path of report.html (html_report.py). That report is drawn from the same document as findings.json.
+
+Everything shown passes through the run's `Redactor`, which masks secrets and escapes control
+characters. So the JUnit file is always well-formed XML, and no answer can act on a terminal.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from contract_tests.redact import Redactor
 HTML = "report.html"
 RULE = "-" * 100
 RULE_SHOWN = 100
-"""Characters of a violation's rule shown in the closing table (the whole rule is in the reports)."""
+"""Characters of a violation's rule shown in the closing table. The whole rule is in the reports."""
 
 
 def _run_lines(ledger: Ledger) -> list[str]:
@@ -47,7 +50,9 @@ def _run_lines(ledger: Ledger) -> list[str]:
 
 
 def _generated(ledger: Ledger) -> list[str]:
-    """What the run generated, in one digest (per part in findings.json), and what timing kept from the target."""
+    """What the run generated, in one digest, and what timing kept from the target.
+
+    findings.json has the digest per part."""
     if not ledger.generated:
         return []
     parts = ledger.generated.values()
@@ -93,7 +98,7 @@ def _not_exercised(ledger: Ledger) -> list[str]:
 
 
 def _consumer(ledger: Ledger) -> list[str]:
-    """The consumer contract's section: which contract, against what, and each interaction's verdict."""
+    """The consumer contract's section. It says which contract, against what, and each interaction's verdict."""
     run = ledger.consumer
     if run is None:
         return []
@@ -117,7 +122,7 @@ def _consumer(ledger: Ledger) -> list[str]:
 
 
 def _errors(ledger: Ledger) -> list[str]:
-    """The run errors grouped by cause, causes in the order first met."""
+    """The run errors grouped by cause, with the causes in the order first met."""
     if not ledger.errors:
         return []
     lines = ["", "Errors (parts of the run that could not complete), by cause:"]
@@ -128,10 +133,12 @@ def _errors(ledger: Ledger) -> list[str]:
 
 
 def summary(ledger: Ledger, *, verbose: bool = True, html: Path | None = None) -> str:
-    """The run as text: `verbose` (summary.txt, `--verbose`) has every check, operation and violation
-    in full; either way it ends with one line per violated (surface, operation, check) (with a baseline:
-    the new violations, then the baseline's section), the coverage figure, the HTML report's path (`html`,
-    when written) and the result."""
+    """The run as text.
+
+    The `verbose` text (summary.txt, `--verbose`) has every check, operation and violation in full.
+    Either way it ends with one line per violated (surface, operation, check). With a baseline, those
+    are the new violations, followed by the baseline's section. Then come the coverage figure, the HTML
+    report's path (`html`, when written) and the result."""
     parts = [*_run_lines(ledger), *_consumer(ledger)]
     if verbose:
         parts += ["", *_by_check(ledger), "", *_by_operation(ledger), *_not_exercised(ledger)]
@@ -141,7 +148,7 @@ def summary(ledger: Ledger, *, verbose: bool = True, html: Path | None = None) -
     elif ledger.not_exercised:
         parts += ["", f"{len(ledger.not_exercised)} check(s) not exercised on some operation (see the report)"]
     parts += _errors(ledger) + _unreached(ledger)
-    coverage = [] if ledger.consumer is not None else [ledger.coverage.headline()]  # a replay covers what it recorded
+    coverage = [] if ledger.consumer is not None else [ledger.coverage.headline()]  # A replay covers what it recorded.
     parts += ["", *violated_table(ledger), *baseline_lines(ledger, verbose=verbose)[1:], *coverage]
     if html is not None:
         parts.append(f"Report: {html}")
@@ -171,7 +178,7 @@ def verdict(ledger: Ledger) -> str:
 
 
 def _unreached(ledger: Ledger) -> list[str]:
-    """What the time budget (`--max-time`), or a signal, did not let the run reach: the verdict is partial."""
+    """What the time budget (`--max-time`) or a signal did not let the run reach. The verdict is partial."""
     if not ledger.unreached:
         return []
     budget = f" of {ledger.run.max_time:g} s" if ledger.run.max_time else ""
@@ -181,8 +188,10 @@ def _unreached(ledger: Ledger) -> list[str]:
 
 
 def baseline_lines(ledger: Ledger, *, verbose: bool = True) -> list[str]:
-    """The baseline's section: the accepted violations by entry (with their ids when `verbose`), then the
-    entries not reproduced by a complete whole run, and the expired ones; nothing without a baseline."""
+    """The baseline's section, or nothing without a baseline.
+
+    It lists the accepted violations by entry, with their ids when `verbose`. Then it lists the entries
+    a complete whole run did not reproduce, and the expired ones."""
     run = ledger.baseline
     if run is None:
         return []
@@ -218,7 +227,7 @@ def _accepted_for(entry: Acceptance) -> str:
 
 
 def violated_table(ledger: Ledger) -> list[str]:
-    """One line per violated (surface, operation, check): how many violations, and the first rule."""
+    """One line per violated (surface, operation, check), with how many violations and the first rule."""
     failures = ledger.failures()
     if not failures:
         return []
@@ -233,8 +242,10 @@ def violated_table(ledger: Ledger) -> list[str]:
 
 
 def as_json(ledger: Ledger) -> dict[str, object]:
-    """The ledger for machines: the run, the checks exercised and not, the violations (and, in the
-    same order, each one's requests as httpx scripts), the errors and the coverage."""
+    """The ledger for machines.
+
+    It holds the run, the checks exercised and not, the violations, the errors and the coverage. In the
+    violations' order, it also holds each one's requests as httpx scripts."""
     shown = Redactor(ledger.secrets)
     run = asdict(ledger.run)
     document = {
@@ -274,7 +285,7 @@ def _order(item: tuple[Key, int]) -> tuple[str, str, str]:
 
 
 def _redacted(value: Any, shown: Redactor) -> Any:
-    """`value` with every string in it (keys too) redacted."""
+    """`value` with every string in it redacted, keys too."""
     if isinstance(value, str):
         return shown(value)
     if isinstance(value, dict):
@@ -285,13 +296,15 @@ def _redacted(value: Any, shown: Redactor) -> Any:
 
 
 def write(ledger: Ledger, options: Options) -> list[Path]:
-    """Write the JUnit file and the report directory (all three files), if asked for; the paths written."""
+    """Write the JUnit file and the report directory, if asked for, and return the paths written."""
     return write_files(ledger, options.junit_xml, options.report_dir)
 
 
 def write_files(ledger: Ledger, junit_file: Path | None, report_dir: Path | None) -> list[Path]:
-    """Write `junit_file` and `report_dir` (report.html, summary.txt, junit.xml, findings.json), those
-    given; the paths written. Each file appears whole or not at all (outcome/files.py)."""
+    """Write those of `junit_file` and `report_dir` given, and return the paths written.
+
+    `report_dir` gets report.html, summary.txt, junit.xml and findings.json. Each file appears whole or
+    not at all (outcome/files.py)."""
     written = []
     document = junit_xml(ledger)
     targets = [junit_file] if junit_file else []
@@ -309,6 +322,7 @@ def write_files(ledger: Ledger, junit_file: Path | None, report_dir: Path | None
         html = report_dir / HTML
         files.write(html, html_report.render(data).encode("utf-8"))
         text = report_dir / "summary.txt"
-        files.write(text, (summary(ledger, html=Path(HTML)) + "\n").encode("utf-8"))  # beside it
+        # The summary names report.html by a relative path, because the two files sit side by side.
+        files.write(text, (summary(ledger, html=Path(HTML)) + "\n").encode("utf-8"))
         written += [text, findings, html]
     return written

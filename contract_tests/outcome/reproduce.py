@@ -1,14 +1,17 @@
 """How to repeat what a report shows: the command of the whole run, and a request as an httpx script.
 
-The command never holds a credential: each is read from the variable `shop-contract` reads it from
-(arguments.SECRET_VARIABLES). A request's curl (as Schemathesis writes it: `curl -X M -H 'h: v' -d 'body'
-URL`, credentials already masked) becomes a short Python script with httpx; a curl that is not of
-that shape (or uses the shell's `$'...'` quoting for control characters) is said to be so, never
-guessed at.
+The command never holds a credential. Each is read from the variable `shop-contract` reads it from
+(arguments.SECRET_VARIABLES).
 
-Schemathesis quotes a curl for the shell `$SHELL` names: fish's escapes for fish, bash's with warnings
-appended for a shell it does not know (CI runners often set none). A run writes every curl for bash
-(`for_bash`), so that a violation's curl, and so its id, is the same on every machine and reads back here.
+A request's curl becomes a short Python script with httpx. Schemathesis writes the curl as
+`curl -X M -H 'h: v' -d 'body' URL`, with credentials already masked. A curl that is not of that
+shape is said to be so, never guessed at. So is one that uses the shell's `$'...'` quoting for
+control characters.
+
+Schemathesis quotes a curl for the shell `$SHELL` names. It writes fish's escapes for fish. For a
+shell it does not know, it writes bash's and appends warnings, and CI runners often set no shell. So
+a run writes every curl for bash (`for_bash`). A violation's curl, and so its id, is then the same on
+every machine, and reads back here.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ SECRET_FLAGS = {
 
 
 def command(options: Options) -> str:
-    """`shop-contract ...` repeating the run `options` describe (the same seed: the same cases)."""
+    """`shop-contract ...` repeating the run `options` describe. The same seed gives the same cases."""
     words = ["shop-contract"]
     for flag, value in (
         ("--base-url", options.base_url),
@@ -55,19 +58,19 @@ def command(options: Options) -> str:
     words += ["--exclude-checks", *options.exclude_checks] if options.exclude_checks else []
     words += ["--shard", str(options.shard)] if options.shard is not None else []
     words += ["--max-time", f"{options.max_time:g}"] if options.max_time is not None else []
-    if options.consumer is not None:  # a consumer contract's verification: its file and the spec it is read against
+    if options.consumer is not None:  # A consumer contract's check names its file and the spec it is read against.
         words += ["--consumer", shlex.quote(str(options.consumer))]
         words += ["--spec", shlex.quote(str(options.spec))] if options.spec is not None else []
     return " ".join(words)
 
 
 REPRODUCTION_SHELL = "/bin/bash"
-"""The shell every reproduction is written for: bash's `$'...'` quoting also reads in zsh."""
+"""The shell every reproduction is written for. Bash's `$'...'` quoting also reads in zsh."""
 
 
 @contextlib.contextmanager
 def for_bash() -> Iterator[None]:
-    """Within: Schemathesis writes each curl for bash, whatever `$SHELL` the run was started from."""
+    """Inside the block, Schemathesis writes each curl for bash, whatever `$SHELL` the run was started from."""
     started_from = os.environ.get("SHELL")
     os.environ["SHELL"] = REPRODUCTION_SHELL
     try:
@@ -80,7 +83,7 @@ def for_bash() -> Iterator[None]:
 
 
 def unsharded(sharded: str) -> str:
-    """A shard's command without its `--shard K/N`: the whole run the shards split."""
+    """A shard's command without its `--shard K/N`. That is the whole run the shards split."""
     words = sharded.split(" ")
     if "--shard" in words:
         at = words.index("--shard")
@@ -89,7 +92,7 @@ def unsharded(sharded: str) -> str:
 
 
 MASKED = "[Filtered]"
-"""How Schemathesis (and domain/http.py) show a credential header in a curl command."""
+"""How Schemathesis, and judge/domain/http.py, show a credential header in a curl command."""
 
 
 class NotACurl(ValueError):
@@ -97,14 +100,15 @@ class NotACurl(ValueError):
 
 
 TRUNCATED = " <...truncated"
-"""How Schemathesis marks a body cut for display in a curl: such a request cannot be sent again."""
+"""How Schemathesis marks a body cut for display in a curl. Such a request cannot be sent again."""
 WARNINGS = "\n\n\N{WARNING SIGN}"
-"""Where Schemathesis appends its warnings to a curl (for a shell it does not know): the command is before."""
+"""Where Schemathesis appends its warnings to a curl, for a shell it does not know. The command is before."""
 _ANSI_C = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "e": "\x1b"}
 
 
 def _ansi_c(text: str, start: int) -> tuple[str, int]:
-    """The word `$'...'` quotes from `start` (just after `$'`), and the index after its closing quote;
+    """The word `$'...'` quotes from `start` (just after `$'`), and the index after its closing quote.
+
     `\\xHH` runs are UTF-8 bytes, as Schemathesis writes them."""
     out, pending, index = [], bytearray(), start
     while index < len(text) and text[index] != "'":
@@ -137,7 +141,7 @@ def _ansi_c(text: str, start: int) -> tuple[str, int]:
 
 
 def words(curl: str) -> list[str]:
-    """The shell words of `curl`, also with bash's `$'...'` quoting (how Schemathesis shows control characters)."""
+    """The shell words of `curl`, also with bash's `$'...'` quoting, which Schemathesis uses for control characters."""
     result: list[str] = []
     index, current, started = 0, [], False
     while index < len(curl):
@@ -178,8 +182,10 @@ def words(curl: str) -> list[str]:
 
 
 def parse_curl(curl: str, *, ansi_c: bool = False) -> tuple[str, str, list[tuple[str, str]], str | None]:
-    """(method, url, headers, body) of a curl command as Schemathesis writes it; `ansi_c`: also with
-    bash's `$'...'` quoting (refused by default: a script shown to a person should not guess at it)."""
+    """(method, url, headers, body) of a curl command as Schemathesis writes it.
+
+    With `ansi_c`, bash's `$'...'` quoting is read too. It is refused by default, because a script shown
+    to a person should not guess at it."""
     curl = curl.split(WARNINGS, 1)[0]
     if "$'" in curl and not ansi_c:
         raise NotACurl("it quotes control characters for the shell ($'...')")
@@ -215,7 +221,7 @@ def parse_curl(curl: str, *, ansi_c: bool = False) -> tuple[str, str, list[tuple
 
 
 def recorded_request(curl: str) -> dict[str, Any]:
-    """The request a report's curl records, as data (contract_tests/outcome/standalone.py: `Request`)."""
+    """The request a report's curl records, as data (`Request` in contract_tests/outcome/standalone.py)."""
     method, url, headers, body = parse_curl(curl, ansi_c=True)
     return {"method": method.upper(), "url": url, "headers": [[name, value] for name, value in headers], "body": body}
 

@@ -1,12 +1,17 @@
-"""Independent work side by side, its outcome in a fixed order: the time to a verdict on a slow network.
+"""Independent work side by side, with its outcome in a fixed order. This cuts the time to a verdict on a
+slow network.
 
-A domain test judges operations (auth_matrix) or collections (the others) one at a time, and each part
-writes only items it made, so a test splits into parts as shards split it (`Context.shard_operations`,
-`shard_collections`). The parts run on up to `workers` threads, each into its own ledger; the ledgers
-are added up in the order the parts were listed, never the order they finished, so that one seed gives
-the same findings, in the same order, whatever the concurrency. Tests that read whole lists or counts
-(`runner.ALONE`) run one at a time, nothing else beside them but their own pieces: per list or per
-collection where no piece can see another's writes, else per group of linked collections (`unlinked`).
+A domain test judges operations (auth_matrix) or collections (the others) one at a time. Each part
+writes only items it made. So a test splits into parts as shards split it (`Context.shard_operations`,
+`shard_collections`).
+
+The parts run on up to `workers` threads, each into its own ledger. The ledgers are added up in the
+order the parts were listed, never the order they finished. So one seed gives the same findings, in
+the same order, whatever the concurrency.
+
+Tests that read whole lists or counts (`runner.ALONE`) run one at a time, with nothing beside them but
+their own pieces. A piece is a list or a collection where no piece can see another's writes. Otherwise
+it is a group of linked collections (`unlinked`).
 """
 
 from __future__ import annotations
@@ -48,17 +53,21 @@ def parts(ctx: Context, spec: Spec) -> list[Context]:
 
 
 def piece_name(ctx: Context) -> str:
-    """A piece's name among a test's pieces: its collections (a group's, joined by "+"), else its operation;
-    "all" for a test not split."""
+    """A piece's name among a test's pieces.
+
+    It is the piece's collections (a group's joined by "+"), else its operation. A test not split is
+    "all"."""
     names = sorted(ctx.shard_collections or ()) or sorted(ctx.shard_operations or ())
     return "+".join(names) or "all"
 
 
 def unlinked(ctx: Context, spec: Spec) -> list[Context]:
-    """`ctx` split into one context per group of linked collections (a product names its product line: one
-    group; customers name neither: another), each with its collections' operations. No write in one group
-    shows in another's lists, so tests that read whole lists (`runner.ALONE`) may run a group each side by
-    side. One group, or an operation of no collection (whose lists are unknown), is `ctx` unchanged."""
+    """`ctx` split into one context per group of linked collections, each with its collections' operations.
+
+    A product names its product line, so the two are one group. Customers name neither, so they are
+    another. No write in one group shows in another's lists. So tests that read whole lists
+    (`runner.ALONE`) may run a group each side by side. With one group, or with an operation of no
+    collection (whose lists are unknown), the answer is `ctx` unchanged."""
     owners = {op.id: spec.collection_of(op) for op in spec.operations.values()}
     owner = {op: collection_name(own) for op, own in owners.items() if own is not None}
     if len(owner) < len(owners):
@@ -88,7 +97,9 @@ def unlinked(ctx: Context, spec: Spec) -> list[Context]:
 
 
 def in_order(work: Sequence[Callable[[], T]], workers: int) -> list[T]:
-    """Every piece of `work`, on up to `workers` threads (in this thread when 1); the results in `work`'s order."""
+    """Every piece of `work` run on up to `workers` threads, and the results in `work`'s order.
+
+    With one worker, or one piece, the work runs in this thread."""
     if workers <= 1 or len(work) <= 1:
         return [piece() for piece in work]
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="shop-contract") as pool:
@@ -99,11 +110,12 @@ def in_order(work: Sequence[Callable[[], T]], workers: int) -> list[T]:
 def parse_one_at_a_time() -> None:
     """Make `ast.parse` take a lock, once per process.
 
-    CPython 3.11 keeps the AST constructor's recursion depth per interpreter, not per thread: two threads
-    parsing at once can raise `SystemError: AST constructor recursion depth mismatch` (python/cpython
-    issue 106905; seen on 3.11.7 here). Hypothesis parses source (to describe strategies) inside
-    Schemathesis' workers and our side-by-side parts, so a run with more than one worker parses one at a
-    time; parsing is rare, and nowhere near the requests' path.
+    CPython 3.11 keeps the AST constructor's recursion depth per interpreter, not per thread. So two
+    threads parsing at once can raise `SystemError: AST constructor recursion depth mismatch`
+    (python/cpython issue 106905, seen on 3.11.7 here). Hypothesis parses source to describe strategies,
+    inside Schemathesis' workers and inside our side-by-side parts. So a run with more than one worker
+    parses one at a time. Parsing is rare, and nowhere near the requests' path, so the lock costs
+    nothing there.
     """
     if getattr(ast.parse, "__wrapped__", None) is not None:
         return
@@ -124,9 +136,11 @@ def sized(
     progress: Callable[[str], None],
     probe: Callable[[], int] | None = None,
 ) -> Options:
-    """The options with `--workers auto` made a number: as many requests in flight as the latency the
-    run has seen so far asks for (`pacer`'s), never more than the target serves at once (`probe`, one
-    safe request, sent alone then several at once: client/capacity.py). The progress says what it chose
+    """The options with `--workers auto` made a number.
+
+    The number is as many requests in flight as the latency the run has seen so far asks for
+    (`pacer`'s). It is never more than the target serves at once. `probe` measures that with one safe
+    request, sent alone and then several at once (client/capacity.py). The progress says what it chose
     and why."""
     if options.workers is None:
         latency = pacer.median_latency() if pacer is not None else None
@@ -137,7 +151,7 @@ def sized(
                 capacity = parallel_capacity(probe)
             except BudgetSpent:
                 workers, seen = 1, f"{seen}; the time budget ended the capacity probe"
-            except Exception as exc:  # any failure of the probe: the safe choice, said
+            except Exception as exc:  # Any failure of the probe makes the safe choice, and says so.
                 workers, seen = 1, f"{seen}; the capacity probe failed: {type(exc).__name__}"
             else:
                 workers = bounded_workers(workers, capacity)
@@ -156,19 +170,21 @@ def sized(
 def capacity_probe(
     spec: Spec, surface: Surface, limits: Limits, keyring: Keyring | None
 ) -> Iterator[Callable[[], int] | None]:
-    """The one safe request `--workers auto` measures the target's capacity with: the first list `surface`
-    serves, past the pacer's limit (it would hold the batch to one in flight) but within the run's time
-    budget, and into no report. Its status is the measurement: 429 or 503 is a refusal, counted
-    (client/capacity.py); any other answer but 2xx fails the probe."""
+    """The one safe request `--workers auto` measures the target's capacity with.
+
+    It is the first list `surface` serves. It goes past the pacer's limit, which would hold the batch to
+    one in flight, but stays within the run's time budget. It goes into no report. Its status is the
+    measurement. A 429 or a 503 is a refusal, and is counted (client/capacity.py). Any other answer but
+    a 2xx fails the probe."""
     lists = [spec.operations[name] for name in surface.operations if name in spec.operations]
     listing = next((op for op in lists if op.method.upper() == "GET" and not op.path_parameters), None)
     if listing is None:
         yield None
         return
-    opened: list[Session] = []  # made at the first call: a run whose workers are known sends no probe
+    opened: list[Session] = []  # Made at the first call, so a run whose workers are known sends no probe.
 
     def send() -> int:
-        if not opened:  # the probe's first calls are one at a time (client/capacity.py): no race here
+        if not opened:  # The probe's first calls are one at a time (client/capacity.py), so there is no race here.
             opened.append(Session(surface, Ledger(), BoundedHttpx(replace(limits, held=False)), keyring))
         status = opened[0].call(listing).status
         if not 200 <= status < 300 and status not in OVERLOADED:

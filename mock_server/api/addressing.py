@@ -1,18 +1,23 @@
-"""Every identifier the mock accepts is addressable: routing on the path as the client sent it.
+"""Routing on the path as the client sent it, so that every identifier the mock accepts is addressable.
 
-uvicorn decodes the path before any router sees it, so `/productlines/Slash%2FLine/` arrives as
-`/productlines/Slash/Line/`, which no route matches, and a byte sequence that is not UTF-8 arrives
-as U+FFFD. `RawPath` rebuilds the path from `raw_path`, one segment at a time: each segment is
-decoded strictly (a segment that is not UTF-8 is 400, naming its parameter) and keeps only `%` and
-`/` escaped (`%25`, `%2F`), so that every router, the fast path's and Connexion's, matches one
-segment per parameter; `inputs.unescape_segment` turns a segment back into the identifier
-(Connexion's through `inputs.BoundedURIParser`). A path without `%` is left as it is: nothing to do
-on the hot path but one `in` test.
+uvicorn decodes the path before any router sees it. So `/productlines/Slash%2FLine/` arrives as
+`/productlines/Slash/Line/`, which no route matches. A byte sequence that is not UTF-8 arrives as
+U+FFFD.
+
+`RawPath` rebuilds the path from `raw_path`, one segment at a time:
+
+- Each segment is decoded strictly. A segment that is not UTF-8 is a 400 that names its parameter.
+- Each segment keeps only `%` and `/` escaped (`%25`, `%2F`). So every router, the fast path's and
+  Connexion's, matches one segment per parameter.
+- `inputs.unescape_segment` turns a segment back into the identifier. Connexion's path parameters go
+  through it in `BoundedURIParser`, below.
+- A path without `%` is left as it is. So the hot path pays for one `in` test and nothing more.
 
 It also counts the digits of an integer path parameter against the spec's bounds before any router
-converts it (Starlette's `int` convertor would raise past 4,300 digits); that, too, costs a regular
-expression search only, unless the path holds a digit run longer than every bound. Such a path is
-404, naming the parameter: the spec's decision for a path parameter that is not of its type.
+converts it. It does so because Starlette's `int` convertor would raise past 4,300 digits. That, too,
+costs only a regular expression search, unless the path holds a digit run longer than every bound.
+Such a path is a 404 that names the parameter. That is the spec's decision for a path parameter that
+is not of its type.
 """
 
 from __future__ import annotations
@@ -33,17 +38,17 @@ from shop_contract.document import dereference
 
 
 class NotOfItsType(MockError):
-    """A path parameter that is not of its type: the spec answers 404 (no such resource)."""
+    """A path parameter that is not of its type. The spec answers 404, as for no such resource."""
 
     status = 404
 
 
 @dataclass(frozen=True)
 class Template:
-    """A path of the spec under its mount: literal segments, and parameters by position."""
+    """A path of the spec under its mount, as literal segments and parameters by position."""
 
     segments: tuple[str, ...]
-    parameters: dict[int, tuple[str, Schema]]  # segment index -> (name, schema)
+    parameters: dict[int, tuple[str, Schema]]  # From a segment's index to the parameter's name and schema.
 
     def matches(self, segments: list[str], skip: int = -1) -> bool:
         return len(segments) == len(self.segments) and all(
@@ -53,7 +58,7 @@ class Template:
 
 
 def templates(spec: Schema, mounts: dict[str, list[str]]) -> list[Template]:
-    """A `Template` per spec path under each mount (prefix -> paths)."""
+    """A `Template` per spec path under each mount. `mounts` maps each prefix to its paths."""
     found = []
     for prefix, paths in mounts.items():
         for path in paths:
@@ -74,7 +79,7 @@ def templates(spec: Schema, mounts: dict[str, list[str]]) -> list[Template]:
 
 
 def long_digits(templates: list[Template]) -> re.Pattern[str]:
-    """A digit run longer than any integer path parameter's bounds admit: one may be out of bounds."""
+    """A digit run longer than any integer path parameter's bounds admit. Such a run may be out of bounds."""
     limits = [
         digit_limit(schema)
         for template in templates
@@ -85,7 +90,8 @@ def long_digits(templates: list[Template]) -> re.Pattern[str]:
 
 
 def left_as_sent(templates: list[Template]) -> t.Callable[[Scope], bool]:
-    """Whether `RawPath` leaves a request as it is: nothing escaped, no digit run to bound."""
+    """Whether `RawPath` leaves a request as it is. It does when nothing is escaped and no digit run needs a
+    bound."""
     digits = long_digits(templates)
 
     def untouched(scope: Scope) -> bool:
@@ -95,7 +101,7 @@ def left_as_sent(templates: list[Template]) -> t.Callable[[Scope], bool]:
 
 
 class RawPath:
-    """ASGI middleware: the routing path rebuilt from `raw_path`; integer path parameters bounded."""
+    """ASGI middleware that rebuilds the routing path from `raw_path` and bounds integer path parameters."""
 
     def __init__(self, app: ASGIApp, templates: list[Template]) -> None:
         self.app = app
@@ -140,7 +146,7 @@ class RawPath:
                     refuse_out_of_range(name, segments[index], schema, error=NotOfItsType)
 
     def _name(self, raw_segments: list[bytes], index: int) -> str:
-        """The name of the parameter at `index` of a path, for an error message ("path" if none)."""
+        """The name of the parameter at `index` of a path, for an error message. It is "path" if none is."""
         segments = [segment.decode("latin-1") for segment in raw_segments]
         for template in self.templates:
             if index in template.parameters and template.matches(segments, skip=index):
@@ -149,9 +155,11 @@ class RawPath:
 
 
 class BoundedURIParser(URIParserAdapter):
-    """Connexion's parameter and form parser, with each integer's range checked (its digits counted
-    first) before Connexion converts it, and path parameters unescaped (`RawPath` leaves `%` and `/`
-    of an identifier escaped in the routing path)."""
+    """Connexion's parameter and form parser, with integers bounded and path parameters unescaped.
+
+    Each integer's range is checked before Connexion converts it, and its digits are counted first. Path
+    parameters are unescaped because `RawPath` leaves the `%` and `/` of an identifier escaped in the
+    routing path."""
 
     def resolve_params(self, params: dict[str, t.Any], _in: str) -> dict[str, t.Any]:
         for name, values in params.items():

@@ -1,17 +1,21 @@
-"""What each request is watched for: counted and timed by operation and status (`ops.tally`) and,
-with `--log-format json`, logged as one JSON object (`Observer`).
+"""What each request is watched for. It is counted and timed by operation and status (`ops.tally`).
+With `--log-format json`, it is also logged as one JSON object (`Observer`).
 
-Two ways reach the observer, and each request takes one. The outermost layer, `Observe`, watches a
-request that goes through Connexion's stack: it wraps `send` to learn the status and reads the clock
-around the rest. A request the bypass takes from the app's entry (control/bypass.py) passes no layer
-that would: the bypass's journal layer, which taps `send` and reads the clock for the journal
-anyway, tells the observer when it is done (`journal.middleware.RequestJournal`'s `done`), so that
-the plain request pays for no second wrapper and no layer more (benchmarks/metrics_cost.py).
+Two ways reach the observer, and each request takes one:
 
-Its cost on a request is then a cached look-up of the operation and a tally: a dict look-up, two
-additions and, past the first bucket's bound (rare for a mock), a bisection. The request's line
-names what an operator needs and no credential: the path with its query masked as the journal
-masks it, cut to a bound; the session; the replica; the fault a rule or `Prefer: delay` applied.
+- The outermost layer, `Observe`, watches a request that goes through Connexion's stack. It wraps
+  `send` to learn the status, and reads the clock around the rest.
+- A request the bypass takes from the app's entry (control/bypass.py) passes no such layer. The
+  bypass's journal layer taps `send` and reads the clock for the journal anyway. So it tells the
+  observer when the request is done (`journal.middleware.RequestJournal`'s `done`). The plain request
+  then pays for no second wrapper and no layer more (benchmarks/metrics_cost.py).
+
+Its cost on a request is then a cached look-up of the operation and a tally. The tally is a dict
+look-up, two additions and, past the first bucket's bound, a bisection. That is rare for a mock.
+
+The request's line names what an operator needs and no credential. It holds the path with its query
+masked as the journal masks it, cut to a bound. It also holds the session, the replica, and the fault
+a rule or `Prefer: delay` applied.
 """
 
 from __future__ import annotations
@@ -34,25 +38,25 @@ from mock_server.spec.operations import OperationIndex
 from mock_server.spec.quoting import cut
 
 log = logging.getLogger("shop_mock.requests")
-MAX_CACHED = 4096  # (method, path) pairs whose operation is remembered; the cache starts afresh past it
+MAX_CACHED = 4096  # The (method, path) pairs whose operation is remembered. Past it, the cache starts afresh.
 
 
 class Observer:
-    """Counts and (optionally) logs each request it is told of (`done`)."""
+    """Counts each request it is told of (`done`), and logs it when asked to."""
 
     def __init__(self, index: OperationIndex, count: bool, log_requests: bool, replica: str) -> None:
         self.index = index
         self.count = count
         self.log_requests = log_requests
         self.replica = replica
-        self.operations: dict[tuple[str, str], tuple[str, ByStatus]] = {}  # -> operationId, its tally
+        self.operations: dict[tuple[str, str], tuple[str, ByStatus]] = {}  # To the operationId and its tally.
 
     def done(self, scope: Scope, status: int | None, elapsed: float) -> None:
-        """A request answered `status` (None: no answer) after `elapsed` seconds."""
+        """A request answered `status` after `elapsed` seconds. A `status` of None means no answer."""
         known = self.operations.get((scope["method"], scope["path"]))
         if known is None:
             known = self.learn(scope)
-        if self.count:  # the tally's row (ops/tally.py), counted here: a call more costs GET one about 1 %
+        if self.count:  # The tally's row (ops/tally.py) is counted inline. One call more would cost a GET about 1 %.
             rows = known[1]
             row = rows.get(status)
             if row is None:
@@ -63,8 +67,9 @@ class Observer:
             log.info("request", extra={"event": self.event(scope, known[0], status, elapsed)})
 
     def learn(self, scope: Scope) -> tuple[str, ByStatus]:
-        """The request's operationId (else `admin`, `realm` or `other`) and its tally, remembered per
-        method and path."""
+        """The request's operationId and its tally, remembered per method and path.
+
+        A request of no operation is named `admin`, `realm` or `other`."""
         found = self.index.find(scope["method"], routing_path(scope))
         if found is not None:
             name = found.operation_id
@@ -80,7 +85,7 @@ class Observer:
         return known
 
     def event(self, scope: Scope, operation: str, status: int | None, elapsed: float) -> dict[str, Any]:
-        """The fields of the request's log line: nothing a credential could be in, unmasked."""
+        """The fields of the request's log line. Nothing a credential could be in is left unmasked."""
         query = scope.get("query_string", b"").decode("latin-1")
         target = scope.get("raw_path", b"").decode("latin-1") or scope["path"]
         try:
@@ -102,7 +107,7 @@ class Observer:
 
 
 class Observe:
-    """ASGI middleware, the outermost: tells the `observer` of each HTTP request through it."""
+    """The outermost ASGI middleware. It tells the `observer` of each HTTP request through it."""
 
     def __init__(self, app: ASGIApp, observer: Observer) -> None:
         self.app = app

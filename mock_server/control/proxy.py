@@ -1,24 +1,28 @@
 """The validation proxy, as Prism's proxy mode: the API's traffic goes to a real backend, checked.
 
-`python -m mock_server --proxy URL` forwards each request of the spec's operations to the backend
-(path and query as sent, hop-by-hop headers left out) and answers the backend's response unchanged.
-On the way, the request and the response are checked against the spec:
+`python -m mock_server --proxy URL` forwards each request of the spec's operations to the backend. The
+path and query go as sent, and hop-by-hop headers are left out. The backend's response is answered
+unchanged. On the way, the request and the response are checked against the spec:
 
-- request: a body only where the operation takes one, of a declared content type, a JSON body
-  valid against its schema (a form body's content type is checked, its fields are not);
-- response: a declared status, a declared content type, a JSON body valid against its schema, no
-  body where the response declares none.
+- A request has a body only where the operation takes one. The body is of a declared content type,
+  and a JSON body is valid against its schema. A form body's content type is checked, but its fields
+  are not.
+- A response has a declared status and a declared content type. A JSON body is valid against its
+  schema. There is no body where the response declares none.
 
-The backend is reached by `backend_client.BackendClient`, bounded: one deadline per exchange, the
-head and the body capped, the body as received and decoded; past a bound the answer is 502. A JSON
-body is read by the mock's bounded decoder (`inputs.load_json`): nested too deeply, it is a
-violation, not a crash. Each violation is logged (one line), kept at /__mock__/violations (the last
-`KEPT`) and noted in the request's journal entry, its message cut by `quoting.cut` (it quotes the
-offending value), at most `VIOLATIONS_PER_PART` per request or response.
+The backend is reached by `backend_client.BackendClient`, which is bounded. Each exchange has one
+deadline, and the head and the body are capped, both as received and decoded. Past a bound the
+answer is a 502.
 
-With `fallback`, an operation the backend does not serve (it answers 404 or 501, or refuses the
-connection) is answered by the mock's own state instead: a front end can move to the real backend
-one endpoint at a time. The admin API, the realm and the docs stay the mock's.
+A JSON body is read by the mock's bounded decoder (`inputs.load_json`). So a body nested too deeply
+is a violation, not a crash. Each violation is logged on one line and kept at /__mock__/violations,
+which holds the last `KEPT`. It is also noted in the request's journal entry. Its message is cut by
+`quoting.cut`, because it quotes the offending value. At most `VIOLATIONS_PER_PART` are kept per
+request or response.
+
+With `fallback`, the mock's own state answers an operation the backend does not serve. The backend
+does not serve it when it answers 404 or 501, or refuses the connection. So a front end can move to
+the real backend one endpoint at a time. The admin API, the realm and the docs stay the mock's.
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ log = logging.getLogger("mock_server.proxy")
 
 
 class Proxy:
-    """ASGI middleware: the spec's operations to `backend`, checked; anything else to the mock."""
+    """ASGI middleware that sends the spec's operations to `backend`, checked, and anything else to the mock."""
 
     def __init__(
         self,
@@ -109,7 +113,8 @@ class Proxy:
         await send({"type": "http.response.body", "body": answer.body})
 
     async def refuse(self, send: Send, error: BackendError) -> None:
-        """502 for a backend that gave no answer to pass on, logged: the client sees only the 502."""
+        """A 502 for a backend that gave no answer to pass on. The cause is logged, and the client sees only
+        the 502."""
         log.warning("no answer passed on: %s", error)
         await send_problem(send, 502, str(error))
 
@@ -118,8 +123,10 @@ class Proxy:
             self.violations.report(scope, operation, status, part, problems)
 
     async def read_body(self, receive: Receive) -> bytes | None:
-        """The whole request body, or None past the size limit. Gathered in a bytearray: with `bytes`,
-        a body sent a few bytes at a time was copied whole again for each piece."""
+        """The whole request body, or None past the size limit.
+
+        It is gathered in a bytearray. With `bytes`, a body sent a few bytes at a time was copied whole
+        again for each piece."""
         body = bytearray()
         more = True
         while more:
@@ -146,7 +153,7 @@ class Proxy:
         return self.json_problems(content[media].get("schema", {}), body, "request body")
 
     def response_problems(self, operation: Operation, answer: Answer) -> list[str]:
-        """What `answer` breaks of the spec; TooLarge if its body inflates past the proxy's limit."""
+        """What `answer` breaks of the spec. It raises TooLarge if the body inflates past the proxy's limit."""
         status = str(answer.status)
         declared = operation.responses.get(status) or operation.responses.get(f"{status[0]}XX")
         declared = declared or operation.responses.get("default")
@@ -174,14 +181,14 @@ class Proxy:
             body = load_json(raw.decode("utf-8"), what)
         except UnicodeDecodeError as error:
             return [f"the {what} is not UTF-8 text: {error}"]
-        except BadRequest as error:  # not JSON, nested too deeply, a lone surrogate
+        except BadRequest as error:  # Not JSON, nested too deeply, or a lone surrogate.
             return [error.detail]
         validator = self.validators.get(id(schema))
         if validator is None:
             validator = self.validators[id(schema)] = SchemaValidator(schema)
-        # listing costs per error (a 10 MiB page of wrong items breaks millions of rules): the errors
-        # are listed on a copy whose arrays keep the items that can be listed, and the whole body is
-        # checked for a first error
+        # Listing costs per error, and a 10 MiB page of wrong items breaks millions of rules. So the
+        # errors are listed on a copy whose arrays keep only the items that can be listed. The whole
+        # body is still checked for a first error.
         listed, shortened = _first_items(body, VIOLATIONS_PER_PART + 1)
         errors = validator.errors(listed)
         first = validator.first_error(body) if shortened else None
@@ -195,8 +202,9 @@ class Proxy:
 
 
 def _first_items(value: Any, keep: int) -> tuple[Any, bool]:
-    """`value` with each array, at any depth, cut to its first `keep` items; and whether one was.
-    Recursive: a body has at most `inputs.MAX_JSON_DEPTH` levels."""
+    """`value` with each array, at any depth, cut to its first `keep` items, and whether one was cut.
+
+    It recurses safely, because a body has at most `inputs.MAX_JSON_DEPTH` levels."""
     if isinstance(value, list):
         items = [_first_items(item, keep) for item in value[:keep]]
         return [item for item, _ in items], len(value) > keep or any(shortened for _, shortened in items)

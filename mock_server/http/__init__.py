@@ -1,8 +1,13 @@
-"""ASGI plumbing that knows no operation of the contract: request limits on uvicorn's protocol
-(`limits`), CORS (`cors`), one scan of a request's header names (`header_names`), a proxy's
-forwarded host and scheme (`forwarded`), the admin guard's `Host` and `Origin` rules (`hosts`),
-the generic middleware (last-resort 500, body limit, Allow, body replay: `middleware`) and the one
-rule masking credentials in logs and the journal (`masking`).
+"""ASGI plumbing that knows no operation of the contract. This package holds:
 
-May import: `spec` (the Problem renderer in `spec.errors`). Never `api`, `control` or `state`.
+- Request limits on uvicorn's protocol (`limits`).
+- CORS (`cors`).
+- One scan of a request's header names (`header_names`).
+- A proxy's forwarded host and scheme (`forwarded`).
+- The admin guard's `Host` and `Origin` rules (`hosts`).
+- The generic middleware (`middleware`): the last-resort 500, the body limit, Allow, and body replay.
+- The one rule masking credentials in logs and the journal (`masking`).
+
+It may import `spec`, for the Problem renderer in `spec.errors`. It never imports `api`, `control` or
+`state`.
 """

@@ -1,19 +1,23 @@
 """The mock's Prometheus instruments, one set per process, and their exposition.
 
-Under `--workers N` each worker is a process of its own: `mock_server/replicas.py` points
-`PROMETHEUS_MULTIPROC_DIR` at a fresh directory before the workers start, prometheus_client then
-keeps every value in a file there (its multiprocess mode), and a scrape of any worker adds up all
-of them (`exposition`). Each replica (a process or a pod of its own) is scraped on its own.
+Under `--workers N` each worker is a process of its own. `mock_server/replicas.py` points
+`PROMETHEUS_MULTIPROC_DIR` at a fresh directory before the workers start. prometheus_client then keeps
+every value in a file there (its multiprocess mode). A scrape of any worker adds up all of them
+(`exposition`). Each replica, a process or a pod of its own, is scraped on its own.
 
-The requests and their durations, counted on every request, are not instruments but a `Tally` in
-plain Python (`mock_server/ops/tally.py`), exposed at scrape time through a custom collector, as
-prometheus_client documents for figures kept elsewhere: an instrument's `inc` and `observe` take a
-lock each and cost a plain request a tenth of its time (benchmarks/benchmark-history.md,
-"The cost of the metrics").
+The requests and their durations are counted on every request, so they are not instruments. They are
+a `Tally` in plain Python (`mock_server/ops/tally.py`), exposed at scrape time through a custom
+collector, as prometheus_client documents for figures kept elsewhere. The reason is that an
+instrument's `inc` and `observe` take a lock each, and cost a plain request a tenth of its time
+(benchmarks/benchmark-history.md, "The cost of the metrics").
 
-Label values are bounded: an operation is an operationId, else `admin`, `realm` or `other`
-(`Observer.learn` in control/observe.py), a status a three-digit code, a realm error one of
-Keycloak's names, a fault rule as the admin API installed it.
+Label values are bounded:
+
+- An operation is an operationId, else `admin`, `realm` or `other` (`Observer.learn` in
+  control/observe.py).
+- A status is a three-digit code.
+- A realm error is one of Keycloak's names.
+- A fault rule is named as the admin API installed it.
 """
 
 from __future__ import annotations
@@ -45,8 +49,9 @@ REDIS_LATENCY = Histogram(
 
 
 def exposition(local: CollectorRegistry, requests: Rows) -> bytes:
-    """The text exposition of every worker's instruments and requests (`requests`: this process's,
-    a `Tally.snapshot`), and of `local` (figures read at scrape time)."""
+    """The text exposition of every worker's instruments and requests, and of `local`.
+
+    `requests` is this process's tally, a `Tally.snapshot`. `local` holds figures read at scrape time."""
     directory = multiprocess_directory()
     if directory:
         forget_dead_workers(directory)
@@ -63,16 +68,16 @@ def exposition(local: CollectorRegistry, requests: Rows) -> bytes:
 def forget_dead_workers(directory: str) -> None:
     """Drop the live gauges (the dashboard's streams) of every worker that is no longer running.
 
-    A worker killed (SIGKILL, the OOM killer, a crash) cannot count its streams down, and uvicorn's
-    supervisor, which replaces it, does not tell prometheus_client (`mark_process_dead`): its file
+    A worker killed by SIGKILL, the OOM killer or a crash cannot count its streams down. uvicorn's
+    supervisor replaces it, but does not tell prometheus_client (`mark_process_dead`). So its file
     would keep its streams in the sum for good. A worker's counters stay, as a counter never goes
-    down. A dead worker's process id taken by another process keeps its file until that one ends.
+    down. When another process takes a dead worker's process id, the file stays until that one ends.
     """
     for path in Path(directory).glob("gauge_live*_*.db"):
         pid = int(path.stem.rsplit("_", 1)[1])
         try:
-            os.kill(pid, 0)  # signal 0: whether the process exists, nothing sent
+            os.kill(pid, 0)  # Signal 0 sends nothing. It only tells whether the process exists.
         except ProcessLookupError:
             mark_process_dead(pid, directory)  # type: ignore[no-untyped-call]  # prometheus_client leaves it unannotated
         except PermissionError:
-            continue  # a process of another user: alive
+            continue  # A process of another user, so it is alive.

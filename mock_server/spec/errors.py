@@ -1,14 +1,17 @@
 """Every error the mock answers is rendered in the spec's `Problem` shape (RFC 9457).
 
-Errors come from four places, and `app.render_error` renders them all:
-- `MockError` / `BadRequest` (400, naming the offending fields in `errors`): our body validators;
-- the store's domain errors: `NotFound` (404), `Conflict` (409), `InvalidReference` (400),
-  `StateUnavailable` (503: Redis did not answer);
-- `pagination.PageNotFound` (404);
-- Connexion's and Starlette's own (401 with WWW-Authenticate, 404, 405, 415).
-The middleware in front of Connexion (413) writes the same shape with `problem_bytes`. A detail or a
-field error may quote what a client sent (a validator's message quotes the value it refused): each
-is cut to a bounded length (`quoting.cut`).
+Errors come from four places, and `rendering.render_error` renders them all:
+
+- `MockError` and `BadRequest` come from our body validators. A `BadRequest` is a 400 that names the
+  offending fields in `errors`.
+- The store's domain errors are `NotFound` (404), `Conflict` (409), `InvalidReference` (400) and
+  `StateUnavailable` (503, when Redis did not answer).
+- `pagination.PageNotFound` is a 404.
+- Connexion's and Starlette's own are a 401 with WWW-Authenticate, a 404, a 405 or a 415.
+
+The middleware in front of Connexion writes the same shape with `problem_bytes`, for its 413. A detail
+or a field error may quote what a client sent, because a validator's message quotes the value it
+refused. So each is cut to a bounded length (`quoting.cut`).
 """
 
 from __future__ import annotations

@@ -1,22 +1,24 @@
 """The in-memory store, the default: tables in identifier order, per-owner indexes, domain rules.
 
-Nothing here knows HTTP or Connexion. Every public method runs to completion without awaiting, so on
-the server's single event loop each one is atomic; a lock makes that hold for threads too (tests,
-admin imports). A method that raises has changed nothing. The state lives and dies with the process:
-one worker only (`mock_server.state.redis.store` is the store that replicas share).
+Nothing here knows HTTP or Connexion. Every public method runs to completion without awaiting. So on
+the server's single event loop each one is atomic. A lock makes that hold for threads too, such as
+tests and admin imports. A method that raises has changed nothing. The state lives and dies with the
+process, so it serves one worker only. `mock_server.state.redis.store` is the store that replicas
+share.
 
-A record is kept as a row: a tuple of its values in the order of its table's fields, with one object
-per distinct value of a bulk load. At 10^6 products that takes a third of the memory of a dict per
-record. Rows are never changed in place, so the seed shares them with the live tables, and every read
-builds new dicts: what a read returns is never a reference into the state.
+A record is kept as a row: a tuple of its values in the order of its table's fields. A bulk load keeps
+one object per distinct value. At 10^6 products that takes a third of the memory of a dict per
+record. Rows are never changed in place, so the seed shares them with the live tables. Every read
+builds new dicts, so what a read returns is never a reference into the state.
 
-Keys are kept in order in a `SortedList` (sortedcontainers: sorted chunks of about a thousand keys),
-so that a write moves one chunk, not the whole list: inserting into a plain list moved every key
-after the new one, 13 us a POST at 6 x 10^4 products and 0.3 ms at 10^6, twice (the table's order
-and the product line's index), a cost that grew with every product the store gained
-(benchmarks/benchmark-history.md, "The mock's writes as cheap as its reads"). An owner's keys stay a
-plain list (the memory of a data set with 10^6 owners of one record each) until they are more than
-`LARGE`.
+Keys are kept in order in a `SortedList`, which sortedcontainers keeps as sorted chunks of about a
+thousand keys. So a write moves one chunk, not the whole list. Inserting into a plain list moved every
+key after the new one. That cost 13 us a POST at 6 x 10^4 products and 0.3 ms at 10^6, twice (the
+table's order and the product line's index). The cost grew with every product the store gained
+(benchmarks/benchmark-history.md, "The mock's writes as cheap as its reads").
+
+An owner's keys stay a plain list until they are more than `LARGE`. That saves the memory of a data
+set with 10^6 owners of one record each.
 """
 
 from __future__ import annotations
@@ -46,9 +48,9 @@ from mock_server.state.store import (
 )
 
 Row = tuple[Any, ...]
-POOLED = (str, int)  # the value types a bulk load shares (exact types: True must not become 1)
-LARGE = 1024  # an owner's keys past this many become a SortedList (below it, a list inserts as fast)
-Keys = Sequence[Key]  # an owner's sorted keys: a list, or a SortedList (slices, counts, bisects alike)
+POOLED = (str, int)  # The value types a bulk load shares. Exact types, because True must not become 1.
+LARGE = 1024  # An owner's keys past this many become a SortedList. Below it, a list inserts as fast.
+Keys = Sequence[Key]  # An owner's sorted keys, as a list or a SortedList. Both slice, count and bisect alike.
 
 
 class Table:
@@ -65,7 +67,7 @@ class Table:
         return len(self.rows)
 
     def record(self, row: Row) -> Record:
-        return dict(zip(self.fields, row, strict=False))  # a row has the table's fields (strict: 25 % slower)
+        return dict(zip(self.fields, row, strict=False))  # A row has the table's fields. Strict is 25 % slower.
 
     def row(self, record: Record) -> Row:
         """The fields of the table, in order; one the record lacks is None, one it adds is dropped."""
@@ -85,7 +87,9 @@ class Table:
 
 
 class OwnerIndex:
-    """owner key -> the sorted keys of the records that name it: a list, a SortedList past `LARGE`."""
+    """From an owner's key to the sorted keys of the records that name it.
+
+    The keys are a list, or a SortedList past `LARGE`."""
 
     def __init__(self) -> None:
         self.keys: dict[Key, Keys] = {}
@@ -133,8 +137,8 @@ class MemoryStore:
     def __init__(self, fields: Mapping[str, Sequence[str]], dataset: Dataset | None = None) -> None:
         self._lock = threading.RLock()
         self.fields = {name: tuple(fields[name]) for name in COLLECTIONS}
-        # per collection: the relations naming a parent, with the parent's position in a row; and
-        # the relations of which it is the parent (what a delete must find no dependant in)
+        # Per collection, the relations naming a parent, with the parent's position in a row. Then the
+        # relations of which it is the parent, where a delete must find no dependant.
         self.links = {
             name: tuple((r, self.fields[name].index(r.field)) for r in RELATIONS if r.child == name)
             for name in COLLECTIONS
@@ -149,10 +153,10 @@ class MemoryStore:
     def replace_all(self, dataset: Dataset) -> None:
         """Swap in a whole data set, read one record at a time in LOAD_ORDER.
 
-        The old state stays until the new one is built, so a reader that raises (a fixture error)
-        changes nothing. A large data set is never held as dicts: each record becomes a row as it
-        is read, and repeated values (product lines, vendors, prices, the keys other records name)
-        become one shared object.
+        The old state stays until the new one is built. So a reader that raises, on a fixture error,
+        changes nothing. A large data set is never held as dicts, because each record becomes a row as
+        it is read. Repeated values become one shared object: product lines, vendors, prices, and the
+        keys other records name.
         """
         shared: dict[Any, Any] = {}
         rows: dict[str, list[Row]] = {}
@@ -169,7 +173,7 @@ class MemoryStore:
         self._install(self._seed)
 
     def seed_store(self) -> MemoryStore:
-        """A store of the seed alone, sharing its rows: the frozen base of sessions (overlay_store)."""
+        """A store of the seed alone, sharing its rows. It is the frozen base of sessions (overlay_store)."""
         store = MemoryStore(self.fields)
         store._install(self._seed)
         store._seed = self._seed
@@ -197,7 +201,7 @@ class MemoryStore:
             return self._record(collection, key)
 
     def owned(self, collection: str, field: str, owner: Key, offset: int, limit: int) -> tuple[int, list[Record]]:
-        """(count, page) of the `collection` records whose `field` is `owner`; the owner must exist."""
+        """(count, page) of the `collection` records whose `field` is `owner`. The owner must exist."""
         parent = relation_of(collection, field).parent
         with self._lock:
             self._record(parent, owner)
@@ -223,7 +227,7 @@ class MemoryStore:
             return table.record(row)
 
     def update(self, collection: str, key: Key, changes: Record) -> Record:
-        """Apply `changes` (all fields for PUT, some for PATCH); the identifier cannot change."""
+        """Apply `changes`, all fields for PUT and some for PATCH. The identifier cannot change."""
         table = self.tables[collection]
         links = self.links[collection]
         with self._lock:
@@ -233,7 +237,7 @@ class MemoryStore:
             row = tuple([changes.get(name, old) for name, old in zip(table.fields, current, strict=True)])
             self._check_references(links, row)
             for relation, at in links:
-                if current[at] != row[at]:  # an owner's index changes only when the owner does
+                if current[at] != row[at]:  # An owner's index changes only when the owner does.
                     index = self.indexes[(collection, relation.field)]
                     index.discard(current[at], key)
                     index.add(row[at], key)
@@ -252,7 +256,7 @@ class MemoryStore:
 
     # --- consistency ----------------------------------------------------------------------------
     def inconsistencies(self) -> Iterator[str]:
-        """Every way the indexes disagree with the tables (empty when the state is sound)."""
+        """Every way the indexes disagree with the tables. It is empty when the state is sound."""
         with self._lock:
             for name, table in self.tables.items():
                 if list(table.order) != sorted(table.rows):
@@ -273,7 +277,7 @@ class MemoryStore:
 
     # --- internals ------------------------------------------------------------------------------
     def _install(self, rows: Mapping[str, Iterable[Row]]) -> None:
-        """Build tables and indexes from rows (sound, unique keys) and swap them in."""
+        """Build tables and indexes from rows, which are sound and have unique keys, and swap them in."""
         tables: dict[str, Table] = {}
         for name, key_field in KEY_FIELDS.items():
             table = tables[name] = Table(self.fields[name], key_field)
@@ -284,7 +288,7 @@ class MemoryStore:
             owners: dict[Key, list[Key]] = {}
             child = tables[relation.child]
             at = child.fields.index(relation.field)
-            for key in child.order:  # ascending, so each owner's list is built sorted
+            for key in child.order:  # Ascending, so each owner's list is built sorted.
                 owners.setdefault(child.rows[key][at], []).append(key)
             indexes[(relation.child, relation.field)].keys = {
                 owner: SortedList(keys) if len(keys) > LARGE else keys for owner, keys in owners.items()

@@ -1,15 +1,16 @@
-"""Fault rules shared by the replicas of one Redis state: set through any replica, met on every one,
-each `count` spent exactly once in all.
+"""Fault rules shared by the replicas of one Redis state. They are set through any replica and met on
+every one, and each `count` is spent exactly once in all.
 
-The rule list is one key (`RULES`: JSON, with the generation the PUT gave it); each replica keeps
-its copy while Redis reports no change to that key (the store's `LocalCopy`: one poll of one
-socket per request, and a PUT on any replica is seen by a request that starts after its answer).
-What is left of each counted rule is a field of one hash (`COUNTS`, by generation and position),
-taken one at a time by a Lua script: two replicas can never spend the same one. A replica that
-learns a rule is spent remembers it until the list changes: a spent rule costs no round trip.
+The rule list is one key, `RULES`: JSON, with the generation the PUT gave it. Each replica keeps its
+copy while Redis reports no change to that key. That is the store's `LocalCopy`, which costs one poll
+of one socket per request. A PUT on any replica is seen by a request that starts after its answer.
 
-While Redis does not answer, a request of the API gets the store's 503 (`Faults`), and the admin
-API's fault routes too.
+What is left of each counted rule is a field of one hash, `COUNTS`, by generation and position. A Lua
+script takes one at a time, so two replicas can never spend the same one. A replica that learns a
+rule is spent remembers it until the list changes. So a spent rule costs no round trip.
+
+While Redis does not answer, a request of the API gets the store's 503 (`Faults`). So do the admin
+API's fault routes.
 """
 
 from __future__ import annotations
@@ -30,11 +31,11 @@ from mock_server.state.redis.layout import HASH_TAG
 from mock_server.state.redis.store import UNAVAILABLE, unavailable
 from mock_server.state.store import StateUnavailable
 
-RULES = f"{HASH_TAG}:fault-rules"  # STRING: {"generation": ..., "rules": [...]}, as installed
-COUNTS = f"{HASH_TAG}:fault-counts"  # HASH: "<generation>:<position>" -> what is left of that rule's count
-RETRY_S = 2.0  # after Redis failed, requests are answered 503 without asking it again for this long
+RULES = f"{HASH_TAG}:fault-rules"  # A STRING, {"generation": ..., "rules": [...]}, as installed.
+COUNTS = f"{HASH_TAG}:fault-counts"  # A HASH from "<generation>:<position>" to what is left of that rule's count.
+RETRY_S = 2.0  # After Redis failed, requests are answered 503 without asking it again for this long.
 
-# KEYS[1] COUNTS, ARGV[1] the field: what is left after taking one, or -1 if none was left
+# KEYS[1] is COUNTS and ARGV[1] the field. It answers what is left after taking one, or -1 if none was left.
 SPEND = """
 local left = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
 if left <= 0 then return -1 end
@@ -56,22 +57,24 @@ class RedisFaultRules(FaultRules):
         self._retry_at = 0.0
 
     def active(self) -> bool:
-        """Never raises: with Redis silent the request takes the whole stack, where `Faults` answers 503."""
+        """Never raises. With Redis silent, the request takes the whole stack, where `Faults` answers 503."""
         try:
             return bool(self.current())
         except StateUnavailable:
             return True
 
     def current(self) -> list[Rule]:
-        """The rules from this replica's copy; while Redis failed within `RETRY_S`, StateUnavailable
-        at once (a request waits for one socket timeout per outage, not one per layer)."""
+        """The rules from this replica's copy.
+
+        While Redis failed within `RETRY_S`, it raises StateUnavailable at once. So a request waits for one
+        socket timeout per outage, not one per layer."""
         self._check()
         generation, rules = self.copy.read("rules", self._fetch)
         self._generation = generation
         return rules
 
     def listed(self) -> list[Rule]:
-        """The rules from Redis, each `count` what is left of it in all."""
+        """The rules from Redis, each `count` being what is left of it in all."""
         self._check()
         try:
             with self.client.pipeline() as pipe:
@@ -87,7 +90,7 @@ class RedisFaultRules(FaultRules):
         return rules
 
     def replace(self, rules: list[Rule]) -> None:
-        """One transaction: the new list and its counts, or nothing (a spent count never comes back)."""
+        """One transaction writes the new list and its counts, or nothing. A spent count never comes back."""
         generation = uuid.uuid4().hex
         counts = {f"{generation}:{n}": rule.count for n, rule in enumerate(rules) if rule.count is not None}
         document = {"generation": generation, "rules": [rule.as_json() for rule in rules]}
@@ -107,7 +110,7 @@ class RedisFaultRules(FaultRules):
             left = int(self._spend(keys=[COUNTS], args=[f"{self._generation}:{position}"]))
         except redis.RedisError as error:
             raise self._failed(error) from None
-        rule.count = max(left, 0)  # this replica's copy: 0 is spent for good, until the list changes
+        rule.count = max(left, 0)  # In this replica's copy, 0 is spent for good until the list changes.
         return left >= 0
 
     def _fetch(self) -> tuple[str, list[Rule]]:
@@ -126,7 +129,7 @@ class RedisFaultRules(FaultRules):
 
 
 def decoded(stored: Any) -> tuple[str, list[Rule]]:
-    """The generation and rules `replace` wrote (none: no rules)."""
+    """The generation and rules `replace` wrote, or none when there are no rules."""
     if stored is None:
         return "", []
     document = orjson.loads(stored)

@@ -1,10 +1,14 @@
 """The request journal, for verification: what was asked, what was answered, what was injected.
 
-Memory is bounded: a ring buffer of `Settings.journal_size` entries (200 by default), each body kept
-to its first `BODY_LIMIT` bytes. Recording stays cheap on the hot path: an entry keeps references to
-the raw header lists and the body's first bytes; masking credentials, decoding bodies and naming the
-operation happen when the journal is read, not when a request is served. Credentials never show:
-`mock_server.http.masking` is the one rule, applied to the query, the headers and the bodies.
+Memory is bounded. The journal is a ring buffer of `Settings.journal_size` entries (200 by default),
+and each body is kept to its first `BODY_LIMIT` bytes.
+
+Recording stays cheap on the hot path. An entry keeps references to the raw header lists and the
+body's first bytes. Masking credentials, decoding bodies and naming the operation happen when the
+journal is read, not when a request is served.
+
+Credentials never show. `mock_server.http.masking` is the one rule, applied to the query, the headers
+and the bodies.
 """
 
 from __future__ import annotations
@@ -26,51 +30,51 @@ from mock_server.http import masking
 from mock_server.spec.operations import OperationIndex
 from mock_server.spec.quoting import quote
 
-BODY_LIMIT = 4096  # bytes of each request and response body kept in an entry
-FAULT = "mock.fault"  # the scope key where `faults.middleware.Faults` notes the fault it applied to a request
-VIOLATIONS = "mock.violations"  # the scope key where `proxy.Proxy` notes a request's spec violations
+BODY_LIMIT = 4096  # The bytes of each request and response body kept in an entry.
+FAULT = "mock.fault"  # The scope key where `faults.middleware.Faults` notes the fault it applied to a request.
+VIOLATIONS = "mock.violations"  # The scope key where `proxy.Proxy` notes a request's spec violations.
 RawHeaders = list[tuple[bytes, bytes]]
-NO_HEADERS: RawHeaders = []  # shared, never changed
+NO_HEADERS: RawHeaders = []  # Shared, so never changed.
 
 
 @dataclass(slots=True)
 class Entry:
-    """One exchange as recorded: raw values, turned into JSON only when the journal is read."""
+    """One exchange as recorded, in raw values that become JSON only when the journal is read."""
 
     id: int
-    at: float  # seconds since the epoch, when the answer was done
+    at: float  # Seconds since the epoch, when the answer was done.
     method: str
     path: str
     query: bytes
-    status: int | None  # None: the connection was dropped before any answer
-    duration: float  # seconds
+    status: int | None  # None when the connection was dropped before any answer.
+    duration: float  # In seconds.
     request_headers: RawHeaders
     response_headers: RawHeaders
     request_body: bytes
     response_body: bytes
     fault: dict[str, Any] | None
     violations: list[str] | None
-    replica: str = ""  # the replica that served it, where not this one (a shared journal's entries)
+    replica: str = ""  # The replica that served it, where not this one, as in a shared journal's entries.
 
 
 class Journal:
-    """The base of both journals: each exchange kept in a ring, read back as JSON and by filters.
+    """The base of both journals. Each exchange is kept in a ring, and read back as JSON and by filters.
 
     The ring is this process's journal (`memory.MemoryJournal`), or this replica's batch on its way to
     Redis (`redis.RedisJournal`). Either way `record` is the same few steps on the hot path."""
 
     def __init__(self, size: int, index: OperationIndex, replica: str = "") -> None:
-        self.replica = replica  # this process's name, shown with each exchange it served
-        # an exchange is kept as a plain tuple of `Entry`'s fields (a third of the cost of an `Entry`
-        # on the hot path) and made an `Entry` when the journal is read
+        self.replica = replica  # This process's name, shown with each exchange it served.
+        # An exchange is kept as a plain tuple of `Entry`'s fields, because that costs a third of an
+        # `Entry` on the hot path. It is made an `Entry` when the journal is read.
         self.rows: deque[tuple[Any, ...]] = deque(maxlen=size)
         self.index = index
         self._ids = itertools.count(1)
-        # called with each row as it is kept (the dashboard's live stream); while none is, recording
-        # costs one test of an empty list
+        # Each is called with each row as it is kept, for the dashboard's live stream. While there is
+        # none, recording costs one test of an empty list.
         self.subscribers: list[Callable[[tuple[Any, ...]], None]] = []
 
-    # Eight parameters because: the columns of one exchange, kept as a tuple on the hot path (no object).
+    # Eight parameters because: they are the columns of one exchange, kept as a tuple (no object) on the hot path.
     def record(
         self,
         scope: Scope,
@@ -82,7 +86,7 @@ class Journal:
         fault: dict[str, Any] | None = None,
         violations: list[str] | None = None,
     ) -> None:
-        """Keep one exchange; `started` is its `time.perf_counter()` when it arrived."""
+        """Keep one exchange. `started` is its `time.perf_counter()` when it arrived."""
         self.rows.append(
             (
                 next(self._ids),
@@ -112,18 +116,24 @@ class Journal:
         raise NotImplementedError
 
     def follow(self, subscriber: Callable[[tuple[Any, ...]], None]) -> None:
-        """Call `subscriber` with each row from now on (the dashboard's stream)."""
+        """Call `subscriber` with each row from now on, for the dashboard's stream."""
         raise NotImplementedError
 
     def unfollow(self, subscriber: Callable[[tuple[Any, ...]], None]) -> None:
         raise NotImplementedError
 
     def query(self, params: Mapping[str, str]) -> list[Entry]:
-        """Entries matching every filter given, oldest first; ValueError names a filter that is wrong.
+        """Entries matching every filter given, oldest first. A ValueError names a filter that is wrong.
 
-        Filters: method, path (exact, without the query), operationId, status (`404` or a class `4xx`),
-        session (the X-Mock-Session or mock_session cookie it named; empty: none), since / until (epoch
-        seconds or ISO 8601), limit (the last N of the matches).
+        The filters are:
+
+        - method;
+        - path, exact and without the query;
+        - operationId;
+        - status, as `404` or a class such as `4xx`;
+        - session, the X-Mock-Session or mock_session cookie it named, where empty means none;
+        - since and until, in epoch seconds or ISO 8601;
+        - limit, the last N of the matches.
         """
         unknown = set(params) - {"method", "path", "operationId", "status", "session", "since", "until", "limit"}
         if unknown:
@@ -134,7 +144,7 @@ class Journal:
             tests.append(lambda e: e.method == method)
         if "path" in params:
             path = params["path"]
-            tests.append(lambda e: path in (e.path, unquote(e.path)))  # as sent, or with escapes decoded
+            tests.append(lambda e: path in (e.path, unquote(e.path)))  # As sent, or with escapes decoded.
         if "operationId" in params:
             operation_id = params["operationId"]
             if operation_id not in self.index.ids():
@@ -156,7 +166,7 @@ class Journal:
             limit = params["limit"]
             if not (limit.isascii() and limit.isdecimal()):
                 raise ValueError(f"limit must be a whole number, not {quote(limit)}")
-            digits = limit.lstrip("0")  # counted before conversion: more than the matches' count has means all
+            digits = limit.lstrip("0")  # Counted before conversion. More digits than the matches' count has means all.
             kept = int(digits or "0") if len(digits) <= len(str(len(found))) else len(found)
             found = found[-kept:] if kept else []
         return found
@@ -193,19 +203,21 @@ class Journal:
 
 
 def as_sent(scope: Scope) -> str:
-    """The path as the client sent it (`raw_path`: an escaped `/` in an identifier stays `%2F`), so
-    that the entry names its operation, and a copied request asks for the same resource."""
+    """The path as the client sent it, so that the entry names its operation.
+
+    In `raw_path`, an escaped `/` in an identifier stays `%2F`. So a copied request asks for the same
+    resource."""
     raw: bytes | None = scope.get("raw_path")
     return raw.decode("latin-1") if raw else str(scope["path"])
 
 
 def session_of(entry: Entry) -> str | None:
-    """The session the request named, read from its headers only now: recording costs nothing more."""
+    """The session the request named. It is read from its headers only now, so recording costs nothing more."""
     return next(iter(requested(entry.request_headers)), None)
 
 
 def body_json(body: bytes, path: str, headers: RawHeaders, request: bool) -> dict[str, Any]:
-    """The body as text, credentials masked (`masking.body`): the realm's fields, anyone's password."""
+    """The body as text, with credentials masked (`masking.body`): the realm's fields and anyone's password."""
     text = body[:BODY_LIMIT].decode("utf-8", "replace")
     content_type = next((value.decode("latin-1") for name, value in headers if name.lower() == b"content-type"), "")
     shown = masking.body(text, content_type, path.startswith(REALM_PATH), request)
@@ -213,7 +225,7 @@ def body_json(body: bytes, path: str, headers: RawHeaders, request: bool) -> dic
 
 
 def _status_test(text: str) -> Callable[[Entry], bool]:
-    if text.isascii() and text.isdecimal() and len(text) == 3:  # a status has three digits: int() reads them
+    if text.isascii() and text.isdecimal() and len(text) == 3:  # A status has three digits, which int() reads.
         return lambda e: e.status == int(text)
     if len(text) == 3 and text[0] in "12345" and text[1:].lower() == "xx":
         return lambda e: e.status is not None and e.status // 100 == int(text[0])
