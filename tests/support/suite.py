@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -41,34 +41,45 @@ def credentials(origin: str) -> list[str]:
     ]  # fmt: skip
 
 
+PEAK_LAUNCHER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.executable, [sys.executable, *sys.argv[2:]])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as peak:
+    peak.write(str(usage.ru_maxrss))
+code = os.waitstatus_to_exitcode(status)
+sys.exit(128 - code if code < 0 else code)
+"""
+"""Runs a command as its own child and writes that child's peak RSS (KiB) to the file named first. On Linux
+a child's peak counts its parent's size at the fork, and a test worker grows to hundreds of MiB, so the
+run is forked from this small launcher, not from the worker."""
+
+
 def shop_contract(
     args: list[str], report_dir: Path | None = None, timeout: float = 300, env: dict[str, str] | None = None
 ) -> Outcome:
     """`python -m contract_tests ARGS`, with its exit code, output and (given a report dir) findings;
     `env` is added to the environment."""
     extra = ["--report-dir", str(report_dir)] if report_dir is not None else []
-    command = [sys.executable, "-W", "ignore", "-m", "contract_tests", *args, *extra]
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        child = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=err, env={**os.environ, **(env or {})})
-        expired = threading.Event()
-
-        def expire() -> None:
-            expired.set()
-            child.kill()
-
-        killer = threading.Timer(timeout, expire)
-        killer.start()
+    suite = ["-W", "ignore", "-m", "contract_tests", *args, *extra]
+    with tempfile.TemporaryDirectory() as scratch, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        peak = Path(scratch) / "peak"
+        command = [sys.executable, "-c", PEAK_LAUNCHER, str(peak), *suite]
+        environment = {**os.environ, **(env or {})}
+        child = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=err, env=environment, start_new_session=True)
         try:
-            _, status, usage = os.wait4(child.pid, 0)  # wait4: the rusage of this one child
-        finally:
-            killer.cancel()
-        child.returncode = os.waitstatus_to_exitcode(status)
-        if expired.is_set():
-            raise subprocess.TimeoutExpired(command, timeout)
+            child.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            raise
         stdout, stderr = (_text(stream) for stream in (out, err))
+        peak_kib = int(peak.read_text()) if peak.exists() else 0
     findings_file = report_dir / "findings.json" if report_dir is not None else None
     findings = json.loads(findings_file.read_text()) if findings_file and findings_file.exists() else {}
-    return Outcome(child.returncode, stdout, stderr, findings, usage.ru_maxrss / 1024)
+    return Outcome(child.returncode, stdout, stderr, findings, peak_kib / 1024)
 
 
 def _text(stream: IO[bytes]) -> str:

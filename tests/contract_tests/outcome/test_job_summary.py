@@ -34,7 +34,9 @@ def test_a_summary_the_file_takes_only_part_of_is_taken_back(tmp_path: Path) -> 
     def limited() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    command = [sys.executable, "-W", "ignore", "-m", "contract_tests", "merge", str(tmp_path / "shard")]
+    # -B: a module compiled under the limit would leave a cut .pyc behind (CPython's write of it does not
+    # check for a short write), and every later run of the suite would fail to import it.
+    command = [sys.executable, "-B", "-W", "ignore", "-m", "contract_tests", "merge", str(tmp_path / "shard")]
     env = {**os.environ, step_summary.VARIABLE: str(summary)}
     merged = subprocess.run(
         command, cwd=ROOT, capture_output=True, text=True, timeout=120, env=env, preexec_fn=limited, check=False
