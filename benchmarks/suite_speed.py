@@ -1,10 +1,11 @@
-"""Wall time of the contract suite against the mock: default and fast profiles, 1 and 2 workers.
+"""Wall and CPU time of the contract suite against the mock: default and fast profiles, 1 and 2 workers.
 
 Each run gets a freshly started mock and a fresh working directory (no Hypothesis database carried
 over), with a fixed seed. Per-operation time is read from the suite's progress lines, timestamped as
 they arrive: an operation's line is printed when it finishes a phase, so the time since the previous
 line is its time in that phase. With more than one worker the lines interleave, so per-operation
-figures are given for one worker only.
+figures are given for one worker only. CPU time is the suite process's own, user and system, read when it
+exits: on a shared machine, the figure that other work disturbs least.
 
     python -m benchmarks suite_speed [--profiles default,fast] [--workers 1,2] [--seed 1] [--gateway]
                                      [--check-variants]
@@ -19,6 +20,7 @@ profile against each deliberately broken variant of the mock and requires the ri
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -40,15 +42,18 @@ OPERATION_LINE = re.compile(r"^\[(?P<surface>\w+)\]\s{3}(?P<operation>[A-Z]+ \S+
 LABEL_LINE = re.compile(r"^\[(?P<surface>\w+)\] (?P<label>[\w ]+)$")
 
 
-def timed_lines(command: list[str], cwd: Path) -> tuple[list[tuple[float, str]], float, int]:
-    """Run `command`, returning its stdout lines with arrival times, the wall time and the exit code."""
+def timed_lines(command: list[str], cwd: Path) -> tuple[list[tuple[float, str]], float, float, int]:
+    """Run `command`, returning its stdout lines with arrival times, the wall time, its CPU time (user and
+    system, read as it is reaped) and the exit code."""
     started = time.perf_counter()
     lines: list[tuple[float, str]] = []
     with subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as process:
         assert process.stdout is not None
         for line in process.stdout:
             lines.append((time.perf_counter() - started, line.rstrip("\n")))
-    return lines, time.perf_counter() - started, process.returncode
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+    return lines, time.perf_counter() - started, usage.ru_utime + usage.ru_stime, process.returncode
 
 
 def attribute(lines: list[tuple[float, str]]) -> tuple[dict[str, float], dict[str, float]]:
@@ -92,17 +97,19 @@ def run_suite(profile: str, workers: int, seed: int, gateway: bool) -> dict[str,
                 "--token-url", f"http://127.0.0.1:{port}{TOKEN_PATH}",
                 "--client-id", DEV_CLIENT_ID, "--client-secret", DEV_CLIENT_SECRET,
             ]  # fmt: skip
-        lines, wall, exit_code = timed_lines(command, Path(workdir))
+        lines, wall, cpu, exit_code = timed_lines(command, Path(workdir))
     operations, parts = attribute(lines)
     errors = [text.strip() for _, text in lines if "Network Error" in text or "error:" in text]
     result = next((text for _, text in lines if text.startswith("Result:")), "no result line")
     surfaces = "backend + gateway" if gateway else "backend"
-    print(f"  profile {profile:8} workers {workers} {surfaces}: {wall:6.1f} s  exit {exit_code}  {result}", flush=True)
+    times = f"{wall:6.1f} s, CPU {cpu:6.1f} s"
+    print(f"  profile {profile:8} workers {workers} {surfaces}: {times}  exit {exit_code}  {result}", flush=True)
     return {
         "profile": profile,
         "workers": workers,
         "surfaces": surfaces,
         "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
         "exit_code": exit_code,
         "result": result,
         "errors": errors,
@@ -123,13 +130,14 @@ def check_variants() -> dict[str, Any]:
 
 
 def report(runs: list[dict[str, Any]]) -> str:
-    header = ["profile", "workers", "surfaces", "wall (s)", "target", "exit", "errors"]
+    header = ["profile", "workers", "surfaces", "wall (s)", "CPU (s)", "target", "exit", "errors"]
     rows = [
         [
             r["profile"],
             str(r["workers"]),
             r["surfaces"],
             f"{r['wall_s']:.1f}",
+            f"{r['cpu_s']:.1f}",
             f"< {TARGETS_S.get(r['profile'], 0):.0f} s",
             str(r["exit_code"]),
             str(len(r["errors"])),
