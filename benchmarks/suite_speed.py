@@ -1,10 +1,11 @@
-"""Wall time of the contract suite against the mock: default and fast profiles, 1 and 2 workers.
+"""Wall and CPU time of the contract suite against the mock: default and fast profiles, 1 and 2 workers.
 
 Each run gets a freshly started mock and a fresh working directory (no Hypothesis database carried
 over), with a fixed seed. Per-operation time is read from the suite's progress lines, timestamped as
 they arrive: an operation's line is printed when it finishes a phase, so the time since the previous
 line is its time in that phase. With more than one worker the lines interleave, so per-operation
-figures are given for one worker only.
+figures are given for one worker only. CPU time is the suite process's own, user and system, read when it
+exits: on a shared machine, the figure that other work disturbs least.
 
     python -m benchmarks suite_speed [--profiles default,fast] [--workers 1,2] [--seed 1] [--gateway]
                                      [--check-variants] [--baseline DIR [--rounds 2]]
@@ -184,13 +185,14 @@ def check_variants() -> dict[str, Any]:
 
 
 def report(runs: list[dict[str, Any]]) -> str:
-    header = ["profile", "workers", "surfaces", "wall (s)", "target", "exit", "errors"]
+    header = ["profile", "workers", "surfaces", "wall (s)", "suite CPU (s)", "target", "exit", "errors"]
     rows = [
         [
             r["profile"],
             str(r["workers"]),
             r["surfaces"],
             f"{r['wall_s']:.1f}",
+            f"{r['suite_cpu_s']:.1f}",
             f"< {TARGETS_S.get(r['profile'], 0):.0f} s",
             str(r["exit_code"]),
             str(len(r["errors"])),

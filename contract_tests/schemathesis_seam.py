@@ -37,16 +37,26 @@ A schema's own hooks are registered through the documented form (`register_hook`
 Two classes are swapped for a subclass made here, with the object's data unchanged:
 - A loaded schema's class, for its `transport` property and its `create_extra_data_source` method
   (`bind_transport`).
-- Its `config`'s class, for `ProjectConfig.get_hypothesis_settings` (`without_target_phase`).
+- Its `config`'s class, for `ProjectConfig.get_hypothesis_settings` (`without_target_phase`). The
+  same subclass keeps each answer of `generation_for`, `phases_for` and `checks_config_for`
+  (`RememberedProject`), which Schemathesis otherwise merges again for every case.
+
+Two of Hypothesis' internals are replaced by the same answers, given sooner (`spare_hypothesis_work`).
+`hypothesis.internal.charmap.intervals_from_codec` is answered directly for the two codecs Schemathesis
+asks for. The lambda caches of `hypothesis.internal.lambda_sources` (`LAMBDA_DIGEST_DESCRIPTION_CACHE`,
+`AST_LAMBDAS_CACHE`) are kept for the process rather than for each thread.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import hypothesis
 import schemathesis
+from hypothesis.internal import charmap, lambda_sources
+from hypothesis.internal.intervalsets import IntervalSet
 
 try:
     from schemathesis.checks import CHECKS, load_all_checks
@@ -85,6 +95,7 @@ __all__ = [
     "phase_data",
     "phase_name",
     "register_hook",
+    "spare_hypothesis_work",
     "without_target_phase",
 ]
 
@@ -111,12 +122,80 @@ class UntargetedProject(ProjectConfig):
         return hypothesis.settings(settings, phases=phases)
 
 
+class RememberedProject(UntargetedProject):
+    """The same project settings, each operation's and phase's merged settings made once.
+
+    Schemathesis merges an operation's settings with the phase's and the project's again for every case it
+    draws and every answer it checks (`DiffBase.from_hierarchy`, a dozen nested configurations). That is
+    about 5 % of a run's CPU time, for the same answer each time: nothing changes a configuration once the
+    engine runs. `without_target_phase` makes a subclass of this for each configuration, whose `answers`
+    are its own.
+    Waits for Schemathesis to keep these merges itself.
+    """
+
+    __slots__ = ()
+    answers: ClassVar[dict[tuple[str, str | None, str | None], Any]] = {}
+
+    def _remembered(self, method: str, operation: Any, phase: str | None, merge: Callable[[], Any]) -> Any:
+        key = (method, None if operation is None else str(operation.label), phase)
+        if key not in self.answers:
+            self.answers[key] = merge()
+        return self.answers[key]
+
+    def generation_for(self, *, operation: Any = None, phase: str | None = None) -> Any:
+        merge = functools.partial(super().generation_for, operation=operation, phase=phase)
+        return self._remembered("generation", operation, phase, merge)
+
+    def phases_for(self, *, operation: Any) -> Any:
+        return self._remembered("phases", operation, None, functools.partial(super().phases_for, operation=operation))
+
+    def checks_config_for(self, *, operation: Any = None, phase: str | None = None) -> Any:
+        merge = functools.partial(super().checks_config_for, operation=operation, phase=phase)
+        return self._remembered("checks", operation, phase, merge)
+
+
 def without_target_phase(schema: Any) -> None:
-    """Give `schema`'s configuration Hypothesis settings without the target phase (`UntargetedProject`).
+    """Give `schema`'s configuration Hypothesis settings without the target phase (`UntargetedProject`), and
+    each merged setting made once (`RememberedProject`, a subclass of its own for this configuration).
 
     No setting turns the phase off, so the configuration's class is swapped. The subclass has the same
-    (empty) slots, so the object's data stays as Schemathesis built it. Only the settings method differs."""
-    schema.config.__class__ = UntargetedProject
+    (empty) slots, so the object's data stays as Schemathesis built it. Only the settings methods differ."""
+    schema.config.__class__ = type("RememberedProject", (RememberedProject,), {"__slots__": (), "answers": {}})
+
+
+KNOWN_CODECS = {"utf-8": ((0, 0xD7FF), (0xE000, 0x10FFFF)), "ascii": ((0, 0x7F),)}
+"""The code points each codec Schemathesis asks Hypothesis for encodes (utf-8: all but the surrogates), every
+one of which decodes back to itself."""
+_hypothesis_intervals_from_codec = charmap.intervals_from_codec
+
+
+@functools.cache
+def intervals_from_codec(codec_name: str) -> tuple[IntervalSet, IntervalSet]:
+    """Hypothesis' `intervals_from_codec`, answering the codecs of `KNOWN_CODECS` without a loop.
+
+    Hypothesis tries each of the 1,114,112 code points, unless a `.hypothesis` directory in the working
+    directory holds the answer from an earlier run. That is about 2 s of CPU time per run started in a
+    fresh directory, as in CI."""
+    known = KNOWN_CODECS.get(codec_name)
+    if known is None:
+        return _hypothesis_intervals_from_codec(codec_name)
+    return IntervalSet(known), IntervalSet(())
+
+
+@functools.cache
+def spare_hypothesis_work() -> None:
+    """Spare Hypothesis work whose answer it already has, the same answers given (once per process).
+
+    Known codecs are answered by `intervals_from_codec`. Hypothesis also describes the lambda of every
+    `filter` made on a strategy it has described, and Schemathesis' coverage phase makes some for each
+    parameter. It keeps the description and the parsed source file in caches of each thread. Every engine
+    run starts new threads, which parsed Schemathesis' 4,500-line coverage module again (about 0.1 s each).
+    With the caches kept for the process, each file is parsed once. This waits for Hypothesis to share
+    these caches between threads, or to compute a codec's characters without a loop over every code point.
+    """
+    charmap.intervals_from_codec = intervals_from_codec
+    lambda_sources.LAMBDA_DIGEST_DESCRIPTION_CACHE = {}  # type: ignore[assignment]
+    lambda_sources.AST_LAMBDAS_CACHE = {}  # type: ignore[assignment]
 
 
 def bind_transport(schema: Any, transport: Any) -> None:

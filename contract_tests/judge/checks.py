@@ -10,6 +10,7 @@ strictly, only to the maximum the spec documents.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -25,8 +26,16 @@ WRITE_STATUSES = {"post": 201, "put": 200, "patch": 200}
 
 
 def _json(response: Any) -> Any:
+    """The answer's JSON, or None; parsed once for all the checks judging the answer (`_parsed`)."""
+    return _parsed(response.content, _content_type(response))
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(content: bytes, content_type: str | None) -> Any:
+    """A body's JSON, kept for the checks after the first (Schemathesis runs each check on the same answer,
+    one after the other; a list page was parsed three times). The checks only read it."""
     try:
-        return lenient_json(response.content, _content_type(response))
+        return lenient_json(content, content_type)
     except (ValueError, RecursionError):  # not JSON, or nested too deep to parse: not the JSON asked for
         return None
 

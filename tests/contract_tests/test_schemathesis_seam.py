@@ -10,12 +10,16 @@ import importlib
 import inspect
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
 import hypothesis
 import pytest
 import schemathesis
+from hypothesis.internal import charmap, lambda_sources
+from hypothesis.internal.reflection import get_pretty_function_description
+from hypothesis.strategies._internal.strings import OneCharStringStrategy
 from schemathesis.generation import GenerationMode
 
 from contract_tests import schemathesis_seam
@@ -31,6 +35,7 @@ from contract_tests.schemathesis_seam import (
     phase_data,
     phase_name,
     register_hook,
+    spare_hypothesis_work,
     without_target_phase,
 )
 from contract_tests.spec import Spec
@@ -80,6 +85,9 @@ SIGNATURES: list[tuple[Callable[..., Any], list[str]]] = [
     (from_schema, ["schema"]),
     (load_all_checks, []),
     (ProjectConfig.get_hypothesis_settings, ["self", "*operation", "*phase", "*apply_ci_profile"]),
+    (ProjectConfig.generation_for, ["self", "*operation", "*phase"]),
+    (ProjectConfig.phases_for, ["self", "*operation"]),
+    (ProjectConfig.checks_config_for, ["self", "*operation", "*phase"]),
 ]
 
 
@@ -195,6 +203,52 @@ def test_the_config_swap_keeps_the_settings_but_the_target_phase() -> None:
     after = schema.config.get_hypothesis_settings()
     assert [phase for phase in before.phases if phase is not hypothesis.Phase.target] == list(after.phases)
     assert after.max_examples == before.max_examples and after.deadline == before.deadline
+
+
+def test_the_config_swap_keeps_each_merged_setting_and_makes_it_once() -> None:
+    schema, plain = loaded(), loaded()
+    without_target_phase(schema)
+    for operation in schema.get_all_operations():
+        operation = operation.ok()
+        for phase in (None, "examples", "coverage", "fuzzing", "stateful"):
+            kept = schema.config.generation_for(operation=operation, phase=phase)
+            assert kept == plain.config.generation_for(operation=operation, phase=phase)
+            assert schema.config.generation_for(operation=operation, phase=phase) is kept
+            checks = schema.config.checks_config_for(operation=operation, phase=phase)
+            assert checks == plain.config.checks_config_for(operation=operation, phase=phase)
+        assert schema.config.phases_for(operation=operation) == plain.config.phases_for(operation=operation)
+    other = loaded()
+    without_target_phase(other)  # each configuration remembers its own answers
+    assert type(other.config).answers == {} and type(schema.config).answers
+
+
+def test_the_known_codecs_have_hypothesis_own_characters() -> None:
+    """What Hypothesis computes by trying every code point (or reads from a `.hypothesis` directory)."""
+    for codec in schemathesis_seam.KNOWN_CODECS:
+        encodable, lossy = schemathesis_seam.intervals_from_codec(codec)
+        expected = schemathesis_seam._hypothesis_intervals_from_codec(codec)
+        assert (encodable.intervals, lossy.intervals) == (expected[0].intervals, expected[1].intervals)
+
+
+def test_hypothesis_is_spared_its_codec_loop_and_a_parse_in_each_thread() -> None:
+    spare_hypothesis_work()
+    assert charmap.intervals_from_codec is schemathesis_seam.intervals_from_codec  # strings.py reads it here
+    asked = schemathesis_seam.intervals_from_codec.cache_info()
+    OneCharStringStrategy.from_characters_args(codec="ascii")  # what `st.characters(codec=...)` builds
+    assert schemathesis_seam.intervals_from_codec.cache_info() != asked
+    assert isinstance(lambda_sources.LAMBDA_DIGEST_DESCRIPTION_CACHE, dict)
+    assert isinstance(lambda_sources.AST_LAMBDAS_CACHE, dict)
+    described: list[str] = []
+
+    def describe() -> None:  # a new lambda in a new thread, as each engine run's workers make them
+        described.append(get_pretty_function_description(lambda x: not x))
+
+    for _ in range(2):
+        thread = threading.Thread(target=describe)
+        thread.start()
+        thread.join()
+    assert described == ["lambda x: not x"] * 2
+    assert len(lambda_sources.LAMBDA_DIGEST_DESCRIPTION_CACHE) >= 1  # kept for the process, not the thread
 
 
 def drawn(operation: Any, mode: GenerationMode = GenerationMode.POSITIVE) -> Any:

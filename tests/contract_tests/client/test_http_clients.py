@@ -376,6 +376,22 @@ def test_no_proxy_bypasses_the_proxy(clients: Clients, monkeypatch: pytest.Monke
     assert proxy.requests == []
 
 
+def test_the_environment_is_read_once_per_origin_and_its_proxy_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """requests reads the proxies from the environment for each request: the bounded session once per origin."""
+    reads: list[str] = []
+    read = requests.sessions.get_environ_proxies
+    monkeypatch.setattr(
+        requests.sessions, "get_environ_proxies", lambda url, **kw: reads.append(url) or read(url, **kw)
+    )
+    with serving(_saying(b"direct")) as target, serving(_saying(b"proxied")) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.origin)
+        session = bounded_session(requests.Session(), Limits(3, DEFAULT_MAX_RESPONSE_SIZE))
+        answers = [session.get(target.origin + path).content for path in ("/x", "/y", "/z")]
+        session.close()
+    assert answers == [b"proxied"] * 3 and target.requests == []
+    assert reads == [target.origin + "/x"]
+
+
 def tunnelling(conn: socket.socket, wire: Wire) -> None:
     """An HTTPS proxy: CONNECT, then the bytes relayed both ways until one side closes."""
     head = read_request(conn, wire)
