@@ -27,6 +27,7 @@ DOMAIN_CHECKS = (
     "unknown_not_found",
     "list_order",
     "identifier_variants",
+    "request_shapes",
 )
 STRICT_CHECKS = (
     "negative_data_rejection",

@@ -44,6 +44,7 @@ from contract_tests.judge.domain import (
     ordering,
     pagination,
     referential,
+    request_shapes,
     surfaces,
     unknown,
 )
@@ -79,6 +80,7 @@ PER_SURFACE: dict[str, DomainTest] = {
     "unknown_not_found": unknown.run,
     "list_order": ordering.run,
     "identifier_variants": identifier_variants.run,
+    "request_shapes": request_shapes.run,
 }
 Split = Callable[[Context, Spec], list[Context]]
 ALONE: dict[str, Split] = {

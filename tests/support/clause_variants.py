@@ -17,6 +17,7 @@ from mock_server.app import create_app
 from mock_server.settings import Settings
 from tests.support.faults import Answer, Scope, edit_json, header, send_answer
 from tests.support.read_back_variants import CUSTOMER_WRITES, captured, stored_otherwise
+from tests.support.shape_variants import SHAPE_VARIANTS
 from tests.support.variants import API, LINE, Variant, fault, with_store
 
 LINES = f"{API}/productlines/"
@@ -326,3 +327,6 @@ CLAUSE_VARIANTS.append(
         clauses=("integers-out-of-bounds/path",),
     )
 )
+
+
+CLAUSE_VARIANTS += SHAPE_VARIANTS

@@ -1,8 +1,9 @@
 """`auth_matrix`: for every operation, each bad credential is refused and each good one works alone.
 
-Refused (401 or 403): no credentials, a wrong API key, and malformed, garbage, `alg: none`, wrongly
-signed, expired and HS256-confused tokens (on the gateway also the API key alone). Accepted (anything
-but 401 and 403): the API key alone and the bearer token alone, where given.
+Refused (401 or 403; a 401 with its `WWW-Authenticate` challenge): no credentials, a wrong API key, and
+malformed, garbage, `alg: none`, wrongly signed, expired and HS256-confused tokens (on the gateway also
+the API key alone). Accepted (anything but 401 and 403): the API key alone and the bearer token alone,
+where given.
 
 Near misses of the credentials accepted, in every run, on every item operation (read, replace, patch,
 delete): the API key one character off (the last changed, one more, one less), its letter case swapped,
@@ -107,6 +108,8 @@ def run(ctx: Context, session: Session) -> None:
         for name, headers in refused.items():
             exchange = session.call(op, params, headers=headers, **content)
             broken = None if exchange.status in REFUSALS else f"{name}: answered {exchange.status}, not 401 or 403"
+            if exchange.status == 401 and "www-authenticate" not in exchange.response.headers:
+                broken = f"{name}: answered 401 without `WWW-Authenticate` (a 401 carries its challenge)"
             session.judge(CHECK, op, exchange, broken)
         for name, headers in surface.accepted.items():
             exchange = session.call(op, params, headers=headers, **content)
