@@ -42,6 +42,7 @@ from contract_tests.judge.domain import (
     locality,
     ordering,
     pagination,
+    races,
     referential,
     surfaces,
     unknown,
@@ -78,6 +79,7 @@ PER_SURFACE: dict[str, DomainTest] = {
     "unknown_not_found": unknown.run,
     "list_order": ordering.run,
     "identifier_variants": identifier_variants.run,
+    **races.TESTS,
 }
 Split = Callable[[Context, Spec], list[Context]]
 ALONE: dict[str, Split] = {
@@ -336,7 +338,7 @@ def _test(spec: Spec, target: Target, options: Options, ledger: Ledger, progress
     with scheduling.capacity_probe(spec, surface, target.limits, target.keyring) as probe:
         options = scheduling.sized(options, target.limits.pacer, ledger, progress, probe)
     if options.domain:
-        ctx = Context(spec, known, options.enabled_strict, frozenset(options.include))
+        ctx = Context(spec, known, options.enabled_strict, frozenset(options.include), race_tries=options.race_tries)
         if not options.part.whole:
             ctx.shard_operations = options.part.operations(spec)
             ctx.shard_collections = options.part.collections(spec)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from contract_tests.check_names import DOMAIN_CHECKS
+from tests.contract.race_variants import RACE_VARIANTS
 from tests.contract.read_back_variants import READ_BACK_VARIANTS
 from tests.contract.support import credentials, shop_contract
 from tests.contract.variants import VARIANTS, Variant
@@ -28,4 +29,4 @@ def test_broken_variant_is_caught_by_its_check(variant: Variant, tmp_path: Path)
 
 
 def test_variants_cover_every_domain_check() -> None:
-    assert set(DOMAIN_CHECKS) <= {variant.check for variant in (*VARIANTS, *READ_BACK_VARIANTS)}
+    assert set(DOMAIN_CHECKS) <= {variant.check for variant in (*VARIANTS, *READ_BACK_VARIANTS, *RACE_VARIANTS)}

@@ -1,0 +1,39 @@
+"""The checks of concurrent writes catch each race of tests/contract/race_variants.py, and the mock
+passes them: run through the CLI on a real socket, only the race check selected (a few seconds each)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from contract_tests.judge.domain.races import CHECKS
+from mock_server.app import create_app
+from mock_server.settings import Settings
+from tests.contract.race_variants import RACE_VARIANTS
+from tests.contract.support import Outcome, credentials, shop_contract
+from tests.contract.variants import Variant
+from tests.live import running
+
+
+def raced(origin: str, checks: list[str], include: tuple[str, ...], report_dir: Path) -> Outcome:
+    args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), "--seed", "7", "--quiet"]
+    args += ["--no-conformance", "--checks", *checks, *(arg for op in include for arg in ("--include", op))]
+    return shop_contract(args, report_dir)
+
+
+@pytest.mark.parametrize("variant", RACE_VARIANTS, ids=str)
+def test_race_variant_is_caught_by_its_check(variant: Variant, tmp_path: Path) -> None:
+    with running(variant.build()) as origin:
+        outcome = raced(origin, [variant.check], variant.include, tmp_path)
+    assert outcome.code == 1, outcome.stdout[-3000:] + outcome.stderr
+    caught = [violation for violation in outcome.findings["violations"] if violation["check"] == variant.check]
+    assert caught, f"{variant.name}: not caught by {variant.check}"
+    assert "overlapped tries" in caught[0]["rule"] and "sent +" in caught[0]["rule"]
+
+
+def test_the_mock_passes_every_race_check(tmp_path: Path) -> None:
+    with running(create_app(Settings())) as origin:
+        outcome = raced(origin, list(CHECKS), (), tmp_path)
+    assert outcome.code == 0, outcome.stdout[-3000:] + outcome.stderr
+    assert set(CHECKS) <= set(outcome.findings["exercised"])
