@@ -14,6 +14,7 @@ from tests.contract.race_variants import RACE_VARIANTS
 from tests.contract.support import Outcome, credentials, shop_contract
 from tests.contract.variants import Variant
 from tests.live import running
+from tests.test_redis_store import replicas
 
 
 def raced(origin: str, checks: list[str], include: tuple[str, ...], report_dir: Path) -> Outcome:
@@ -35,5 +36,14 @@ def test_race_variant_is_caught_by_its_check(variant: Variant, tmp_path: Path) -
 def test_the_mock_passes_every_race_check(tmp_path: Path) -> None:
     with running(create_app(Settings())) as origin:
         outcome = raced(origin, list(CHECKS), (), tmp_path)
+    assert outcome.code == 0, outcome.stdout[-3000:] + outcome.stderr
+    assert set(CHECKS) <= set(outcome.findings["exercised"])
+
+
+def test_the_mock_on_redis_with_two_workers_passes_every_race_check(redis_url: str, tmp_path: Path) -> None:
+    """Two worker processes on one Redis state: a PATCH, a create and a DELETE are each atomic there too
+    (compare-and-set Lua scripts, mock_server/state/redis/), whichever worker each connection meets."""
+    with replicas(redis_url, 1, "--workers", "2") as (pooled,):
+        outcome = raced(f"http://127.0.0.1:{pooled.port}", list(CHECKS), (), tmp_path)
     assert outcome.code == 0, outcome.stdout[-3000:] + outcome.stderr
     assert set(CHECKS) <= set(outcome.findings["exercised"])
