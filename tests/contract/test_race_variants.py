@@ -3,10 +3,13 @@ passes them: run through the CLI on a real socket, only the race check selected 
 
 from __future__ import annotations
 
+import contextlib
+import io
 from pathlib import Path
 
 import pytest
 
+from contract_tests import cli
 from contract_tests.judge.domain.races import CHECKS
 from mock_server.app import create_app
 from mock_server.settings import Settings
@@ -47,3 +50,24 @@ def test_the_mock_on_redis_with_two_workers_passes_every_race_check(redis_url: s
         outcome = raced(f"http://127.0.0.1:{pooled.port}", list(CHECKS), (), tmp_path)
     assert outcome.code == 0, outcome.stdout[-3000:] + outcome.stderr
     assert set(CHECKS) <= set(outcome.findings["exercised"])
+
+
+def test_replay_of_a_race_is_still_failing_with_its_frequency_on_the_broken_target_and_fixed_on_the_mock(
+    tmp_path: Path,
+) -> None:
+    """`shop-contract replay ID` runs the race again, up to its tries, on the target named."""
+    variant = RACE_VARIANTS[0]  # a PATCH writing back the whole row it read
+    with running(variant.build()) as broken, running(create_app(Settings())) as correct:
+        outcome = raced(broken, [variant.check], variant.include, tmp_path)
+        [first] = [v["id"] for v in outcome.findings["violations"] if v["check"] == variant.check]
+        verdicts = {}
+        for origin in (broken, correct):
+            out, err = io.StringIO(), io.StringIO()
+            args = ["replay", first, "--report-dir", str(tmp_path), "--base-url", f"{origin}/shop/api/v1"]
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = cli.main([*args, *credentials(origin)])
+            verdicts[origin] = (code, out.getvalue() + err.getvalue())
+    code, shown = verdicts[broken]
+    assert code == 1 and f"{first}  STILL FAILING" in shown and "overlapped tries" in shown, shown
+    code, shown = verdicts[correct]
+    assert code == 0 and f"{first}  FIXED" in shown, shown
