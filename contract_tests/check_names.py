@@ -31,6 +31,8 @@ DOMAIN_CHECKS = (
     "concurrent_same_field",
     "concurrent_duplicate_create",
     "concurrent_write_delete",
+    "concurrent_reference_delete",
+    "concurrent_sub_list_count",
 )
 RACE_TRIES = 44
 """Tries of each check of concurrent writes (`concurrent_*`, `--race-tries`): a race lost one try in ten is

@@ -42,6 +42,7 @@ from contract_tests.judge.domain import (
     locality,
     ordering,
     pagination,
+    race_references,
     races,
     referential,
     surfaces,
@@ -80,6 +81,7 @@ PER_SURFACE: dict[str, DomainTest] = {
     "list_order": ordering.run,
     "identifier_variants": identifier_variants.run,
     **races.TESTS,
+    **race_references.TESTS,
 }
 Split = Callable[[Context, Spec], list[Context]]
 ALONE: dict[str, Split] = {

@@ -20,33 +20,37 @@ from tests.contract.faults import Answer, Message, Scope, send_answer
 from tests.contract.variants import API, Variant
 
 COLLECTION = "productlines"
-ITEM = re.compile(rf"{API}/productlines/(?P<key>[^/]+)/")
-LIST = f"{API}/productlines/"
+LINES = re.compile(rf"{API}/productlines/(?:(?P<key>[^/]+)/)?")
+PRODUCTS = re.compile(rf"{API}/products/")
+LINE_PRODUCTS = re.compile(rf"{API}/productlines/(?P<key>[^/]+)/products/")
 GAP = 0.01
 """Seconds between the read and the write: a query's round trip to a database."""
 
-Call = Callable[[Scope, Any, Any], Awaitable[None]]
+Handle = Callable[["Racy", Scope, str, bytes, Any], Awaitable[None]]
 
 
 class Racy:
-    """The mock, with `method` requests to product lines handled by `handle(self, scope, key, body)`."""
+    """The mock, with `method` requests whose path `path` matches handled by `handle(racy, scope, key, body,
+    send)` (`key`: the path's item, "" for a list); each route a (method, path, handle)."""
 
-    def __init__(self, method: str, handle: Callable[[Racy, Scope, str, bytes, Any], Awaitable[None]]) -> None:
+    def __init__(self, *routes: tuple[str, re.Pattern[str], Handle]) -> None:
         self.app = create_app(Settings())
         self.store = self.app.store
-        self.method, self.handle = method, handle
+        self.routes = routes
+        self.counts: dict[str, int] = {}
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         path = scope.get("path", "")
-        item = ITEM.fullmatch(path)
-        if scope["type"] != "http" or scope["method"] != self.method or not (item or path == LIST):
-            await self.app(scope, receive, send)
-            return
-        body = await read_body(receive)
-        if not any(k.lower() == b"content-type" and v.startswith(b"application/json") for k, v in scope["headers"]):
-            await self.forward(scope, body, send)  # a form body: the mock's own answer
-            return
-        await self.handle(self, scope, item["key"] if item else "", body, send)
+        for method, pattern, handle in self.routes:
+            matched = pattern.fullmatch(path)
+            if scope["type"] == "http" and scope["method"] == method and matched:
+                body = await read_body(receive)
+                if body and not is_json(scope):
+                    await self.forward(scope, body, send)  # a form body: the mock's own answer
+                    return
+                await handle(self, scope, matched.groupdict().get("key") or "", body, send)
+                return
+        await self.app(scope, receive, send)
 
     async def forward(self, scope: Scope, body: bytes, send: Any) -> Answer:
         """The mock's own answer to the request with `body`, captured and sent on."""
@@ -77,11 +81,15 @@ class Racy:
         await self.app(scope, receive, capture)
         return got["status"], got["headers"], got["body"]
 
-    def row(self, key: str) -> dict[str, Any] | None:
+    def row(self, key: str, collection: str = COLLECTION) -> dict[str, Any] | None:
         try:
-            return dict(self.store.get(COLLECTION, key))
+            return dict(self.store.get(collection, key))
         except Exception:  # the mock's not-found error
             return None
+
+
+def is_json(scope: Scope) -> bool:
+    return any(k.lower() == b"content-type" and v.startswith(b"application/json") for k, v in scope["headers"])
 
 
 async def read_body(receive: Any) -> bytes:
@@ -138,33 +146,89 @@ async def upserted(racy: Racy, scope: Scope, key: str, body: bytes, send: Any) -
     await racy.forward(scope, body, send)
 
 
+def line_of(body: bytes) -> str | None:
+    try:
+        line = json.loads(body).get("productline")
+    except (ValueError, AttributeError):
+        return None
+    return line if isinstance(line, str) else None
+
+
+async def no_foreign_key(racy: Racy, scope: Scope, key: str, body: bytes, send: Any) -> None:
+    """A create that checks its product line exists, then inserts with no foreign key constraint: a line
+    deleted meanwhile leaves the new product naming nothing (answered 201 all the same)."""
+    line = line_of(body)
+    existed = line is not None and racy.row(line) is not None
+    await asyncio.sleep(GAP)
+    answer = await racy.captured(scope, body)
+    if existed and answer[0] == 400:
+        answer = 201, {"content-type": "application/json"}, body
+    await send_answer(send, answer)
+
+
+async def counted_beside_the_rows(racy: Racy, scope: Scope, key: str, body: bytes, send: Any) -> None:
+    """A product line's count of products kept in a column of its own, incremented by a read-modify-write."""
+    line = line_of(body)
+    if line is None:
+        await racy.forward(scope, body, send)
+        return
+    before = racy.counts.get(line, racy.store.owned("products", "productline", line, 0, 1)[0] if racy.row(line) else 0)
+    await asyncio.sleep(GAP)
+    answer = await racy.forward(scope, body, send)
+    if answer[0] == 201:
+        racy.counts[line] = before + 1
+
+
+async def count_from_the_column(racy: Racy, scope: Scope, key: str, body: bytes, send: Any) -> None:
+    status, headers, content = await racy.captured(scope, body)
+    if status == 200 and key in racy.counts:
+        page = json.loads(content)
+        page["count"] = racy.counts[key]
+        content = json.dumps(page).encode()
+    await send_answer(send, (status, headers, content))
+
+
 RACE_VARIANTS = [
     Variant(
         "patch_writes_the_whole_row",
         "concurrent_lost_update",
         ("patch_product_line",),
         "domain",
-        lambda: Racy("PATCH", whole_row_written_back),
+        lambda: Racy(("PATCH", LINES, whole_row_written_back)),
     ),
     Variant(
         "patch_rolls_back_on_change",
         "concurrent_same_field",
         ("patch_product_line",),
         "domain",
-        lambda: Racy("PATCH", rolled_back_on_change),
+        lambda: Racy(("PATCH", LINES, rolled_back_on_change)),
     ),
     Variant(
         "create_checks_then_inserts",
         "concurrent_duplicate_create",
         ("create_product_line",),
         "domain",
-        lambda: Racy("POST", checked_then_inserted),
+        lambda: Racy(("POST", LINES, checked_then_inserted)),
     ),
     Variant(
         "patch_brings_a_deleted_item_back",
         "concurrent_write_delete",
         ("patch_product_line",),
         "domain",
-        lambda: Racy("PATCH", upserted),
+        lambda: Racy(("PATCH", LINES, upserted)),
+    ),
+    Variant(
+        "product_in_a_line_being_deleted",
+        "concurrent_reference_delete",
+        ("create_product",),
+        "domain",
+        lambda: Racy(("POST", PRODUCTS, no_foreign_key)),
+    ),
+    Variant(
+        "product_count_kept_beside_the_rows",
+        "concurrent_sub_list_count",
+        ("get_product_line_products",),
+        "domain",
+        lambda: Racy(("POST", PRODUCTS, counted_beside_the_rows), ("GET", LINE_PRODUCTS, count_from_the_column)),
     ),
 ]

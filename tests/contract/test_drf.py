@@ -22,7 +22,7 @@ pytest.importorskip("django")
 pytest.importorskip("rest_framework")
 drf = pytest.importorskip("tests.backends.drf.server", reason="the DRF test backend is not on this branch")
 
-from contract_tests.judge.domain import races  # noqa: E402
+from contract_tests.judge.domain import race_references, races  # noqa: E402
 from mock_server.app import create_app  # noqa: E402
 from mock_server.settings import Settings  # noqa: E402
 from tests.backends.drf import ADMITTED, API_KEY, COMBINED, RACES  # noqa: E402
@@ -50,7 +50,7 @@ SYNC = "gunicorn-sync"  # as Django is deployed
 DEFECTS = tuple(d for d in COMBINED[REALISTIC] if d not in (*ADMITTED, *RACES))  # fk, lookup, writable_pk
 """The realistic variant's defects one request shows; it also keeps "" for an empty form value (blank_kept), which
 the spec admits, and writes outside a transaction (unlocked_writes), which concurrent requests show."""
-RACE_CHECKS = list(races.CHECKS)
+RACE_CHECKS = [*races.CHECKS, *race_references.CHECKS]
 CAUGHT_RACING = {"concurrent_lost_update", "concurrent_duplicate_create"}
 """What the realistic backend's `unlocked_writes` must be caught by in every run (issue 36)."""
 

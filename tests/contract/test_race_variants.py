@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from contract_tests import cli
-from contract_tests.judge.domain.races import CHECKS
+from contract_tests.judge.domain import race_references, races
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from tests.contract.race_variants import RACE_VARIANTS
@@ -18,6 +18,8 @@ from tests.contract.support import Outcome, credentials, shop_contract
 from tests.contract.variants import Variant
 from tests.live import running
 from tests.test_redis_store import replicas
+
+CHECKS = [*races.CHECKS, *race_references.CHECKS]
 
 
 def raced(origin: str, checks: list[str], include: tuple[str, ...], report_dir: Path) -> Outcome:
