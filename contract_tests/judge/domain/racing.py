@@ -66,6 +66,15 @@ def server_errors(burst: Burst) -> str | None:
     return f"sent at the same instant, {shown} (never a 5xx)"
 
 
+def renewed(session: Session, burst: Burst) -> bool:
+    """Whether a request of `burst` was refused for credentials that are renewed now (an expired token): the
+    try is not judged, as `Session.call` sends such a request again."""
+    if session.keyring is None:
+        return False
+    own = session.surface.headers  # a list, not a generator: the keyring notes every answer (401s in a row)
+    return any([session.keyring.answered(each.request.headers, each.response.status_code, own) for each in burst.timed])
+
+
 def race(session: Session, check: str, op: Operation, tries: int, attempt: Attempt) -> None:
     """Try `attempt` up to `tries` times and record the verdict on `op`."""
     overlapped: list[Try] = []
@@ -76,7 +85,7 @@ def race(session: Session, check: str, op: Operation, tries: int, attempt: Attem
         if done is None:
             break
         made += 1
-        if not done.burst.overlapped:
+        if not done.burst.overlapped or renewed(session, done.burst):
             continue
         overlapped.append(done)
         if done.broken is not None:
