@@ -1,8 +1,9 @@
-"""The tries of a race and their verdict, shared by the checks of concurrent writes (races.py).
+"""The tries of a race and their verdict, shared by the checks of concurrent writes
+(races.py, race_references.py).
 
 A race is tried up to `Context.race_tries` times (`--race-tries`); only a try whose requests all were
-on the wire before the first answer came (`Burst.overlapped`, client/together.py) is judged. The tries
-stop at the first evidence, after up to `FREQUENCY_TRIES` more to say how often it happens ("lost in
+on the wire before the first answer came (`Burst.overlapped`, client/burst.py) is judged. The tries
+stop at the first evidence, after up to `FREQUENCY_TRIES` more to say how often it happens ("Broken in
 3 of 10 overlapped tries"). With no overlapped try the check is listed as not exercised ("no overlap
 observed"), never passed: a race that was not run proves nothing.
 """
@@ -26,8 +27,8 @@ FREQUENCY_TRIES = 9
 
 @dataclass(frozen=True)
 class Try:
-    """One overlapped try: its burst, the read that judges it, what it broke (None: the rule held), and
-    the requests that made the state it started from."""
+    """One try: its burst, the read that judges it, what it broke (None: the rule held), and the requests
+    that made the state it started from. It counts only if its burst overlapped."""
 
     burst: Burst
     read: Exchange
