@@ -11,10 +11,12 @@ import pytest
 
 from contract_tests import cli
 from contract_tests.judge.domain import race_references, races
+from contract_tests.outcome import export_tests
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from tests.contract.race_variants import RACE_VARIANTS
 from tests.contract.support import Outcome, credentials, shop_contract
+from tests.contract.test_replay import plain_pytest, plain_python  # noqa: F401  (a fixture)
 from tests.contract.variants import Variant
 from tests.live import running
 from tests.test_redis_store import replicas
@@ -73,3 +75,21 @@ def test_replay_of_a_race_is_still_failing_with_its_frequency_on_the_broken_targ
     assert code == 1 and f"{first}  STILL FAILING" in shown and "overlapped tries" in shown, shown
     code, shown = verdicts[correct]
     assert code == 0 and f"{first}  FIXED" in shown, shown
+
+
+def test_the_exported_race_test_fails_on_the_broken_target_and_passes_on_the_mock(
+    plain_python: Path,  # noqa: F811  (the fixture of test_replay.py)
+    tmp_path: Path,
+) -> None:
+    """`--export-tests`: the race again with threads and httpx only, under plain pytest (no suite installed)."""
+    variant = RACE_VARIANTS[0]  # a PATCH writing back the whole row it read
+    with running(variant.build()) as broken, running(create_app(Settings())) as correct:
+        args = ["--base-url", f"{broken}/shop/api/v1", *credentials(broken), "--seed", "7", "--quiet"]
+        args += ["--no-conformance", "--checks", variant.check, "--include", variant.include[0]]
+        outcome = shop_contract([*args, "--export-tests", str(tmp_path / "exported")], tmp_path / "report")
+        exported = tmp_path / "exported" / export_tests.FILE
+        assert outcome.code == 1 and exported.exists(), outcome.stderr
+        failing = plain_pytest(plain_python, exported, f"{broken}/shop/api/v1")
+        passing = plain_pytest(plain_python, exported, f"{correct}/shop/api/v1")
+    assert failing.returncode == 1 and "overlapped tries" in failing.stdout, failing.stdout[-3000:]
+    assert passing.returncode == 0 and " passed" in passing.stdout and "skipped" not in passing.stdout

@@ -31,7 +31,7 @@ from contract_tests.judge.domain.data import Context, changed_body, differences
 from contract_tests.judge.domain.http import Session
 from contract_tests.judge.domain.placement import locate, results
 from contract_tests.judge.domain.racing import Try, counted, race, request, server_errors
-from contract_tests.outcome.standalone import same_value
+from contract_tests.outcome.standalone import DUPLICATE_REFUSED, same_value
 from contract_tests.spec import JSON, Collection
 
 LOST_UPDATE = "concurrent_lost_update"
@@ -42,7 +42,7 @@ CREATES = 3
 """Creates of one identifier sent at once."""
 LISTED_EVERY = 4
 """A duplicate create's try reads the list (a page or more of the largest size) once in this many tries."""
-REFUSED = (400, 409)
+REFUSED = DUPLICATE_REFUSED
 """A duplicate's refusal, as `duplicate_rejected` admits it (the spec's decision `duplicate-identifier`)."""
 
 Check = Callable[[Context, Session, Collection], None]

@@ -19,6 +19,7 @@ import httpx
 from contract_tests.client.burst import Burst
 from contract_tests.judge.domain.http import Exchange, Session
 from contract_tests.outcome.coverage import Sent
+from contract_tests.outcome.standalone import AT_ONCE
 from contract_tests.spec import Operation
 
 FREQUENCY_TRIES = 9
@@ -110,6 +111,6 @@ def verdict(session: Session, check: str, op: Operation, made: int, overlapped: 
     first = hits[0]
     frequency = f"Broken in {len(hits)} of {len(overlapped)} overlapped tries ({made} tries sent)"
     timeline = "; ".join(first.burst.timeline())
-    broken = f"{first.broken}. {frequency}. The requests, at the same instant: {timeline}"
+    broken = f"{first.broken}. {frequency}. {AT_ONCE}{timeline}"
     racers = [Exchange(each.request, each.response) for each in first.burst.timed]
     session.judge(check, op, first.read, broken, [*first.setup, *racers])
