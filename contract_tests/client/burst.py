@@ -45,6 +45,14 @@ class Burst:
         overloaded = [each.response for each in self.timed if each.response.status_code in OVERLOADED]
         return overloaded[0].headers.get("Retry-After") if overloaded else None
 
+    def split(self, sizes: list[int]) -> list[Burst]:
+        """The burst cut into consecutive parts of `sizes` requests (each try of a wave, client/together.py)."""
+        parts, start = [], 0
+        for size in sizes:
+            parts.append(Burst(self.timed[start : start + size]))
+            start += size
+        return parts
+
     def timeline(self) -> list[str]:
         """Each request with when it was sent and answered, in ms from the first send."""
         start = min(each.sent for each in self.timed)

@@ -8,6 +8,9 @@ when every request was on the wire before the first answer arrived: only then co
 served them side by side, and only such a try may judge a race. A serialising proxy or a one-worker
 target answers the first before the second is sent, and the try does not count.
 
+A wave of tries (judge/domain/racing.py) is one burst of all its tries' requests (`send_each`), each
+try's overlap then read from its own requests alone.
+
 A burst is one turn of the run's pacer (client/pacing.py): it waits for the pacer's limit and the
 pauses a target asked for, counts in the time budget (`--max-time`), and a burst answered 429 or 503
 is waited out and sent again, as a single request is. Its requests themselves go out at once, past
@@ -52,6 +55,12 @@ class Together:
         if self.limits.pacer is None:
             return self._burst(requests)
         return self.limits.pacer.send(lambda: self._burst(requests), lambda b: b.overloaded, Burst.retry_after)
+
+    def send_each(self, groups: Sequence[Sequence[httpx.Request]]) -> list[Burst]:
+        """The requests of all `groups` sent at once, as one burst (a wave of tries); what each group saw,
+        its overlap its own."""
+        burst = self.send([each for group in groups for each in group])
+        return burst.split([len(group) for group in groups])
 
     def _burst(self, requests: Sequence[httpx.Request]) -> Burst:
         barrier = threading.Barrier(len(requests))

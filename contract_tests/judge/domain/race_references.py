@@ -21,7 +21,18 @@ from contract_tests.client.together import Together
 from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.http import Exchange, Session
 from contract_tests.judge.domain.owners import dependant_collection
-from contract_tests.judge.domain.racing import Try, counted, race, request, server_errors
+from contract_tests.judge.domain.racing import (
+    Call,
+    Try,
+    at_once,
+    counted,
+    made,
+    planned,
+    race,
+    request,
+    server_errors,
+    wave_size,
+)
 from contract_tests.spec import Collection, Operation
 
 REFERENCE_DELETE = "concurrent_reference_delete"
@@ -56,64 +67,95 @@ def documented(op: Operation) -> set[int]:
     return {int(status) for status in op.definition.get("responses", {}) if status.isdigit()}
 
 
-def made_owner(ctx: Context, session: Session, owner: Collection, check: str, judged: Operation) -> Exchange | None:
-    identifier = ctx.fresh_identifier(owner)
-    return session.create_for(check, judged, owner, ctx.valid_body(owner, identifier), "the owner to race on")
+def owners(
+    ctx: Context, session: Session, together: Together, owner: Collection, check: str, judged: Operation, count: int
+) -> Sequence[Exchange] | None:
+    """A wave's `count` owners, one a try, created at once; None (the check listed as not exercised at `judged`, those
+    made deleted) when the target refused one."""
+    items = planned(ctx, owner, count)
+    created = made(session, together, check, judged, owner, [body for _, body in items])
+    if created is None:
+        at_once(session, together, [Call(owner.item_ops["delete"], params) for params, _ in items])
+    return created
 
 
 def reference_delete(ctx: Context, session: Session, owner: Collection, child: Collection, sub_list: Operation) -> None:
     create, delete = child.create, owner.item_ops["delete"]
     statuses = {create.id: documented(create), delete.id: documented(delete)}
 
-    def attempt(number: int) -> Try | None:
-        made = made_owner(ctx, session, owner, REFERENCE_DELETE, create)
-        if made is None:
-            return None
-        owner_id = made.json()[owner.identifier]
-        child_id = ctx.fresh_identifier(child)
-        body = {**ctx.valid_body(child, child_id), owner.identifier: owner_id}
-        sent = [request(session, create, {}, json=body), request(session, delete, {owner.identifier: owner_id})]
-        burst = together.send(sent)
-        counted(session, (create, delete), burst)
-        read = session.call(child.item_ops["get"], {child.identifier: child_id})
-        broken = server_errors(burst)
-        for op, each in zip((create, delete), burst.timed, strict=True):
-            if broken is None and each.response.status_code not in statuses[op.id]:
-                broken = f"{op.method.upper()} answered {each.response.status_code}, a status it does not document"
-        created, deleted = (200 <= each.response.status_code < 300 for each in burst.timed)
-        if broken is None and created and deleted:
-            broken = (
-                f"both succeeded: {child.identifier}={child_id!r} was created in {owner.identifier}={owner_id!r} "
-                f"and {owner.identifier}={owner_id!r} deleted, leaving a reference to nothing "
-                f"(the item reads {read.status})"
-            )
-        session.call(child.item_ops["delete"], {child.identifier: child_id})
-        session.call(delete, {owner.identifier: owner_id})
-        return Try(burst, read, broken, [made])
+    def wave(numbers: range) -> Sequence[Try | None]:
+        made_owners = owners(ctx, session, together, owner, REFERENCE_DELETE, create, len(numbers))
+        if made_owners is None:
+            return [None]
+        tried = list(zip(numbers, made_owners, strict=True))
+        owner_ids = [each.json()[owner.identifier] for _, each in tried]
+        child_ids = [ctx.fresh_identifier(child) for _ in tried]
+        bursts = together.send_each(
+            [
+                [
+                    request(session, create, {}, json={**ctx.valid_body(child, child_id), owner.identifier: owner_id}),
+                    request(session, delete, {owner.identifier: owner_id}),
+                ]
+                for owner_id, child_id in zip(owner_ids, child_ids, strict=True)
+            ]
+        )
+        reads = at_once(
+            session, together, [Call(child.item_ops["get"], {child.identifier: each}) for each in child_ids]
+        )
+        done: list[Try | None] = []
+        for (_, setup), owner_id, child_id, burst, read in zip(tried, owner_ids, child_ids, bursts, reads, strict=True):
+            counted(session, (create, delete), burst)
+            broken = server_errors(burst)
+            for op, each in zip((create, delete), burst.timed, strict=True):
+                if broken is None and each.response.status_code not in statuses[op.id]:
+                    broken = f"{op.method.upper()} answered {each.response.status_code}, a status it does not document"
+            created, deleted = (200 <= each.response.status_code < 300 for each in burst.timed)
+            if broken is None and created and deleted:
+                broken = (
+                    f"both succeeded: {child.identifier}={child_id!r} was created in {owner.identifier}={owner_id!r} "
+                    f"and {owner.identifier}={owner_id!r} deleted, leaving a reference to nothing "
+                    f"(the item reads {read.status})"
+                )
+            done.append(Try(burst, read, broken, [setup]))
+        at_once(session, together, [Call(child.item_ops["delete"], {child.identifier: each}) for each in child_ids])
+        at_once(session, together, [Call(delete, {owner.identifier: each}) for each in owner_ids])
+        return done
 
-    with Together(session.limits, 2) as together:
-        race(session, REFERENCE_DELETE, create, ctx.race_tries, attempt)
+    with Together(session.limits, 2 * wave_size(ctx.race_tries)) as together:
+        race(session, REFERENCE_DELETE, create, ctx.race_tries, wave)
 
 
 def sub_list_count(ctx: Context, session: Session, owner: Collection, child: Collection, sub_list: Operation) -> None:
-    def attempt(number: int) -> Try | None:
-        made = made_owner(ctx, session, owner, SUB_LIST_COUNT, sub_list)
-        if made is None:
-            return None
-        owner_id = made.json()[owner.identifier]
-        children = [ctx.fresh_identifier(child) for _ in range(CREATES)]
-        bodies = [{**ctx.valid_body(child, each), owner.identifier: owner_id} for each in children]
-        burst = together.send([request(session, child.create, {}, json=body) for body in bodies])
-        counted(session, [child.create] * CREATES, burst)
-        read = session.call(sub_list, {owner.identifier: owner_id}, query={"page_size": CREATES * 2})
-        broken = server_errors(burst) or listed_wrong(read, child.identifier, children, burst.timed)
-        for each in children:
-            session.call(child.item_ops["delete"], {child.identifier: each})
-        session.call(owner.item_ops["delete"], {owner.identifier: owner_id})
-        return Try(burst, read, broken, [made])
+    def wave(numbers: range) -> Sequence[Try | None]:
+        made_owners = owners(ctx, session, together, owner, SUB_LIST_COUNT, sub_list, len(numbers))
+        if made_owners is None:
+            return [None]
+        tried = list(zip(numbers, made_owners, strict=True))
+        owner_ids = [each.json()[owner.identifier] for _, each in tried]
+        children = [[ctx.fresh_identifier(child) for _ in range(CREATES)] for _ in tried]
+        bursts = together.send_each(
+            [
+                [
+                    request(session, child.create, {}, json={**ctx.valid_body(child, each), owner.identifier: owner_id})
+                    for each in ids
+                ]
+                for owner_id, ids in zip(owner_ids, children, strict=True)
+            ]
+        )
+        query = {"page_size": CREATES * 2}
+        reads = at_once(session, together, [Call(sub_list, {owner.identifier: each}, query) for each in owner_ids])
+        done: list[Try | None] = []
+        for (_, setup), ids, burst, read in zip(tried, children, bursts, reads, strict=True):
+            counted(session, [child.create] * CREATES, burst)
+            broken = server_errors(burst) or listed_wrong(read, child.identifier, ids, burst.timed)
+            done.append(Try(burst, read, broken, [setup]))
+        deletes = [Call(child.item_ops["delete"], {child.identifier: each}) for ids in children for each in ids]
+        at_once(session, together, deletes)
+        at_once(session, together, [Call(owner.item_ops["delete"], {owner.identifier: each}) for each in owner_ids])
+        return done
 
-    with Together(session.limits, CREATES) as together:
-        race(session, SUB_LIST_COUNT, sub_list, ctx.race_tries, attempt)
+    with Together(session.limits, CREATES * wave_size(ctx.race_tries)) as together:
+        race(session, SUB_LIST_COUNT, sub_list, ctx.race_tries, wave)
 
 
 def listed_wrong(read: Exchange, name: str, children: list[Any], timed: Sequence[Timed]) -> str | None:

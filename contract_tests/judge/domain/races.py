@@ -21,18 +21,29 @@ Every item a try makes is deleted by it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
 from contract_tests.client.burst import Burst
 from contract_tests.client.together import Together
 from contract_tests.judge.domain.data import Context, changed_body, differences
-from contract_tests.judge.domain.http import Session
+from contract_tests.judge.domain.http import Exchange, Session
 from contract_tests.judge.domain.placement import locate, results
-from contract_tests.judge.domain.racing import Try, counted, race, request, server_errors
+from contract_tests.judge.domain.racing import (
+    Call,
+    Try,
+    at_once,
+    counted,
+    made,
+    planned,
+    race,
+    request,
+    server_errors,
+    wave_size,
+)
 from contract_tests.outcome.standalone import DUPLICATE_REFUSED, same_value
-from contract_tests.spec import JSON, Collection
+from contract_tests.spec import JSON, Collection, Operation
 
 LOST_UPDATE = "concurrent_lost_update"
 SAME_FIELD = "concurrent_same_field"
@@ -71,33 +82,40 @@ def changing(ctx: Context, collection: Collection, body: JSON) -> tuple[JSON, li
 
 def lost_update(ctx: Context, session: Session, collection: Collection) -> None:
     patch, get, delete = (collection.item_ops[m] for m in ("patch", "get", "delete"))
-    identifier = ctx.fresh_identifier(collection)
-    params = {collection.identifier: identifier}
-    body = ctx.valid_body(collection, identifier)
-    changed, names = changing(ctx, collection, body)
-    if len(names) < 2:
+    size = wave_size(ctx.race_tries)
+    items = planned(ctx, collection, size)
+    changes = [changing(ctx, collection, body) for _, body in items]
+    if any(len(names) < 2 for _, names in changes):
         session.ledger.skipped(session.surface.name, patch.id, LOST_UPDATE, "fewer than two fields can change")
         return
-    created = session.create_for(LOST_UPDATE, patch, collection, body, "the item to patch at once")
-    if created is None:
-        return
-    first, second = names[:2]
 
-    def attempt(number: int) -> Try:
-        wanted = changed if number % 2 == 0 else body  # each try changes both fields from their last value
-        sent = [request(session, patch, params, json={name: wanted[name]}) for name in (first, second)]
-        burst = together.send(sent)
-        counted(session, (patch, patch), burst)
-        read = session.call(get, params)
-        broken = server_errors(burst) or not_written(burst, patch.method)
-        lost = differences({first: wanted[first], second: wanted[second]}, read.json())
-        if broken is None and lost:
-            broken = f"a change was lost: PATCHes of `{first}` and `{second}` read back {'; '.join(lost)}"
-        return Try(burst, read, broken, [created])
+    def wave(numbers: range) -> list[Try]:
+        tried = list(zip(numbers, items, changes, created or (), strict=False))
+        # each try changes both fields from their last value: the item's wave alternates the two states
+        wanted = [changed if (number // size) % 2 == 0 else body for number, (_, body), (changed, _), _ in tried]
+        fields = [names[:2] for _, names in changes]
+        bursts = together.send_each(
+            [[request(session, patch, params, json={name: want[name]}) for name in two]
+             for (_, (params, _), _, _), want, two in zip(tried, wanted, fields, strict=False)]
+        )  # fmt: skip
+        reads = at_once(session, together, [Call(get, params) for _, (params, _), _, _ in tried])
+        done = []
+        for (_, _, _, setup), want, (first, second), burst, read in zip(
+            tried, wanted, fields, bursts, reads, strict=False
+        ):
+            counted(session, (patch, patch), burst)
+            broken = server_errors(burst) or not_written(burst, patch.method)
+            lost = differences({first: want[first], second: want[second]}, read.json())
+            if broken is None and lost:
+                broken = f"a change was lost: PATCHes of `{first}` and `{second}` read back {'; '.join(lost)}"
+            done.append(Try(burst, read, broken, [setup]))
+        return done
 
-    with Together(session.limits, 2) as together:
-        race(session, LOST_UPDATE, patch, ctx.race_tries, attempt)
-    session.call(delete, params)
+    with Together(session.limits, 2 * size) as together:
+        created = made(session, together, LOST_UPDATE, patch, collection, [body for _, body in items])
+        if created is not None:
+            race(session, LOST_UPDATE, patch, ctx.race_tries, wave)
+        at_once(session, together, [Call(delete, params) for params, _ in items])
 
 
 def not_written(burst: Burst, method: str) -> str | None:
@@ -108,36 +126,50 @@ def not_written(burst: Burst, method: str) -> str | None:
 
 def same_field(ctx: Context, session: Session, collection: Collection) -> None:
     patch, get, delete = (collection.item_ops[m] for m in ("patch", "get", "delete"))
-    identifier = ctx.fresh_identifier(collection)
-    params = {collection.identifier: identifier}
-    body = ctx.valid_body(collection, identifier)
-    values = four_values(ctx, collection, body)
-    if values is None:
+    size = wave_size(ctx.race_tries)
+    items = planned(ctx, collection, size)
+    values = [four_values(ctx, collection, body) for _, body in items]
+    if any(value is None for value in values):
         reason = "no field takes four different values"
         session.ledger.skipped(session.surface.name, patch.id, SAME_FIELD, reason)
         return
-    name, chain = values
-    created = session.create_for(SAME_FIELD, patch, collection, body, "the item to patch at once")
-    if created is None:
-        return
+    chains = [value for value in values if value is not None]
+
+    def wave(numbers: range) -> list[Try]:
+        tried = list(zip(numbers, items, chains, created or (), strict=False))
+        # neither value of a pair is the one before it: the item's wave alternates the two pairs
+        pairs = [
+            (chain[1], chain[2]) if (number // size) % 2 == 0 else (chain[0], chain[3])
+            for number, _, (_, chain), _ in tried
+        ]
+        bursts = together.send_each(
+            [[request(session, patch, params, json={name: value}) for value in pair]
+             for (_, (params, _), (name, _), _), pair in zip(tried, pairs, strict=False)]
+        )  # fmt: skip
+        reads = at_once(session, together, [Call(get, params) for _, (params, _), _, _ in tried])
+        done = []
+        for (_, (_, body), (name, _), setup), pair, burst, read in zip(tried, pairs, bursts, reads, strict=False):
+            counted(session, (patch, patch), burst)
+            done.append(Try(burst, read, one_of(name, pair, body, burst, read, patch.method), [setup]))
+        return done
+
+    with Together(session.limits, 2 * size) as together:
+        created = made(session, together, SAME_FIELD, patch, collection, [body for _, body in items])
+        if created is not None:
+            race(session, SAME_FIELD, patch, ctx.race_tries, wave)
+        at_once(session, together, [Call(delete, params) for params, _ in items])
+
+
+def one_of(name: str, pair: tuple[Any, Any], body: JSON, burst: Burst, read: Exchange, method: str) -> str | None:
+    """What PATCHes of `name` to the two values of `pair` at once broke, as `read` shows it (None: nothing)."""
     others = {key: value for key, value in body.items() if key != name}
-
-    def attempt(number: int) -> Try:
-        pair = (chain[1], chain[2]) if number % 2 == 0 else (chain[0], chain[3])  # neither is the value before
-        burst = together.send([request(session, patch, params, json={name: value}) for value in pair])
-        counted(session, (patch, patch), burst)
-        read = session.call(get, params)
-        broken = server_errors(burst) or not_written(burst, patch.method)
-        stored = read.json().get(name, "<missing>") if isinstance(read.json(), dict) else read.json()
-        if broken is None and not any(same_value(value, stored) for value in pair):
-            broken = f"PATCHes of `{name}` to {pair[0]!r} and {pair[1]!r} read back {stored!r}, neither of the two"
-        if broken is None and differences(others, read.json()):
-            broken = f"PATCHes of `{name}` alone changed other fields: {'; '.join(differences(others, read.json()))}"
-        return Try(burst, read, broken, [created])
-
-    with Together(session.limits, 2) as together:
-        race(session, SAME_FIELD, patch, ctx.race_tries, attempt)
-    session.call(delete, params)
+    broken = server_errors(burst) or not_written(burst, method)
+    stored = read.json().get(name, "<missing>") if isinstance(read.json(), dict) else read.json()
+    if broken is None and not any(same_value(value, stored) for value in pair):
+        broken = f"PATCHes of `{name}` to {pair[0]!r} and {pair[1]!r} read back {stored!r}, neither of the two"
+    if broken is None and differences(others, read.json()):
+        broken = f"PATCHes of `{name}` alone changed other fields: {'; '.join(differences(others, read.json()))}"
+    return broken
 
 
 def four_values(ctx: Context, collection: Collection, body: JSON) -> tuple[str, list[Any]] | None:
@@ -162,68 +194,97 @@ def duplicate_create(ctx: Context, session: Session, collection: Collection) -> 
     ordered = ctx.spec.order_by(listing) == name
     maximum = ctx.spec.page_size_maximum(listing)
 
-    def attempt(number: int) -> Try:
-        identifier = ctx.fresh_identifier(collection)
-        params = {name: identifier}
-        body = ctx.valid_body(collection, identifier)
-        burst = together.send([request(session, create, {}, json=body) for _ in range(CREATES)])
-        counted(session, [create] * CREATES, burst)
-        statuses = [each.response.status_code for each in burst.timed]
-        read = session.call(get, params)
-        broken = server_errors(burst)
-        if broken is None and (statuses.count(201) != 1 or any(s not in (201, *REFUSED) for s in statuses)):
-            refusals = " or ".join(map(str, REFUSED))
-            broken = f"{CREATES} creates of {name}={identifier!r} answered {statuses}: not one 201 and {refusals}"
-        if broken is None and read.status != 200:
-            broken = f"the item created answered {read.status} to a read"
-        if broken is None and number % LISTED_EVERY == 0:
-            page = locate(session, listing, {}, name, identifier, maximum, ordered)
-            listed = [item for item in results(page.exchange) or [] if isinstance(item, dict)]
-            times = sum(1 for item in listed if same_value(identifier, item.get(name)))
-            broken = None if times == 1 else f"{name}={identifier!r} is listed {times} times in {listing.id}"
-        for _ in range(max(1, statuses.count(201))):
-            session.call(delete, params)
-        return Try(burst, read, broken)
+    def wave(numbers: range) -> list[Try]:
+        items = planned(ctx, collection, len(numbers))
+        bursts = together.send_each(
+            [[request(session, create, {}, json=body) for _ in range(CREATES)] for _, body in items]
+        )
+        reads = at_once(session, together, [Call(get, params) for params, _ in items])
+        done = []
+        for number, (params, _), burst, read in zip(numbers, items, bursts, reads, strict=False):
+            counted(session, [create] * CREATES, burst)
+            identifier = params[name]
+            statuses = [each.response.status_code for each in burst.timed]
+            broken = server_errors(burst)
+            if broken is None and (statuses.count(201) != 1 or any(s not in (201, *REFUSED) for s in statuses)):
+                refusals = " or ".join(map(str, REFUSED))
+                broken = f"{CREATES} creates of {name}={identifier!r} answered {statuses}: not one 201 and {refusals}"
+            if broken is None and read.status != 200:
+                broken = f"the item created answered {read.status} to a read"
+            if broken is None and number % LISTED_EVERY == 0:
+                page = locate(session, listing, {}, name, identifier, maximum, ordered)
+                listed = [item for item in results(page.exchange) or [] if isinstance(item, dict)]
+                times = sum(1 for item in listed if same_value(identifier, item.get(name)))
+                broken = None if times == 1 else f"{name}={identifier!r} is listed {times} times in {listing.id}"
+            done.append(Try(burst, read, broken))
+        at_once(session, together, [Call(delete, params) for params, _ in items])
+        for (params, _), burst in zip(items, bursts, strict=False):  # a duplicate made: one DELETE each
+            for _ in range(sum(each.response.status_code == 201 for each in burst.timed) - 1):
+                session.call(delete, params)
+        return done
 
-    with Together(session.limits, CREATES) as together:
-        race(session, DUPLICATE_CREATE, create, ctx.race_tries, attempt)
+    with Together(session.limits, CREATES * wave_size(ctx.race_tries)) as together:
+        race(session, DUPLICATE_CREATE, create, ctx.race_tries, wave)
 
 
 def write_delete(ctx: Context, session: Session, collection: Collection) -> None:
     patch, get, delete = (collection.item_ops[m] for m in ("patch", "get", "delete"))
     documented = {op.id: {int(s) for s in op.definition.get("responses", {}) if s.isdigit()} for op in (patch, delete)}
 
-    def attempt(number: int) -> Try | None:
-        identifier = ctx.fresh_identifier(collection)
-        params = {collection.identifier: identifier}
-        body = ctx.valid_body(collection, identifier)
-        created = session.create_for(WRITE_DELETE, patch, collection, body, "the item to patch and delete at once")
+    def wave(numbers: range) -> Sequence[Try | None]:
+        items = planned(ctx, collection, len(numbers))
+        created = made(session, together, WRITE_DELETE, patch, collection, [body for _, body in items])
         if created is None:
-            return None
-        changed, names = changing(ctx, collection, body)
-        change = {name: changed[name] for name in names[:1]}
-        sent = [request(session, patch, params, json=change), request(session, delete, params)]
-        burst = together.send(sent)
-        counted(session, (patch, delete), burst)
-        read = session.call(get, params)
-        broken = server_errors(burst)
-        for op, each in zip((patch, delete), burst.timed, strict=True):
-            if broken is None and each.response.status_code not in documented[op.id]:
-                broken = f"{op.method.upper()} answered {each.response.status_code}, a status it does not document"
-        deleted = 200 <= burst.timed[1].response.status_code < 300
-        gone = deleted and read.status == 404
-        if broken is None and deleted and not gone:
-            broken = f"the DELETE answered {burst.timed[1].response.status_code}, yet a read answers {read.status}"
-        if broken is None and gone:
-            again = session.call(patch, params, json=change)  # a later write must not bring it back
-            if again.status != 404:
-                broken, read, gone = f"the DELETE succeeded, yet a later PATCH answered {again.status}", again, False
-        if not gone:
-            session.call(delete, params)
-        return Try(burst, read, broken, [created])
+            at_once(session, together, [Call(delete, params) for params, _ in items])
+            return [None]
+        changes = []
+        for _, body in items:
+            changed, names = changing(ctx, collection, body)
+            changes.append({name: changed[name] for name in names[:1]})
+        bursts = together.send_each(
+            [[request(session, patch, params, json=change), request(session, delete, params)]
+             for (params, _), change in zip(items, changes, strict=False)]
+        )  # fmt: skip
+        reads = at_once(session, together, [Call(get, params) for params, _ in items])
+        judged = []
+        for burst, read in zip(bursts, reads, strict=False):
+            counted(session, (patch, delete), burst)
+            judged.append(deleted_or_not(burst, read, (patch, delete), documented))
+        # a later write must not bring a deleted item back: a PATCH of each item gone, at once
+        gone = [index for index, (broken, deleted) in enumerate(judged) if broken is None and deleted]
+        again = at_once(session, together, [Call(patch, items[i][0], content={"json": changes[i]}) for i in gone])
+        done = [
+            Try(burst, read, broken, [setup])
+            for burst, read, (broken, _), setup in zip(bursts, reads, judged, created, strict=False)
+        ]
+        for index, later in zip(gone, again, strict=False):
+            if later.status != 404:
+                broken = f"the DELETE succeeded, yet a later PATCH answered {later.status}"
+                done[index] = Try(bursts[index], later, broken, [created[index]])
+        away = {index for index, later in zip(gone, again, strict=False) if later.status == 404}
+        at_once(
+            session, together, [Call(delete, params) for index, (params, _) in enumerate(items) if index not in away]
+        )
+        return done
 
-    with Together(session.limits, 2) as together:
-        race(session, WRITE_DELETE, patch, ctx.race_tries, attempt)
+    with Together(session.limits, 2 * wave_size(ctx.race_tries)) as together:
+        race(session, WRITE_DELETE, patch, ctx.race_tries, wave)
+
+
+def deleted_or_not(
+    burst: Burst, read: Exchange, ops: tuple[Operation, Operation], documented: dict[str, set[int]]
+) -> tuple[str | None, bool]:
+    """What a PATCH and a DELETE (`ops`) at once broke (None: nothing), as their answers and `read` show
+    it, and whether the item is gone (the DELETE succeeded and a read answers 404)."""
+    broken = server_errors(burst)
+    for op, each in zip(ops, burst.timed, strict=True):
+        if broken is None and each.response.status_code not in documented[op.id]:
+            broken = f"{op.method.upper()} answered {each.response.status_code}, a status it does not document"
+    deleted = 200 <= burst.timed[1].response.status_code < 300
+    gone = deleted and read.status == 404
+    if broken is None and deleted and not gone:
+        broken = f"the DELETE answered {burst.timed[1].response.status_code}, yet a read answers {read.status}"
+    return broken, gone
 
 
 CHECKS: dict[str, Check] = {

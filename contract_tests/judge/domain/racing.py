@@ -1,29 +1,37 @@
 """The tries of a race and their verdict, shared by the checks of concurrent writes
 (races.py, race_references.py).
 
-A race is tried up to `Context.race_tries` times (`--race-tries`); only a try whose requests all were
-on the wire before the first answer came (`Burst.overlapped`, client/burst.py) is judged. The tries
-stop at the first evidence, after up to `FREQUENCY_TRIES` more to say how often it happens ("Broken in
-3 of 10 overlapped tries"). With no overlapped try the check is listed as not exercised ("no overlap
-observed"), never passed: a race that was not run proves nothing.
+A race is tried up to `Context.race_tries` times (`--race-tries`), in waves of `wave_size` tries: the
+wave's items are made at once, its tries' bursts go out as one (`Together.send_each`), its reads and
+its cleanup at once (`at_once`). One try after the other cost a run most of its time behind a network;
+a wave costs the round trips of one try. Each try still races on its own item, and only a try whose
+own requests all were on the wire before the first answer to any of them came (`Burst.overlapped`,
+client/burst.py) is judged. The tries are judged in order, and stop at the end of the wave holding the
+first evidence plus `FREQUENCY_TRIES` more, to say how often it happens ("Broken in 3 of 10 overlapped
+tries"). With no overlapped try the check is listed as not exercised ("no overlap observed"), never
+passed: a race that was not run proves nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
 from contract_tests.client.burst import Burst
+from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.http import Exchange, Session
 from contract_tests.outcome.coverage import Sent
 from contract_tests.outcome.standalone import AT_ONCE
-from contract_tests.spec import Operation
+from contract_tests.spec import JSON, Collection, Operation
 
 FREQUENCY_TRIES = 9
 """Tries after the first evidence, to tell how often the race is lost (bounded: the run's time matters)."""
+WAVE = 8
+"""Tries sent together at most: a wave's burst is 2 or 3 times as many requests, past the pacer's limit as
+every burst is, so it stays a load a service taking several clients at once serves."""
 
 
 @dataclass(frozen=True)
@@ -37,18 +45,63 @@ class Try:
     setup: Sequence[Exchange] = ()
 
 
-Attempt = Callable[[int], "Try | None"]
-"""The `n`th try of a race; None when it could not be made (then the tries stop)."""
+Wave = Callable[[range], "Sequence[Try | None]"]
+"""The tries numbered `numbers`, made together, in their order; a None: that try could not be made (then
+the tries stop)."""
 
 
-def request(session: Session, op: Operation, params: dict[str, Any], **content: Any) -> httpx.Request:
+class Together(Protocol):
+    """Requests sent at the same instant, as one turn of the pacer (`client.together.Together`, which the
+    checks make: named here by what it does, so that the judging needs no client module)."""
+
+    def send(self, requests: Sequence[httpx.Request]) -> Burst: ...
+
+
+@dataclass(frozen=True)
+class Call:
+    """A request of a wave's reads, setup or cleanup: `op` at `params`, with its query and content."""
+
+    op: Operation
+    params: dict[str, Any]
+    query: dict[str, Any] | None = None
+    content: dict[str, Any] | None = None
+
+
+def wave_size(tries: int) -> int:
+    """Tries in a wave: `WAVE`, fewer when fewer are asked for."""
+    return max(1, min(WAVE, tries))
+
+
+def request(
+    session: Session, op: Operation, params: dict[str, Any], query: dict[str, Any] | None = None, **content: Any
+) -> httpx.Request:
     """`op` at `params` with the surface's current credentials, built as `Session.call` builds it."""
     headers = session.surface.headers
     if session.keyring is not None:
         headers = session.keyring.current(headers)
-    built = session.sender.build_request(op.method.upper(), session.url(op, params), headers=headers, **content)
+    url = session.url(op, params)
+    built = session.sender.build_request(op.method.upper(), url, params=query, headers=headers, **content)
     built.read()
     return built
+
+
+def at_once(session: Session, together: Together, calls: Sequence[Call]) -> list[Exchange]:
+    """`calls` sent at the same instant (one turn of the pacer), each then counted as `Session.call` counts
+    one; an answer refused for credentials renewed meanwhile is sent again by `Session.call`."""
+    if not calls:
+        return []
+    sent = [request(session, call.op, call.params, call.query, **(call.content or {})) for call in calls]
+    burst = together.send(sent)
+    exchanges = []
+    own = session.surface.headers
+    for call, each in zip(calls, burst.timed, strict=True):
+        exchange = Exchange(each.request, each.response)
+        session.heard(call.op, exchange, call.query, call.content or {})
+        status = each.response.status_code
+        if session.keyring is not None and session.keyring.answered(each.request.headers, status, own):
+            exchange = session.call(call.op, call.params, query=call.query, **(call.content or {}))
+        exchanges.append(exchange)
+    return exchanges
 
 
 def counted(session: Session, ops: Sequence[Operation], burst: Burst) -> None:
@@ -77,22 +130,25 @@ def renewed(session: Session, burst: Burst) -> bool:
     return any([session.keyring.answered(each.request.headers, each.response.status_code, own) for each in burst.timed])
 
 
-def race(session: Session, check: str, op: Operation, tries: int, attempt: Attempt) -> None:
-    """Try `attempt` up to `tries` times and record the verdict on `op`."""
+def race(session: Session, check: str, op: Operation, tries: int, wave: Wave) -> None:
+    """Try `wave` until `tries` tries are made, `wave_size` at a time, and record the verdict on `op`."""
     overlapped: list[Try] = []
     hits: list[Try] = []
     made = 0
-    for number in range(tries):
-        done = attempt(number)
-        if done is None:
-            break
-        made += 1
-        if not done.burst.overlapped or renewed(session, done.burst):
-            continue
-        overlapped.append(done)
-        if done.broken is not None:
-            hits.append(done)
-        if hits and len(overlapped) - overlapped.index(hits[0]) > FREQUENCY_TRIES:
+    size = wave_size(tries)
+    for start in range(0, tries, size):
+        made_all = True
+        for done in wave(range(start, min(tries, start + size))):
+            if done is None:
+                made_all = False
+                break
+            made += 1
+            if not done.burst.overlapped or renewed(session, done.burst):
+                continue
+            overlapped.append(done)
+            if done.broken is not None:
+                hits.append(done)
+        if not made_all or (hits and len(overlapped) - overlapped.index(hits[0]) > FREQUENCY_TRIES):
             break
     verdict(session, check, op, made, overlapped, hits)
 
@@ -114,3 +170,26 @@ def verdict(session: Session, check: str, op: Operation, made: int, overlapped: 
     broken = f"{first.broken}. {frequency}. {AT_ONCE}{timeline}"
     racers = [Exchange(each.request, each.response) for each in first.burst.timed]
     session.judge(check, op, first.read, broken, [*first.setup, *racers])
+
+
+def planned(ctx: Context, collection: Collection, count: int) -> list[tuple[dict[str, Any], JSON]]:
+    """`count` new items of `collection`: each one's path parameters and body."""
+    items = []
+    for _ in range(count):
+        identifier = ctx.fresh_identifier(collection)
+        items.append(({collection.identifier: identifier}, ctx.valid_body(collection, identifier)))
+    return items
+
+
+def made(
+    session: Session, together: Together, check: str, op: Operation, collection: Collection, bodies: list[JSON]
+) -> list[Exchange] | None:
+    """The items of `bodies` created at once; None, with `check` listed as not exercised at `op`, when the
+    target refused one (as `Session.create_for`). Deleting them is the caller's, made or not."""
+    created = at_once(session, together, [Call(collection.create, {}, content={"json": body}) for body in bodies])
+    refused = [each.status for each in created if each.status != 201]
+    if not refused:
+        return created
+    reason = f"the items to race on could not be created (HTTP {refused[0]})"
+    session.ledger.skipped(session.surface.name, op.id, check, reason)
+    return None
