@@ -128,3 +128,37 @@ def test_an_overlapped_try_that_broke_the_rule_is_a_violation_with_its_timeline_
     # the first at try 2 (wave 1), 9 more: at the end of wave 2, the tries judged in order
     assert f"Broken in 8 of {2 * WAVE} overlapped tries ({2 * WAVE} tries sent)" in violation.rule
     assert "sent +1.0 ms, answered 200 +400.0 ms" in violation.rule
+
+
+def test_a_wave_of_tries_goes_out_as_one_burst_each_try_judged_on_its_own_requests() -> None:
+    """The tries of a wave (judge/domain/racing.py) are one burst: every request on its own connection, all
+    sent before any answer, then cut back into the tries, in order, each with its overlap its own."""
+    target = Peers()
+    with running(target) as origin, Together(limits(Pacer(1)), 6) as together:
+        tries = together.send_each([lines(origin, 2) for _ in range(3)])
+    assert [len(each.timed) for each in tries] == [2, 2, 2]
+    assert len(set(target.ports)) == 6
+    whole = Burst(tuple(timed for each in tries for timed in each.timed))
+    assert whole.overlapped and all(each.overlapped for each in tries)
+
+
+def test_a_race_is_tried_in_waves_and_stops_at_the_end_of_a_wave() -> None:
+    """A wave of `WAVE` tries at once; a target that is right (no evidence) is tried to `tries`, no more."""
+    spec = Spec.load()
+    op = spec.operations["patch_product_line"]
+    waves: list[range] = []
+    with running(create_app(Settings())) as origin:
+        surface = Surface("backend", origin + "/shop/api/v1", ("patch_product_line",), {}, {})
+        session = Session(surface, Ledger(), BoundedHttpx(Limits(5, DEFAULT_MAX_RESPONSE_SIZE)))
+        read = session.call(spec.operations["list_product_lines"])
+        request = lines(origin, 1)[0]
+        response = httpx.Response(200, request=request)
+        together = Burst((Timed(request, response, 1.0, 1.5), Timed(request, response, 1.001, 1.4)))
+
+        def wave(numbers: range) -> list[Try]:
+            waves.append(numbers)
+            return [Try(together, read, None) for _ in numbers]
+
+        race(session, "concurrent_lost_update", op, WAVE + 3, wave)
+        session.close()
+    assert waves == [range(0, WAVE), range(WAVE, WAVE + 3)]

@@ -7,7 +7,7 @@
   sub-list's `count` equals the items it lists, as many as were created (a count kept beside the rows
   and updated by a read-modify-write loses some).
 
-Each try makes its own owner and removes what it made.
+Each try makes its own owner (a wave makes them at once) and the wave removes what it made.
 """
 
 from __future__ import annotations

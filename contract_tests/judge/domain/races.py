@@ -16,7 +16,7 @@ check is not exercised):
   operation documents, never a 5xx; a DELETE that succeeded leaves no item behind: a read answers
   404, and so does a later PATCH (it must not bring the item back).
 
-Every item a try makes is deleted by it.
+Every item a wave of tries makes (racing.py) is deleted at its end, all at once.
 """
 
 from __future__ import annotations
