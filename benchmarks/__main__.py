@@ -10,6 +10,7 @@ from benchmarks import (
     dashboard,
     gate_speed,
     metrics_cost,
+    race_cost,
     replicas,
     scale,
     sessions,
@@ -32,6 +33,7 @@ BENCHMARKS: dict[str, Callable[[Sequence[str]], int]] = {
     "dashboard": dashboard.main,
     "shared_control": shared_control.main,
     "metrics_cost": metrics_cost.main,
+    "race_cost": race_cost.main,
 }
 
 

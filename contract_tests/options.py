@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from contract_tests.check_names import ALL_CHECKS, STRICT_CHECKS
+from contract_tests.check_names import ALL_CHECKS, RACE_TRIES, STRICT_CHECKS
 from contract_tests.sharding import WHOLE, Shard
 from contract_tests.usage import UsageError
 
@@ -19,6 +19,7 @@ DEFAULT_DEADLINE = 10.0  # seconds for one whole request: connect, headers and b
 DEFAULT_MAX_RESPONSE_SIZE = 10 * 1024 * 1024  # bytes of one response body, decompressed
 MAX_WORKERS = 64
 MAX_TIME = 7 * 24 * 3600.0
+MAX_RACE_TRIES = 10_000
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,8 @@ class Options:
     """A budget in seconds (`--max-time`): the run ends with what it found by then, and says what it did
     not reach; the verdict is then partial."""
     seed: int | None = None
+    race_tries: int = RACE_TRIES
+    """Tries of each race at most (`--race-tries`; judge/domain/racing.py)."""
     include: tuple[str, ...] = ()
     strict: bool = False
     strict_checks: tuple[str, ...] = ()
@@ -115,6 +118,8 @@ class Options:
             raise UsageError("--max-examples must be at least 1")
         if self.workers is not None and not 1 <= self.workers <= MAX_WORKERS:
             raise UsageError(f"--workers must be 'auto' or a whole number from 1 to {MAX_WORKERS}")
+        if not 1 <= self.race_tries <= MAX_RACE_TRIES:
+            raise UsageError(f"--race-tries must be a whole number from 1 to {MAX_RACE_TRIES}")
         if self.max_time is not None and not 0 < self.max_time <= MAX_TIME:
             raise UsageError(f"--max-time must be more than 0 and at most {MAX_TIME:g} seconds")
         unknown = set(self.strict_checks) - set(STRICT_CHECKS)

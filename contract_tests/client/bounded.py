@@ -128,6 +128,10 @@ class Exchange(threading.local):
     """It went out on a connection that had answered an earlier request."""
     heard = False
     """A byte of its answer came."""
+    sending_at = 0.0
+    """`time.monotonic()` when its first byte was written (client/together.py shows when each was sent)."""
+    heard_at = 0.0
+    """`time.monotonic()` when the first byte of its answer came."""
 
 
 exchange = Exchange()
@@ -165,9 +169,12 @@ class Turns:
         if not self._sending:
             self._sending = True
             exchange.reused, exchange.heard = self._answered, False
+            exchange.sending_at = time.monotonic()
 
     def received(self, count: int) -> None:
         if count:
+            if not exchange.heard:
+                exchange.heard_at = time.monotonic()
             self._sending = False
             self._answered = exchange.heard = True
 

@@ -10,6 +10,7 @@ Private internals touched, here only: httpx's `HTTPTransport._pool` and httpcore
 from __future__ import annotations
 
 import functools
+import ssl
 from typing import Any
 
 import httpcore
@@ -93,13 +94,14 @@ def _httpx_transport(verify: Any, proxy: str | None = None) -> httpx.HTTPTranspo
     return transport
 
 
-def httpx_client(limits: Limits) -> httpx.Client:
+def httpx_client(limits: Limits, verify: ssl.SSLContext | None = None) -> httpx.Client:
     """A client whose requests, sent with `send_httpx`, end by the deadline and the size limit.
 
     The environment's proxies are mounted as httpx would mount them (it ignores them once given a
-    transport), each with the same bounds.
+    transport), each with the same bounds. `verify`: a TLS context of `limits.trust` already made, shared
+    by many clients (client/together.py), as making one loads the CA bundle (about 25 ms of CPU).
     """
-    verify = limits.trust.ssl_context()
+    verify = verify or limits.trust.ssl_context()
     mounts = {
         pattern: None if proxy is None else _httpx_transport(verify, proxy)
         for pattern, proxy in get_environment_proxies().items()

@@ -24,6 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from contract_tests.check_names import RACE_TRIES
 from contract_tests.outcome import files, standalone
 from contract_tests.outcome.findings import Ledger, Violation
 from contract_tests.outcome.fingerprint import violation_id
@@ -79,6 +80,9 @@ def _judged(violation_id):
             f"a recorded request goes to {ascii(stray[:80])[1:-1]}, which is not the target being tested "
             f"({', '.join(TARGET_VARIABLES.values())}): refused, nothing sent"
         )
+    if violation["expect"].get("racers"):
+        _raced(violation, steps, targets[violation["surface"]], credentials)
+        return
     with httpx.Client(timeout=TIMEOUT) as client:
 
         def send(method, url, headers, body):
@@ -87,6 +91,42 @@ def _judged(violation_id):
         exchanges = reenact(steps, COLLECTIONS, targets[violation["surface"]], credentials, send)
     problem = broken(violation["check"], violation["expect"], exchanges)
     assert problem is None, f"{violation['check']} on {violation['operation']}: {problem}"
+
+
+def _raced(violation, steps, base, credentials):
+    \"\"\"A race: up to its tries, its setup sent again and its racing requests at the same instant, each on
+    its own thread and connection; a try counts when every one was sent before the first answer came. It
+    stops at the first evidence, after up to 9 more tries for the frequency.\"\"\"
+    expect, found, overlapped, first = violation["expect"], [], 0, None
+    with httpx.Client(timeout=TIMEOUT) as client:
+
+        def send(method, url, headers, body):
+            return client.request(method, url, headers=headers, content=body)
+
+        for _ in range(expect["tries"]):
+            overlaps = []
+
+            def together(requests):
+                answers, overlap = at_once(requests, TIMEOUT)
+                overlaps.append(overlap)
+                return answers
+
+            exchanges = reenact(steps, COLLECTIONS, base, credentials, send, expect["racers"], together)
+            if not all(overlaps):
+                continue
+            overlapped += 1
+            problem = broken(violation["check"], expect, exchanges)
+            if problem is not None:
+                found.append(problem)
+                first = overlapped if first is None else first
+            if first is not None and overlapped - first >= 9:
+                break
+    if not overlapped:
+        pytest.skip("no overlap observed: the requests were never all sent before the first answer came")
+    assert not found, (
+        f"{violation['check']} on {violation['operation']}: {found[0]} "
+        f"(broken in {len(found)} of {overlapped} overlapped tries)"
+    )
 """
 
 
@@ -150,6 +190,8 @@ def expectations(spec: Spec, op: Operation | None, violation: Violation) -> JSON
         return {"owner": op.path_parameters[-1]}
     if check in OWN_RULES:
         return {}
+    if standalone.racers(violation.rule):
+        return {"racers": standalone.racers(violation.rule), "tries": RACE_TRIES}
     named = _EXPECTED.search(violation.rule)
     if named is not None:
         return {"expected_statuses": [int(code) for code in (named.group(1) or named.group(2)).split(" or ")]}

@@ -25,6 +25,8 @@ import json
 import random
 import re
 import string
+import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date
 from decimal import Decimal, InvalidOperation
@@ -43,6 +45,14 @@ _FRESH_ALPHABET = string.ascii_lowercase + string.digits
 
 Request = dict[str, Any]
 Send = Callable[[str, str, list[tuple[str, str]], bytes | None], httpx.Response]
+Sendable = tuple[str, str, list[tuple[str, str]], bytes | None]
+Together = Callable[[Sequence[Sendable]], list[httpx.Response]]
+"""Requests sent at the same instant, their answers in the same order (`at_once`)."""
+AT_ONCE = "The requests, at the same instant: "
+"""How a race's violation lists the requests it sent at once, each "METHOD path sent ..., answered ..." and
+separated by "; " (judge/domain/racing.py): the last of its setup requests."""
+DUPLICATE_REFUSED = (400, 409)
+"""A duplicate create's refusal, as the spec's decision `duplicate-identifier` admits it."""
 
 
 def media_type(headers: Sequence[Sequence[str]]) -> str:
@@ -190,12 +200,16 @@ def _created(request: Request, collections: Sequence[Mapping[str, Any]], base: s
     return next((c for c in collections if request["method"] == "POST" and c["create"] == path), None)
 
 
+# Seven parameters because: an exported test copies this module whole and calls this with plain values, so
+# a value grouping them would have to be defined in every exported file too.
 def reenact(
     steps: Sequence[Request],
     collections: Sequence[Mapping[str, Any]],
     base: str,
     credentials: tuple[str | None, str | None],
     send: Send,
+    at_once: int = 0,
+    together: Together | None = None,
 ) -> list[tuple[Request, httpx.Response]]:
     """Send `steps` in order, and return each request as sent with its answer.
 
@@ -206,10 +220,13 @@ def reenact(
     A create whose identifier names an item that exists (its item path answers 200) gets a fresh one.
     Every later request then names the new item instead. A later create of an identifier this
     re-enactment chose is sent as recorded, because it is a duplicate when the violation is about one.
+    `at_once` counts the requests before the last that a race sent at the same instant; `together`
+    sends them so.
     """
     pending = list(steps)
-    exchanges = []
+    exchanges: list[tuple[Request, httpx.Response]] = []
     ours: set[str] = set()  # Identifiers this re-enactment chose. A second create of one is the recorded duplicate.
+    group = range(len(pending) - 1 - at_once, len(pending) - 1) if at_once else range(0)
     for index, request in enumerate(pending):
         collection = _created(request, collections, base)
         body = fields(request) if collection is not None else None
@@ -224,12 +241,22 @@ def reenact(
                 ours.add(str(new))
                 pending[index:] = [substituted(later, name, old, new) for later in pending[index:]]
                 request = pending[index]
+        if index in group and together is not None:
+            if index == group[-1]:
+                racing = pending[group.start : index + 1]
+                exchanges += zip(racing, together([_sendable(each, credentials) for each in racing]), strict=True)
+            continue
         body_bytes = request["body"].encode("utf-8") if request.get("body") is not None else None
         response = send(
             request["method"], request["url"], with_credentials(request["headers"], *credentials), body_bytes
         )
         exchanges.append((request, response))
     return exchanges
+
+
+def _sendable(request: Request, credentials: tuple[str | None, str | None]) -> Sendable:
+    body = request["body"].encode("utf-8") if request.get("body") is not None else None
+    return request["method"], request["url"], with_credentials(request["headers"], *credentials), body
 
 
 def same_value(sent: Any, stored: Any, *, form: bool = False) -> bool:
@@ -374,6 +401,8 @@ def broken(check: str, expect: Mapping[str, Any], exchanges: Sequence[tuple[Requ
     `expect` holds what the contract documents for the operation (statuses, media types, schemas) and, for
     a check with no rule of its own here, the answer recorded when the violation was found.
     """
+    if expect.get("racers"):
+        return race_broken(check, exchanges[-1 - expect["racers"] : -1], exchanges[-1])
     request, response = exchanges[-1]
     status, body = response.status_code, _json(response)
     kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -422,3 +451,74 @@ def broken(check: str, expect: Mapping[str, Any], exchanges: Sequence[tuple[Requ
     if "not_status" in expect and status == expect["not_status"]:
         return f"HTTP {status} again, as when the violation was found: {expect.get('rule', '')}"[:500]
     return None
+
+
+def racers(rule: str) -> int:
+    """How many requests a race's violation sent at the same instant (0: not a race's)."""
+    _, found, listed = rule.partition(AT_ONCE)
+    return len(listed.split("; ")) if found else 0
+
+
+def race_broken(
+    check: str, racing: Sequence[tuple[Request, httpx.Response]], read: tuple[Request, httpx.Response]
+) -> str | None:
+    """What a race's answers (`racing`, sent at once) and the read after them break of `check`'s rule."""
+    statuses = [response.status_code for _, response in racing]
+    if any(status >= 500 for status in statuses):
+        return f"sent at the same instant, they answered {statuses} (never a 5xx)"
+    done = [200 <= status < 300 for status in statuses]
+    body = _json(read[1])
+    if check == "concurrent_lost_update" and all(done):
+        state = {name: value for request, _ in racing for name, value in (fields(request) or {}).items()}
+        diffs = _differences(state, body, False)
+        return "a change was lost: " + "; ".join(diffs) if diffs else None
+    if check == "concurrent_same_field" and all(done) and isinstance(body, dict):
+        sent = [fields(request) or {} for request, _ in racing]
+        name = next(iter(sent[0]), "")
+        stored = body.get(name)
+        return None if any(same_value(each.get(name), stored) for each in sent) else f"`{name}` reads {stored!r}"
+    if check == "concurrent_duplicate_create":
+        refused = all(status == 201 or status in DUPLICATE_REFUSED for status in statuses)
+        return None if statuses.count(201) == 1 and refused else f"creates of one identifier answered {statuses}"
+    if check == "concurrent_write_delete" and done[-1] and read[1].status_code != 404:
+        return f"the DELETE answered {statuses[-1]}, yet the item answers {read[1].status_code}"
+    if check == "concurrent_reference_delete" and all(done):
+        return f"the create and the DELETE of what it names both succeeded ({statuses})"
+    if check == "concurrent_sub_list_count" and isinstance(body, dict):
+        results = body.get("results")
+        listed = results if isinstance(results, list) else []
+        if statuses.count(201) != len(statuses) or not body.get("count") == len(listed) == len(statuses):
+            return f"after creates answered {statuses}, the sub-list counts {body.get('count')!r}, lists {len(listed)}"
+    return None
+
+
+def at_once(requests: Sequence[Sendable], timeout: float) -> tuple[list[httpx.Response], bool]:
+    """`requests` sent at the same instant, each on its own thread and connection, released by a barrier;
+    their answers, and whether every one was sent before the first answer came."""
+    barrier = threading.Barrier(len(requests))
+    answers: list[Any] = [None] * len(requests)
+    times = [(0.0, 0.0)] * len(requests)
+
+    def one(place: int) -> None:
+        method, url, headers, body = requests[place]
+        try:
+            with httpx.Client(timeout=timeout) as client:
+                client.get(url.split("?")[0], headers=headers)  # opens the connection before the start
+                built = client.build_request(method, url, headers=headers, content=body)
+                barrier.wait(timeout)
+                started = time.monotonic()
+                answers[place] = client.send(built)
+                times[place] = (started, time.monotonic())
+        except Exception as exc:  # raised in the caller's thread
+            barrier.abort()
+            answers[place] = exc
+
+    threads = [threading.Thread(target=one, args=(place,)) for place in range(len(requests))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    failed = [answer for answer in answers if not isinstance(answer, httpx.Response)]
+    if failed:
+        raise failed[0] if isinstance(failed[0], Exception) else RuntimeError("a request got no answer")
+    return answers, max(start for start, _ in times) < min(end for _, end in times)

@@ -43,6 +43,8 @@ from contract_tests.judge.domain import (
     locality,
     ordering,
     pagination,
+    race_references,
+    races,
     referential,
     request_shapes,
     surfaces,
@@ -81,6 +83,8 @@ PER_SURFACE: dict[str, DomainTest] = {
     "list_order": ordering.run,
     "identifier_variants": identifier_variants.run,
     "request_shapes": request_shapes.run,
+    **races.TESTS,
+    **race_references.TESTS,
 }
 Split = Callable[[Context, Spec], list[Context]]
 ALONE: dict[str, Split] = {
@@ -346,7 +350,7 @@ def _test(run_ctx: RunContext, known: Known) -> None:
         )
     options = run_ctx.options
     if options.domain:
-        ctx = Context(spec, known, options.enabled_strict, frozenset(options.include))
+        ctx = Context(spec, known, options.enabled_strict, frozenset(options.include), race_tries=options.race_tries)
         if not options.part.whole:
             ctx.shard_operations = options.part.operations(spec)
             ctx.shard_collections = options.part.collections(spec)

@@ -10,6 +10,7 @@ import pytest
 from contract_tests.check_names import DOMAIN_CHECKS
 from tests.support.clause_variants import CLAUSE_VARIANTS
 from tests.support.live import running
+from tests.support.race_variants import RACE_VARIANTS
 from tests.support.read_back_variants import READ_BACK_VARIANTS
 from tests.support.suite import ROOT, credentials, shop_contract
 from tests.support.variants import REPRESENTATIVE, VARIANTS, Variant
@@ -37,7 +38,8 @@ def test_broken_variant_is_caught_by_its_check(variant: Variant, tmp_path: Path)
 
 
 def test_variants_cover_every_domain_check() -> None:
-    assert set(DOMAIN_CHECKS) <= {variant.check for variant in (*VARIANTS, *CLAUSE_VARIANTS, *READ_BACK_VARIANTS)}
+    caught_by = (*VARIANTS, *CLAUSE_VARIANTS, *READ_BACK_VARIANTS, *RACE_VARIANTS)
+    assert set(DOMAIN_CHECKS) <= {variant.check for variant in caught_by}
 
 
 def table_after(text: str, sentence: str) -> list[str]:
@@ -60,5 +62,7 @@ def test_the_detection_rate_in_the_docs_counts_the_variants() -> None:
     assert ways and more, "docs/checks.md no longer states its detection rate"
     assert [int(n) for n in ways.groups()] == [caught] * 3, (ways.groups(), caught)
     assert int(more.group(1)) == read_back, (more.group(1), read_back)
-    assert len(table_after(text, "## Detection rate")) == caught
+    races = re.search(r"breaks it (\d+) more ways, each a race", text)
+    assert races and int(races.group(1)) == len(RACE_VARIANTS), "docs/checks.md miscounts the race variants"
+    assert len(table_after(text, "## Detection rate")) == caught + len(RACE_VARIANTS)  # their rows say "race"
     assert len(table_after(text, more.group(0))) == read_back

@@ -337,8 +337,8 @@ def test_a_stale_module_name_is_found() -> None:
 MAX_PARAMETERS = 6
 """Parameters a function of either package takes at most (self and cls not counted) without a reason."""
 PARAMETERS_BECAUSE = re.compile(r"#\s*\w+ parameters because: \S")
-"""The reason a function takes more: a comment `# Seven parameters because: ...` on the line above its
-`def` (or above its first decorator), or at the end of the `def` line."""
+"""The reason a function takes more: a comment `# Seven parameters because: ...` in the comment lines right
+above its `def` (or above its first decorator), or at the end of the `def` line."""
 
 
 def too_many_parameters(source: str) -> list[str]:
@@ -354,7 +354,10 @@ def too_many_parameters(source: str) -> list[str]:
         names += [star.arg for star in (arguments.vararg, arguments.kwarg) if star is not None]
         count = len([name for name in names if name not in ("self", "cls")])
         first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
-        beside = [lines[first - 2] if first > 1 else "", lines[node.lineno - 1]]
+        above = first - 2  # the comment lines right above the def (or its first decorator), a reason may wrap
+        while above >= 0 and lines[above].lstrip().startswith("#"):
+            above -= 1
+        beside = [*lines[above + 1 : first - 1], lines[node.lineno - 1]]
         if count > MAX_PARAMETERS and not any(PARAMETERS_BECAUSE.search(line) for line in beside):
             found.append(f"{node.name} ({count} parameters, line {node.lineno})")
     return found
@@ -379,7 +382,9 @@ def test_a_function_with_seven_parameters_is_found() -> None:
     assert too_many_parameters(f"# Seven parameters because: they are one record's fields.\n{seven}") == []
     assert too_many_parameters(f"# Seven parameters because: a reason.\n@decorated\n{seven}") == []
     assert too_many_parameters(seven.replace(":\n", ":  # Seven parameters because: a reason.\n", 1)) == []
+    assert too_many_parameters(f"# Seven parameters because: a reason\n# that wraps.\n{seven}") == []
     assert too_many_parameters(f"# Seven parameters.\n{seven}") == ["f (7 parameters, line 2)"]
+    assert too_many_parameters(f"# Seven parameters because: a reason.\n\n{seven}") == ["f (7 parameters, line 3)"]
 
 
 MAX_SENTENCE_WORDS = 35

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from contract_tests.check_names import RACE_TRIES
 from contract_tests.judge.known import Known
 from contract_tests.outcome.standalone import same_value
 from contract_tests.sharding import collection_name
@@ -30,6 +31,8 @@ class Context:
     """Operations whose per-operation checks are this shard's (None: all; contract_tests/sharding.py)."""
     shard_collections: frozenset[str] | None = None
     """Collections whose per-collection checks are this shard's, by name (None: all)."""
+    race_tries: int = RACE_TRIES
+    """Tries of each check of concurrent writes at most (`--race-tries`)."""
 
     def selected(self, *ops: Operation) -> bool:
         return not self.include or any(op.id in self.include for op in ops)

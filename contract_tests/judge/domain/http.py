@@ -208,6 +208,13 @@ class Session:
         self._decodable(op, exchange)
         return exchange
 
+    def heard(self, op: Operation, exchange: Exchange, query: dict[str, Any] | None, content: dict[str, Any]) -> None:
+        """An exchange sent with others at once (client/together.py), counted as `call` counts one: in the
+        coverage, and its body judged `response_decodable`."""
+        exercised = _sent(op, query, None, content, exchange.request)
+        self.ledger.coverage.sent(self.surface.name, op.id, exchange.status, exercised)
+        self._decodable(op, exchange)
+
     def _recorded(
         self,
         op: Operation,

@@ -23,10 +23,11 @@ pytest.importorskip("django")
 pytest.importorskip("rest_framework")
 drf = pytest.importorskip("tests.support.drf.server", reason="the DRF test backend is not on this branch")
 
+from contract_tests.judge.domain import race_references, races  # noqa: E402
 from mock_server.app import create_app  # noqa: E402
 from mock_server.settings import Settings  # noqa: E402
 from tests.e2e.drf.test_backend import PROBES  # noqa: E402
-from tests.support.drf import ADMITTED, API_KEY, COMBINED  # noqa: E402
+from tests.support.drf import ADMITTED, API_KEY, COMBINED, RACES  # noqa: E402
 from tests.support.live import free_port, running  # noqa: E402
 from tests.support.suite import TOKEN_PATH, Outcome, shop_contract  # noqa: E402
 
@@ -47,8 +48,12 @@ CAUGHT_BY = {
 }
 REALISTIC = "realistic"
 SYNC = "gunicorn-sync"  # as Django is deployed
-DEFECTS = tuple(d for d in COMBINED[REALISTIC] if d not in ADMITTED)  # unprotected_fk, default_lookup, writable_pk
-"""The realistic variant's defects; it also keeps "" for an empty form value (blank_kept), which the spec admits."""
+DEFECTS = tuple(d for d in COMBINED[REALISTIC] if d not in (*ADMITTED, *RACES))  # fk, lookup, writable_pk
+"""The realistic variant's defects one request shows; it also keeps "" for an empty form value (blank_kept), which
+the spec admits, and writes outside a transaction (unlocked_writes), which concurrent requests show."""
+RACE_CHECKS = [*races.CHECKS, *race_references.CHECKS]
+CAUGHT_RACING = {"concurrent_lost_update", "concurrent_duplicate_create"}
+"""What the realistic backend's `unlocked_writes` must be caught by in every run (issue 36)."""
 
 
 @pytest.fixture(scope="module")
@@ -129,6 +134,8 @@ def defect_explaining(violation: dict[str, Any]) -> str | None:
     judged_by = {CAUGHT_BY[defect]: defect for defect in DEFECTS}
     if check in judged_by:
         return judged_by[check]
+    if check in RACE_CHECKS:
+        return "unlocked_writes"
     if check == "item_identity" and operation.startswith(("update_", "patch_")):
         return "writable_pk"
     if status == "HTTP 500" and operation.startswith("delete_"):
@@ -162,6 +169,30 @@ def test_the_realistic_backend_under_gunicorn_sync_shows_its_three_defects_and_n
             assert {violation["check"] for violation in found} >= {CAUGHT_BY[defect] for defect in DEFECTS}
             assert [violation for violation in found if defect_explaining(violation) is None] == [], f"seed {seed}"
             assert outcome.code == 1, f"seed {seed}: " + outcome.stderr
+
+
+@pytest.mark.drf
+def test_the_checks_of_concurrent_writes_catch_the_realistic_backend_and_pass_the_correct_one(
+    realm: str, tmp_path: Path
+) -> None:
+    """Issue 36 on Django as deployed (gunicorn, two sync workers serving side by side), three seeds,
+    the checks of concurrent writes alone: the realistic backend (`unlocked_writes`: a PATCH's whole-row
+    save, a SELECT before the INSERT) loses an update and answers a duplicate create with a 500; the
+    correct one (each write one `BEGIN IMMEDIATE` transaction, an IntegrityError the documented 409)
+    gets no report, every check exercised."""
+    checks = ["--checks", *RACE_CHECKS, "--no-conformance"]
+    for variant in ("correct", REALISTIC):
+        with drf.serve(variant, realm_url=f"{realm}/realms/shop", server=SYNC) as origin:
+            for seed in SEEDS:
+                report = tmp_path / variant / str(seed)
+                outcome = contract(origin, realm, report, *checks, "--seed", str(seed), excluded=[])
+                caught = {violation["check"] for violation in outcome.findings.get("violations", [])}
+                assert outcome.findings.get("errors") == [], f"{variant} seed {seed}: {outcome.findings.get('errors')}"
+                assert set(RACE_CHECKS) <= set(outcome.findings["exercised"]), f"{variant} seed {seed}"
+                if variant == "correct":
+                    assert (outcome.code, caught) == (0, set()), f"seed {seed}: " + outcome.stdout[-4000:]
+                else:
+                    assert outcome.code == 1 and caught >= CAUGHT_RACING, f"seed {seed}: {sorted(caught)}"
 
 
 def domain_verdict(origin: str, realm: str, report: Path, seed: int) -> tuple[int, set[str], list[str]]:

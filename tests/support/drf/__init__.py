@@ -38,8 +38,20 @@ Each name in ``ADMITTED`` is the correct service answering one way the spec admi
   the case and answers its stored spelling, a create of a case variant is a duplicate (DRF's unique
   validator: 400), and lists are in the order of the case-folded identifier.
 
+Each name in ``RACES`` is a defect only concurrent requests show (gunicorn's workers serving them side
+by side; one request at a time, the service is correct), found by the checks of concurrent writes:
+
+- ``unlocked_writes``: writes as ModelViewSet makes them, outside a transaction: a PATCH reads the row
+  and ``serializer.save()`` writes the whole row back (a concurrent PATCH of another field is lost;
+  a concurrent DELETE is undone, as ``Model.save()`` inserts a row its UPDATE did not find), and the
+  uniqueness of a new identifier is checked by a SELECT before the INSERT (the loser's IntegrityError
+  is a 500). The correct configuration makes each write one transaction begun with ``BEGIN IMMEDIATE``
+  (SQLite's ``transaction_mode``: ``select_for_update`` is a no-op on SQLite), so writers take turns,
+  and turns an IntegrityError into the documented 409.
+
 Each name in ``COMBINED`` has several of those at once: ``realistic`` is the real service issue 17
-describes (``unprotected_fk``, ``default_lookup`` and ``writable_pk``, and DRF's own ``blank_kept``).
+describes (``unprotected_fk``, ``default_lookup`` and ``writable_pk``, and DRF's own ``blank_kept``),
+with the writes of issue 36 (``unlocked_writes``).
 """
 
 from __future__ import annotations
@@ -47,7 +59,8 @@ from __future__ import annotations
 CORRECT = "correct"
 VARIANTS = ("unprotected_fk", "default_lookup", "writable_pk", "patch_resets", "wrong_previous")
 ADMITTED = ("blank_kept", "case_insensitive")
-COMBINED = {"realistic": ("unprotected_fk", "default_lookup", "writable_pk", "blank_kept")}
+RACES = ("unlocked_writes",)
+COMBINED = {"realistic": ("unprotected_fk", "default_lookup", "writable_pk", "blank_kept", "unlocked_writes")}
 CONFIGURATIONS = (CORRECT, *ADMITTED, *VARIANTS, *COMBINED)
 """Every configuration the backend serves."""
 SERVERS = ("uvicorn", "gunicorn-sync", "gunicorn-gthread")

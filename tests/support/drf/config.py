@@ -28,8 +28,13 @@ def configure(variant: str, realm_url: str, database: Path) -> None:
                 "ENGINE": "django.db.backends.sqlite3",
                 "NAME": str(database),
                 "CONN_MAX_AGE": None,
-                # WAL without an fsync per commit, as SQLite advises for a busy writer: halves every write
-                "OPTIONS": {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL"},
+                "OPTIONS": {
+                    # WAL without an fsync per commit, as SQLite advises for a busy writer: halves every write
+                    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+                    # A write's transaction takes the write lock as it begins, its reads included: writers
+                    # take turns (the views' `atomic` writes; `unlocked_writes` has none).
+                    "transaction_mode": "DEFERRED" if variant_has(variant, "unlocked_writes") else "IMMEDIATE",
+                },
             }
         },
         DATA_UPLOAD_MAX_MEMORY_SIZE=MAX_BODY_BYTES,
@@ -63,5 +68,10 @@ def variant() -> str:
 
 
 def has(defect: str) -> bool:
-    """Whether the variant this process serves has `defect` (one of VARIANTS or ADMITTED), alone or combined."""
-    return defect in COMBINED.get(variant(), (variant(),))
+    """Whether the variant this process serves has `defect` (one of VARIANTS, ADMITTED or RACES), alone or
+    combined."""
+    return variant_has(variant(), defect)
+
+
+def variant_has(name: str, defect: str) -> bool:
+    return defect in COMBINED.get(name, (name,))

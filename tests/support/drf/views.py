@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import IntegrityError, transaction
 from django.db.models import Model, ProtectedError, QuerySet
 from rest_framework import viewsets
 from rest_framework.decorators import action
@@ -14,17 +15,42 @@ from rest_framework.serializers import BaseSerializer
 from tests.support.drf import serializers
 from tests.support.drf.authentication import JWTAuthentication
 from tests.support.drf.config import has
-from tests.support.drf.exceptions import HasDependants
+from tests.support.drf.exceptions import Duplicate, HasDependants
 from tests.support.drf.models import Customer, Product, ProductLine
 
 # Any character but "/" (which Django decodes before routing); the defect of `default_lookup` is
 # DRF's default, which also excludes ".".
 LOOKUP = "[^/.]+" if has("default_lookup") else "[^/]+"
 RESETS = has("patch_resets")
+LOCKED = not has("unlocked_writes")
 
 
 class ShopViewSet(viewsets.ModelViewSet):
     lookup_value_regex = LOOKUP
+
+    # Each write is one transaction, begun with BEGIN IMMEDIATE (config.py): its read of the row, its
+    # uniqueness check and its write happen while no other writer can change the row. A create a
+    # concurrent one beat all the same is the documented 409, never a 500.
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if not LOCKED:
+            return super().create(request, *args, **kwargs)
+        try:
+            with transaction.atomic():
+                return super().create(request, *args, **kwargs)
+        except IntegrityError:
+            raise Duplicate() from None
+
+    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if not LOCKED:
+            return super().update(request, *args, **kwargs)
+        with transaction.atomic():
+            return super().update(request, *args, **kwargs)
+
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if not LOCKED:
+            return super().destroy(request, *args, **kwargs)
+        with transaction.atomic():
+            return super().destroy(request, *args, **kwargs)
 
     def perform_destroy(self, instance: Model) -> None:
         try:

@@ -1,0 +1,195 @@
+"""The tries of a race and their verdict, shared by the checks of concurrent writes
+(races.py, race_references.py).
+
+A race is tried up to `Context.race_tries` times (`--race-tries`), in waves of `wave_size` tries: the
+wave's items are made at once, its tries' bursts go out as one (`Together.send_each`), its reads and
+its cleanup at once (`at_once`). One try after the other cost a run most of its time behind a network;
+a wave costs the round trips of one try. Each try still races on its own item, and only a try whose
+own requests all were on the wire before the first answer to any of them came (`Burst.overlapped`,
+client/burst.py) is judged. The tries are judged in order, and stop at the end of the wave holding the
+first evidence plus `FREQUENCY_TRIES` more, to say how often it happens ("Broken in 3 of 10 overlapped
+tries"). With no overlapped try the check is listed as not exercised ("no overlap observed"), never
+passed: a race that was not run proves nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpx
+
+from contract_tests.client.burst import Burst
+from contract_tests.judge.domain.data import Context
+from contract_tests.judge.domain.http import Exchange, Session
+from contract_tests.outcome.coverage import Sent
+from contract_tests.outcome.standalone import AT_ONCE
+from contract_tests.spec import JSON, Collection, Operation
+
+FREQUENCY_TRIES = 9
+"""Tries after the first evidence, to tell how often the race is lost (bounded: the run's time matters)."""
+WAVE = 8
+"""Tries sent together at most: a wave's burst is 2 or 3 times as many requests, past the pacer's limit as
+every burst is, so it stays a load a service taking several clients at once serves."""
+
+
+@dataclass(frozen=True)
+class Try:
+    """One try: its burst, the read that judges it, what it broke (None: the rule held), and the requests
+    that made the state it started from. It counts only if its burst overlapped."""
+
+    burst: Burst
+    read: Exchange
+    broken: str | None
+    setup: Sequence[Exchange] = ()
+
+
+Wave = Callable[[range], "Sequence[Try | None]"]
+"""The tries numbered `numbers`, made together, in their order; a None: that try could not be made (then
+the tries stop)."""
+
+
+class Together(Protocol):
+    """Requests sent at the same instant, as one turn of the pacer (`client.together.Together`, which the
+    checks make: named here by what it does, so that the judging needs no client module)."""
+
+    def send(self, requests: Sequence[httpx.Request]) -> Burst: ...
+
+
+@dataclass(frozen=True)
+class Call:
+    """A request of a wave's reads, setup or cleanup: `op` at `params`, with its query and content."""
+
+    op: Operation
+    params: dict[str, Any]
+    query: dict[str, Any] | None = None
+    content: dict[str, Any] | None = None
+
+
+def wave_size(tries: int) -> int:
+    """Tries in a wave: `WAVE`, fewer when fewer are asked for."""
+    return max(1, min(WAVE, tries))
+
+
+def request(
+    session: Session, op: Operation, params: dict[str, Any], query: dict[str, Any] | None = None, **content: Any
+) -> httpx.Request:
+    """`op` at `params` with the surface's current credentials, built as `Session.call` builds it."""
+    headers = session.surface.headers
+    if session.keyring is not None:
+        headers = session.keyring.current(headers)
+    url = session.url(op, params)
+    built = session.sender.build_request(op.method.upper(), url, params=query, headers=headers, **content)
+    built.read()
+    return built
+
+
+def at_once(session: Session, together: Together, calls: Sequence[Call]) -> list[Exchange]:
+    """`calls` sent at the same instant (one turn of the pacer), each then counted as `Session.call` counts
+    one; an answer refused for credentials renewed meanwhile is sent again by `Session.call`."""
+    if not calls:
+        return []
+    sent = [request(session, call.op, call.params, call.query, **(call.content or {})) for call in calls]
+    burst = together.send(sent)
+    exchanges = []
+    own = session.surface.headers
+    for call, each in zip(calls, burst.timed, strict=True):
+        exchange = Exchange(each.request, each.response)
+        session.heard(call.op, exchange, call.query, call.content or {})
+        status = each.response.status_code
+        if session.keyring is not None and session.keyring.answered(each.request.headers, status, own):
+            exchange = session.call(call.op, call.params, query=call.query, **(call.content or {}))
+        exchanges.append(exchange)
+    return exchanges
+
+
+def counted(session: Session, ops: Sequence[Operation], burst: Burst) -> None:
+    """A burst's requests in the coverage, each as its operation's."""
+    for op, each in zip(ops, burst.timed, strict=True):
+        media = each.request.headers.get("content-type")
+        sent = Sent(frozenset(f"path:{name}" for name in op.path_parameters), frozenset(), media)
+        session.ledger.coverage.sent(session.surface.name, op.id, each.response.status_code, sent)
+
+
+def server_errors(burst: Burst) -> str | None:
+    """The answers of a burst that are 5xx, in words (None: none)."""
+    failed = [each for each in burst.timed if each.response.status_code >= 500]
+    if not failed:
+        return None
+    shown = ", ".join(f"{each.request.method} answered {each.response.status_code}" for each in failed)
+    return f"sent at the same instant, {shown} (never a 5xx)"
+
+
+def renewed(session: Session, burst: Burst) -> bool:
+    """Whether a request of `burst` was refused for credentials that are renewed now (an expired token): the
+    try is not judged, as `Session.call` sends such a request again."""
+    if session.keyring is None:
+        return False
+    own = session.surface.headers  # a list, not a generator: the keyring notes every answer (401s in a row)
+    return any([session.keyring.answered(each.request.headers, each.response.status_code, own) for each in burst.timed])
+
+
+def race(session: Session, check: str, op: Operation, tries: int, wave: Wave) -> None:
+    """Try `wave` until `tries` tries are made, `wave_size` at a time, and record the verdict on `op`."""
+    overlapped: list[Try] = []
+    hits: list[Try] = []
+    made = 0
+    size = wave_size(tries)
+    for start in range(0, tries, size):
+        made_all = True
+        for done in wave(range(start, min(tries, start + size))):
+            if done is None:
+                made_all = False
+                break
+            made += 1
+            if not done.burst.overlapped or renewed(session, done.burst):
+                continue
+            overlapped.append(done)
+            if done.broken is not None:
+                hits.append(done)
+        if not made_all or (hits and len(overlapped) - overlapped.index(hits[0]) > FREQUENCY_TRIES):
+            break
+    verdict(session, check, op, made, overlapped, hits)
+
+
+def verdict(session: Session, check: str, op: Operation, made: int, overlapped: list[Try], hits: list[Try]) -> None:
+    if not overlapped:
+        reason = (
+            f"no overlap observed in {made} tries: each time the target answered a request before the others "
+            "were on the wire (one worker, or a proxy serialising requests), so the race was not run"
+        )
+        session.ledger.skipped(session.surface.name, op.id, check, reason)
+        return
+    if not hits:
+        session.judge(check, op, overlapped[-1].read, None)
+        return
+    first = hits[0]
+    frequency = f"Broken in {len(hits)} of {len(overlapped)} overlapped tries ({made} tries sent)"
+    timeline = "; ".join(first.burst.timeline())
+    broken = f"{first.broken}. {frequency}. {AT_ONCE}{timeline}"
+    racers = [Exchange(each.request, each.response) for each in first.burst.timed]
+    session.judge(check, op, first.read, broken, [*first.setup, *racers])
+
+
+def planned(ctx: Context, collection: Collection, count: int) -> list[tuple[dict[str, Any], JSON]]:
+    """`count` new items of `collection`: each one's path parameters and body."""
+    items = []
+    for _ in range(count):
+        identifier = ctx.fresh_identifier(collection)
+        items.append(({collection.identifier: identifier}, ctx.valid_body(collection, identifier)))
+    return items
+
+
+def made(
+    session: Session, together: Together, check: str, op: Operation, collection: Collection, bodies: list[JSON]
+) -> list[Exchange] | None:
+    """The items of `bodies` created at once; None, with `check` listed as not exercised at `op`, when the
+    target refused one (as `Session.create_for`). Deleting them is the caller's, made or not."""
+    created = at_once(session, together, [Call(collection.create, {}, content={"json": body}) for body in bodies])
+    refused = [each.status for each in created if each.status != 201]
+    if not refused:
+        return created
+    reason = f"the items to race on could not be created (HTTP {refused[0]})"
+    session.ledger.skipped(session.surface.name, op.id, check, reason)
+    return None

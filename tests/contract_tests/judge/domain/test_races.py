@@ -1,0 +1,95 @@
+"""The checks of concurrent writes catch each race of tests/support/race_variants.py, and the mock
+passes them: run through the CLI on a real socket, only the race check selected (a few seconds each)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+
+from contract_tests import cli
+from contract_tests.judge.domain import race_references, races
+from contract_tests.outcome import export_tests
+from mock_server.app import create_app
+from mock_server.settings import Settings
+from tests.contract_tests.run.test_replay import plain_pytest, plain_python  # noqa: F401  (a fixture)
+from tests.mock_server.state.test_redis_store import replicas
+from tests.support.live import running
+from tests.support.race_variants import RACE_VARIANTS
+from tests.support.suite import Outcome, credentials, shop_contract
+from tests.support.variants import Variant
+
+CHECKS = [*races.CHECKS, *race_references.CHECKS]
+
+
+def raced(origin: str, checks: list[str], include: tuple[str, ...], report_dir: Path) -> Outcome:
+    args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), "--seed", "7", "--quiet"]
+    args += ["--no-conformance", "--checks", *checks, *(arg for op in include for arg in ("--include", op))]
+    return shop_contract(args, report_dir)
+
+
+@pytest.mark.parametrize("variant", RACE_VARIANTS, ids=str)
+def test_race_variant_is_caught_by_its_check(variant: Variant, tmp_path: Path) -> None:
+    with running(variant.build()) as origin:
+        outcome = raced(origin, [variant.check], variant.include, tmp_path)
+    assert outcome.code == 1, outcome.stdout[-3000:] + outcome.stderr
+    caught = [violation for violation in outcome.findings["violations"] if violation["check"] == variant.check]
+    assert caught, f"{variant.name}: not caught by {variant.check}"
+    assert "overlapped tries" in caught[0]["rule"] and "sent +" in caught[0]["rule"]
+
+
+def test_the_mock_passes_every_race_check(tmp_path: Path) -> None:
+    with running(create_app(Settings())) as origin:
+        outcome = raced(origin, list(CHECKS), (), tmp_path)
+    assert outcome.code == 0, outcome.stdout[-3000:] + outcome.stderr
+    assert set(CHECKS) <= set(outcome.findings["exercised"])
+
+
+def test_the_mock_on_redis_with_two_workers_passes_every_race_check(redis_url: str, tmp_path: Path) -> None:
+    """Two worker processes on one Redis state: a PATCH, a create and a DELETE are each atomic there too
+    (compare-and-set Lua scripts, mock_server/state/redis/), whichever worker each connection meets."""
+    with replicas(redis_url, 1, "--workers", "2") as (pooled,):
+        outcome = raced(f"http://127.0.0.1:{pooled.port}", list(CHECKS), (), tmp_path)
+    assert outcome.code == 0, outcome.stdout[-3000:] + outcome.stderr
+    assert set(CHECKS) <= set(outcome.findings["exercised"])
+
+
+def test_replay_of_a_race_is_still_failing_with_its_frequency_on_the_broken_target_and_fixed_on_the_mock(
+    tmp_path: Path,
+) -> None:
+    """`shop-contract replay ID` runs the race again, up to its tries, on the target named."""
+    variant = RACE_VARIANTS[0]  # a PATCH writing back the whole row it read
+    with running(variant.build()) as broken, running(create_app(Settings())) as correct:
+        outcome = raced(broken, [variant.check], variant.include, tmp_path)
+        [first] = [v["id"] for v in outcome.findings["violations"] if v["check"] == variant.check]
+        verdicts = {}
+        for origin in (broken, correct):
+            out, err = io.StringIO(), io.StringIO()
+            args = ["replay", first, "--report-dir", str(tmp_path), "--base-url", f"{origin}/shop/api/v1"]
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = cli.main([*args, *credentials(origin)])
+            verdicts[origin] = (code, out.getvalue() + err.getvalue())
+    code, shown = verdicts[broken]
+    assert code == 1 and f"{first}  STILL FAILING" in shown and "overlapped tries" in shown, shown
+    code, shown = verdicts[correct]
+    assert code == 0 and f"{first}  FIXED" in shown, shown
+
+
+def test_the_exported_race_test_fails_on_the_broken_target_and_passes_on_the_mock(
+    plain_python: Path,  # noqa: F811  (the fixture of test_replay.py)
+    tmp_path: Path,
+) -> None:
+    """`--export-tests`: the race again with threads and httpx only, under plain pytest (no suite installed)."""
+    variant = RACE_VARIANTS[0]  # a PATCH writing back the whole row it read
+    with running(variant.build()) as broken, running(create_app(Settings())) as correct:
+        args = ["--base-url", f"{broken}/shop/api/v1", *credentials(broken), "--seed", "7", "--quiet"]
+        args += ["--no-conformance", "--checks", variant.check, "--include", variant.include[0]]
+        outcome = shop_contract([*args, "--export-tests", str(tmp_path / "exported")], tmp_path / "report")
+        exported = tmp_path / "exported" / export_tests.FILE
+        assert outcome.code == 1 and exported.exists(), outcome.stderr
+        failing = plain_pytest(plain_python, exported, f"{broken}/shop/api/v1")
+        passing = plain_pytest(plain_python, exported, f"{correct}/shop/api/v1")
+    assert failing.returncode == 1 and "overlapped tries" in failing.stdout, failing.stdout[-3000:]
+    assert passing.returncode == 0 and " passed" in passing.stdout and "skipped" not in passing.stdout
