@@ -23,12 +23,15 @@ from typing import Any
 import httpx
 import pytest
 
+from contract_tests.judge.domain import race_references as race_reference_checks
+from contract_tests.judge.domain import races as race_checks
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from tests.conftest import API_KEY_HEADERS, BACKEND, TOKEN_PATH
 from tests.support.live import free_port, running
 from tests.support.realm_login import REALM, Authorization, log_in
 from tests.support.redis_server import redis_server
+from tests.support.suite import credentials, shop_contract
 from tests.support.zoo.round_robin import round_robin
 
 PRODUCTS = f"{BACKEND}/products/"
@@ -224,3 +227,14 @@ def test_violations_recorded_by_either_replica_are_listed_by_both(tmp_path: Path
         assert len(listed[0]) == 2 and {v["part"] for v in listed[0]} == {"request"}
         assert proxies.replicas["two"].http.delete("/__mock__/violations").status_code == 204
         assert proxies.replicas["one"].http.get("/__mock__/violations").json() == []
+
+
+def test_two_replicas_behind_nginx_pass_every_check_of_concurrent_writes(two: Cluster, tmp_path: Path) -> None:
+    """A PATCH, a create and a DELETE with references are each atomic across replicas (the Redis store's
+    compare-and-set scripts), so the checks of concurrent writes, their races sent through nginx to both
+    replicas, report nothing, and each one ran (its tries overlapped)."""
+    races = [*race_checks.CHECKS, *race_reference_checks.CHECKS]
+    args = ["--base-url", f"{two.origin}{BACKEND}", *credentials(two.origin), "--seed", "7", "--quiet"]
+    outcome = shop_contract([*args, "--no-conformance", "--checks", *races], tmp_path)
+    assert outcome.code == 0, outcome.stdout[-3000:] + outcome.stderr
+    assert set(races) <= set(outcome.findings["exercised"])
