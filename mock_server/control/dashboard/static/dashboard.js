@@ -382,8 +382,9 @@ async function loadFaults() {
 async function faultAction(action, done) {
   try {
     await action();
+    // The rules shown first, then the message: a message on screen means the page shows the server's rules.
+    $('rules').value = JSON.stringify(await json('/faults'), null, 2);
     say('faults-message', done);
-    await loadFaults();
   } catch (error) {
     say('faults-message', error.message, true);
   }
