@@ -44,7 +44,9 @@ Two classes are swapped for a subclass made here, with the object's data unchang
 Two of Hypothesis' internals are replaced by the same answers, given sooner (`spare_hypothesis_work`).
 `hypothesis.internal.charmap.intervals_from_codec` is answered directly for the two codecs Schemathesis
 asks for. The lambda caches of `hypothesis.internal.lambda_sources` (`LAMBDA_DIGEST_DESCRIPTION_CACHE`,
-`AST_LAMBDAS_CACHE`) are kept for the process rather than for each thread.
+`AST_LAMBDAS_CACHE`) are kept for the process rather than for each thread. And
+`hypothesis.internal.conjecture.providers._get_local_constants` answers no constants
+(`seed_alone_decides`), so that which modules are loaded when a case is drawn does not change it.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ from typing import Any, ClassVar
 import hypothesis
 import schemathesis
 from hypothesis.internal import charmap, lambda_sources
+from hypothesis.internal.conjecture import providers
+from hypothesis.internal.constants_ast import Constants
 from hypothesis.internal.intervalsets import IntervalSet
 
 try:
@@ -95,6 +99,7 @@ __all__ = [
     "phase_data",
     "phase_name",
     "register_hook",
+    "seed_alone_decides",
     "spare_hypothesis_work",
     "without_target_phase",
 ]
@@ -196,6 +201,24 @@ def spare_hypothesis_work() -> None:
     charmap.intervals_from_codec = intervals_from_codec
     lambda_sources.LAMBDA_DIGEST_DESCRIPTION_CACHE = {}  # type: ignore[assignment]
     lambda_sources.AST_LAMBDAS_CACHE = {}  # type: ignore[assignment]
+
+
+NO_LOCAL_CONSTANTS = Constants()
+"""The constants of "local" modules Hypothesis draws from: none, so that the seed alone decides a case."""
+
+
+@functools.cache
+def seed_alone_decides() -> None:
+    """Keep Hypothesis from drawing constants out of the source of the local modules it has loaded.
+
+    Hypothesis now and then draws a literal found in a module it counts as local (not the standard
+    library, not site-packages). It reads the modules loaded when it draws a case. Under several
+    workers, which modules are loaded at that moment depends on timing, so one seed generated other
+    cases from one run to the next. An editable install and a wheel also differ: the suite's own modules
+    are local in the first only. With no local constants, the seed alone decides (once per process).
+    """
+    providers._get_local_constants = lambda: NO_LOCAL_CONSTANTS
+    providers.CONSTANTS_CACHE.cache.clear()
 
 
 def bind_transport(schema: Any, transport: Any) -> None:

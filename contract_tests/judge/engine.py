@@ -44,6 +44,7 @@ from contract_tests.schemathesis_seam import (
     phase_data,
     phase_name,
     register_hook,
+    seed_alone_decides,
     spare_hypothesis_work,
     without_target_phase,
 )
@@ -224,6 +225,7 @@ def load_schema(run_ctx: RunOf, surface: Surface, plan: Plan, known: Known, gene
         schema = schema.exclude(operation_id=others)
     without_target_phase(schema)  # a gate must take predictable time (the seam says why)
     spare_hypothesis_work()  # the same answers, sooner (the seam says how)
+    seed_alone_decides()  # no constants of whichever modules happen to be loaded (the seam says why)
     recorder = None
     if generated is not None:
         canonical = Canonical(known.identities, [surface.base_url], surface.headers)

@@ -7,17 +7,20 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import inspect
 import subprocess
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import hypothesis
 import pytest
 import schemathesis
 from hypothesis.internal import charmap, lambda_sources
+from hypothesis.internal.conjecture import providers
 from hypothesis.internal.reflection import get_pretty_function_description
 from hypothesis.strategies._internal.strings import OneCharStringStrategy
 from schemathesis.generation import GenerationMode
@@ -35,6 +38,7 @@ from contract_tests.schemathesis_seam import (
     phase_data,
     phase_name,
     register_hook,
+    seed_alone_decides,
     spare_hypothesis_work,
     without_target_phase,
 )
@@ -303,3 +307,21 @@ def test_the_schema_swap_replaces_the_transport_and_the_extra_data_source_in_clo
     clone = schema.include(operation_id=["list_products"])
     assert schema.transport is transport and clone.transport is transport
     assert clone.create_extra_data_source() is None
+
+
+def test_no_constant_of_a_loaded_local_module_is_drawn(tmp_path: Path) -> None:
+    """Hypothesis reads constants from the local modules loaded when it draws; after `seed_alone_decides`
+    a module loaded mid-run (as another worker's part imports one) adds none."""
+    seed_alone_decides()
+    module_file = tmp_path / "local_module_of_constants.py"
+    module_file.write_text("MARKER = 98765432123\n", encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("local_module_of_constants", module_file)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+        constants = providers._get_local_constants()
+        assert 98765432123 not in constants.set_for_type("integer") and len(constants) == 0
+    finally:
+        del sys.modules[spec.name]
