@@ -8,9 +8,9 @@ What legitimately differs from one run to the next is masked, and only that:
 - Credentials. The values of the headers that carry them are masked, and their names kept. These
   headers are `Authorization`, `X-API-Key`, `Cookie`, and any header the surface sends as its
   credentials.
-- Identifiers the run made (identities.py). A run starts at a random point of the identity space. One
-  counter, shared by every part, hands them out in the order the parts ask, and that order is the
-  timing's.
+- Identifiers the run made (identities.py), in a raw body's text too. A run starts at a random point
+  of the identity space. One counter, shared by every part, hands them out in the order the parts
+  ask, and that order is the timing's.
 - The target's origin, where a request follows a link the target built. A fresh target may listen on
   another port.
 
@@ -44,6 +44,7 @@ class Canonical:
         parts = [urlsplit(url) for url in urls]
         self._origins = sorted({f"{p.scheme}://{p.netloc}" for p in parts if p.netloc}, key=len, reverse=True)
         self._made = re.compile(re.escape("~" + identities.mark) + r"\d+", re.IGNORECASE)
+        self._numbers = re.compile(r"(?<![0-9])[0-9]{1,19}(?![0-9])")
 
     def __call__(self, form: Mapping[str, Any]) -> str:
         return json.dumps(self._masked(form), sort_keys=True, ensure_ascii=True)
@@ -57,13 +58,17 @@ class Canonical:
             for name, value in headers.items()
         }
 
+    def _number(self, match: re.Match[str]) -> str:
+        return FRESH if self._identities.issued(int(match.group())) else match.group()
+
     def _masked(self, value: Any) -> Any:
         if isinstance(value, Mapping):
             return {str(self._masked(key)): self._masked(item) for key, item in value.items()}
         if isinstance(value, list | tuple):
             return [self._masked(item) for item in value]
         if isinstance(value, bytes):
-            return {"bytes": self._masked(value.decode("utf-8", "backslashreplace"))}
+            text = self._numbers.sub(self._number, value.decode("utf-8", "backslashreplace"))  # a made number
+            return {"bytes": self._masked(text)}
         if value is None or isinstance(value, bool | float):
             return value
         if isinstance(value, int | str) and self._identities.issued(value):
