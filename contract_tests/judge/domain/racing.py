@@ -167,7 +167,9 @@ def verdict(session: Session, check: str, op: Operation, made: int, overlapped: 
     first = hits[0]
     frequency = f"Broken in {len(hits)} of {len(overlapped)} overlapped tries ({made} tries sent)"
     timeline = "; ".join(first.burst.timeline())
-    broken = f"{first.broken}. {frequency}. {AT_ONCE}{timeline}"
+    # The first line names the defect (the fingerprint reads it): what a try broke, which field was lost or
+    # which status came, depends on which request the target served last, so it goes on the next line.
+    broken = f"{frequency} of writes sent at the same instant\n{first.broken}. {AT_ONCE}{timeline}"
     racers = [Exchange(each.request, each.response) for each in first.burst.timed]
     session.judge(check, op, first.read, broken, [*first.setup, *racers])
 

@@ -93,7 +93,7 @@ def test_a_race_never_observed_is_not_exercised_never_passed() -> None:
     spec = Spec.load()
     op = spec.operations["patch_product_line"]
     ledger = Ledger()
-    limits_ = Limits(5, DEFAULT_MAX_RESPONSE_SIZE)
+    limits_ = Limits(60, DEFAULT_MAX_RESPONSE_SIZE)
     with running(create_app(Settings())) as origin:
         surface = Surface("backend", origin + "/shop/api/v1", ("patch_product_line",), {}, {})
         session = Session(surface, ledger, BoundedHttpx(limits_))
@@ -113,7 +113,7 @@ def test_an_overlapped_try_that_broke_the_rule_is_a_violation_with_its_timeline_
     ledger = Ledger()
     with running(create_app(Settings())) as origin:
         surface = Surface("backend", origin + "/shop/api/v1", ("patch_product_line",), {}, {})
-        session = Session(surface, ledger, BoundedHttpx(Limits(5, DEFAULT_MAX_RESPONSE_SIZE)))
+        session = Session(surface, ledger, BoundedHttpx(Limits(60, DEFAULT_MAX_RESPONSE_SIZE)))
         read: Exchange = session.call(spec.operations["list_product_lines"])
         request = lines(origin, 1)[0]
         response = httpx.Response(200, request=request)
@@ -149,7 +149,7 @@ def test_a_race_is_tried_in_waves_and_stops_at_the_end_of_a_wave() -> None:
     waves: list[range] = []
     with running(create_app(Settings())) as origin:
         surface = Surface("backend", origin + "/shop/api/v1", ("patch_product_line",), {}, {})
-        session = Session(surface, Ledger(), BoundedHttpx(Limits(5, DEFAULT_MAX_RESPONSE_SIZE)))
+        session = Session(surface, Ledger(), BoundedHttpx(Limits(60, DEFAULT_MAX_RESPONSE_SIZE)))
         read = session.call(spec.operations["list_product_lines"])
         request = lines(origin, 1)[0]
         response = httpx.Response(200, request=request)
