@@ -6,8 +6,8 @@ spread over modules that each import the judging below them, one level deeper ea
 
 Order: load the contract, build the target (credentials, reachability), learn what the target serves
 (making the items others must reference when it has none), then the domain tests (deterministic, on
-the target's state, in the order of the table `PER_SURFACE`) and the Schemathesis phases; last,
-remove what was made.
+the target's state, in the order of the table `PER_SURFACE`), the Schemathesis phases, then the checks
+of concurrent writes (`LAST`); last, remove what was made.
 """
 
 from __future__ import annotations
@@ -86,6 +86,10 @@ PER_SURFACE: dict[str, DomainTest] = {
     **races.TESTS,
     **race_references.TESTS,
 }
+LAST = frozenset({*races.TESTS, *race_references.TESTS})
+"""The checks of concurrent writes, run after the Schemathesis phases. Which of a race's requests wins
+decides what it leaves behind for a moment, and the stateful phase, run after them, generated other
+cases from one run of a seed to the next."""
 Split = Callable[[Context, Spec], list[Context]]
 ALONE: dict[str, Split] = {
     "pagination_walk": scheduling.parts,  # it only reads: one piece per list
@@ -126,15 +130,18 @@ def learn(spec: Spec, target: Target, identities: Identities, ledger: Ledger) ->
         raise TargetError(str(exc)) from exc
 
 
-def run_domain(run_ctx: RunContext, ctx: Context) -> None:
+def run_domain(run_ctx: RunContext, ctx: Context, last: bool = False) -> None:
     """The domain tests on each surface, in pieces (`_side_by_side`: one at a time with one worker, the
-    same pieces whatever the number of workers); then surface parity."""
+    same pieces whatever the number of workers); then surface parity. With `last`, the tests of `LAST`
+    alone; without, every other one."""
     options, target, ledger = run_ctx.options, run_ctx.target, run_ctx.ledger
     for surface in target.surfaces:
-        tests = [name for name in PER_SURFACE if name not in ALL_CHECKS or options.selects(name)]
-        _side_by_side(run_ctx, ctx, surface, tests)
+        tests = [name for name in PER_SURFACE if (name in LAST) == last]
+        tests = [name for name in tests if name not in ALL_CHECKS or options.selects(name)]
+        if tests:
+            _side_by_side(run_ctx, ctx, surface, tests)
     backend, gateway = target.surface("backend"), target.surface("gateway")
-    if backend is not None and gateway is not None and options.selects("surface_parity"):
+    if not last and backend is not None and gateway is not None and options.selects("surface_parity"):
         run_ctx.progress("[gateway] surface_parity")
         sessions = [open_session(surface, ledger, target) for surface in (backend, gateway)]
         try:
@@ -358,6 +365,8 @@ def _test(run_ctx: RunContext, known: Known) -> None:
     if options.conformance:
         for surface in target.surfaces:
             run_conformance(run_ctx, surface, known)
+    if options.domain:
+        run_domain(run_ctx, ctx, last=True)
 
 
 def run_conformance(run_ctx: RunContext, surface: Surface, known: Known) -> None:
