@@ -40,17 +40,7 @@ class Fault:
         if self.response is None:
             await self.app(scope, receive, send)
             return
-        captured: dict[str, Any] = {"body": b""}
-
-        async def capture(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                captured["status"] = message["status"]
-                captured["headers"] = {k.decode(): v.decode() for k, v in message.get("headers", [])}
-            elif message["type"] == "http.response.body":
-                captured["body"] += message.get("body", b"")
-
-        await self.app(scope, receive, capture)
-        await send_answer(send, self.response(scope, (captured["status"], captured["headers"], captured["body"])))
+        await send_answer(send, self.response(scope, await answer_of(self.app, scope, receive)))
 
 
 async def _rewritten(scope: Scope, receive: Any, rewrite: Callable[[Scope, bytes], bytes]) -> Any:
@@ -73,6 +63,21 @@ async def _rewritten(scope: Scope, receive: Any, rewrite: Callable[[Scope, bytes
         return {"type": "http.request", "body": new_body, "more_body": False}
 
     return replay
+
+
+async def answer_of(app: Any, scope: Scope, receive: Any) -> Answer:
+    """`app`'s whole answer to the request `receive` gives, captured instead of sent."""
+    captured: dict[str, Any] = {"body": b""}
+
+    async def capture(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            captured["status"] = message["status"]
+            captured["headers"] = {k.decode(): v.decode() for k, v in message.get("headers", [])}
+        elif message["type"] == "http.response.body":
+            captured["body"] += message.get("body", b"")
+
+    await app(scope, receive, capture)
+    return captured["status"], captured["headers"], captured["body"]
 
 
 async def send_answer(send: Any, answer: Answer) -> None:

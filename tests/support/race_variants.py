@@ -16,7 +16,7 @@ from typing import Any
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from tests.support.faults import Answer, Message, Scope, send_answer
+from tests.support.faults import Answer, Message, Scope, answer_of, send_answer
 from tests.support.variants import API, Variant
 
 COLLECTION = "productlines"
@@ -61,7 +61,6 @@ class Racy:
     async def captured(self, scope: Scope, body: bytes) -> Answer:
         scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]}
         scope["headers"].append((b"content-length", str(len(body)).encode()))
-        got: dict[str, Any] = {"body": b""}
         sent = False
 
         async def receive() -> Message:
@@ -71,15 +70,7 @@ class Racy:
             sent = True
             return {"type": "http.request", "body": body, "more_body": False}
 
-        async def capture(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                got["status"] = message["status"]
-                got["headers"] = {k.decode(): v.decode() for k, v in message.get("headers", [])}
-            elif message["type"] == "http.response.body":
-                got["body"] += message.get("body", b"")
-
-        await self.app(scope, receive, capture)
-        return got["status"], got["headers"], got["body"]
+        return await answer_of(self.app, scope, receive)
 
     def row(self, key: str, collection: str = COLLECTION) -> dict[str, Any] | None:
         try:

@@ -26,6 +26,7 @@ from contract_tests.judge.domain.racing import (
     Try,
     at_once,
     counted,
+    documented,
     made,
     planned,
     race,
@@ -61,10 +62,6 @@ def run(check: str, ctx: Context, session: Session) -> None:
         judged = child.create if check == REFERENCE_DELETE else sub_list
         if ctx.selected(judged):
             CHECKS[check](ctx, session, owner, child, sub_list)
-
-
-def documented(op: Operation) -> set[int]:
-    return {int(status) for status in op.definition.get("responses", {}) if status.isdigit()}
 
 
 # Seven parameters because: the race's context, session and sender, and what the wave makes for which check;

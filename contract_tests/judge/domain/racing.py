@@ -72,6 +72,11 @@ def wave_size(tries: int) -> int:
     return max(1, min(WAVE, tries))
 
 
+def documented(op: Operation) -> set[int]:
+    """The statuses `op` documents: a race's answer outside them breaks the contract."""
+    return {int(status) for status in op.definition.get("responses", {}) if status.isdigit()}
+
+
 def request(
     session: Session, op: Operation, params: dict[str, Any], query: dict[str, Any] | None = None, **content: Any
 ) -> httpx.Request:
