@@ -172,6 +172,7 @@ class BoundedAdapter(HTTPAdapter):
         """requests' send, with `verify` from `Limits.trust` and the body always read here (`stream` is moot)."""
         kwargs = {"timeout": timeout, "verify": self.verify, "cert": cert, "proxies": proxies}
         request.headers.setdefault("Accept-Encoding", ACCEPT_ENCODING)
+        sized(request)
         if self.keyring is None:
             return self._send(request, **kwargs)
         request.headers.update(self.keyring.current(request.headers))
@@ -213,6 +214,19 @@ class BoundedAdapter(HTTPAdapter):
         if charset is not None:  # Schemathesis decodes with it: a charset no codec reads is none (UTF-8 then)
             response.encoding = text_codec(charset)
         return response
+
+
+def sized(request: requests.PreparedRequest) -> None:
+    """Give a body whose length is known its `Content-Length`.
+
+    requests leaves it out for a body that encodes to nothing (a form whose fields are all empty lists),
+    and its adapter then sends the empty body chunked: an HTTP/1.0 server rightly answers 411, a refusal
+    the suite caused itself.
+    """
+    body = request.body.encode() if isinstance(request.body, str) else request.body
+    framed = "Content-Length" in request.headers or "Transfer-Encoding" in request.headers
+    if isinstance(body, bytes) and not framed:
+        request.headers["Content-Length"] = str(len(body))
 
 
 EnvironmentMerge = Callable[[str, Any, Any, Any, Any], dict[str, Any]]

@@ -3,8 +3,9 @@
 Latency alone cannot: a service 200 ms away answers eight requests sent together as fast as one, while
 a small server (gunicorn with two sync workers, a few tens of milliseconds a request) queues them, and
 overlapping the suite's requests there only makes its answers slow, which the suite would then report
-as the target's. So before `--workers auto` is sized, one safe request is timed alone (ALONE times),
-then PROBE copies of it are sent at once, twice (the first batch opens the connections). A server
+as the target's. So before `--workers auto` is sized, PROBE copies of one safe request are sent at once
+(they open the connections and wake every worker: a worker's first request is slower than the rest),
+then the request is timed alone (ALONE times), then PROBE copies are sent at once again. A server
 serving `c` at a time answers the batch's requests after 1, 1, ..., 2, 2, ... up to PROBE/c service
 times: their mean is (PROBE/c + 1)/2 of one request alone, which gives `c`; on a far target the mean
 stays about one request's time, and `c` is PROBE.
@@ -106,16 +107,18 @@ def together(send: Send, probe: int) -> list[tuple[float, int]]:
 
 
 def parallel_capacity(send: Send, probe: int = PROBE) -> Capacity:
-    """What the target serves at once (at most `probe`): `send` (one safe request) timed alone, then
-    `probe` times at once on threads, twice: the first batch opens the connections (a new TLS connection
-    far away costs round trips one request alone does not pay), the second is measured. An answer 429 or
-    503 is a refusal, counted; an exception of `send` is raised here."""
+    """What the target serves at once (at most `probe`): `send` (one safe request) `probe` times at once on
+    threads, then timed alone, then `probe` times at once again, measured. The first batch opens the
+    connections (a new TLS connection far away costs round trips one request alone does not pay) and
+    warms the target's workers (a cold worker timed alone makes one request seem long, and a queueing
+    target seem to serve the batch side by side). An answer 429 or 503 is a refusal, counted; an
+    exception of `send` is raised here."""
+    together(send, probe)
     alone = [timed(send) for _ in range(ALONE)]
     refused = [status for _, status in alone if status in OVERLOADED]
     if refused:  # it cannot take even one at a time: nothing to time a batch against
         return Capacity(1, 0, 0.0, refused[0])
     one = max(statistics.median(seconds for seconds, _ in alone), 1e-6)
-    together(send, probe)
     batch = together(send, probe)
     answered = [seconds for seconds, status in batch if status not in OVERLOADED]
     refused = [status for _, status in batch if status in OVERLOADED]

@@ -95,7 +95,7 @@ def test_a_drf_variant_under_gunicorn_sync_is_caught_by_its_check_alone(realm: s
     variant = "unprotected_fk"
     with serve(variant, realm_url=f"{realm}/realms/shop", server="gunicorn-sync") as origin:
         assert raw_get(origin, "/shop/api/v1/products/")[1].get("connection") == "close"
-        assert domain_verdict(origin, realm, tmp_path, SEED) == (1, {CAUGHT_BY[variant]}, [])
+        assert domain_verdict(origin, realm, tmp_path, SEED, variant) == (1, {CAUGHT_BY[variant]}, [])
 
 
 @pytest.mark.e2e

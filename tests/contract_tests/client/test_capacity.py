@@ -19,6 +19,8 @@ from contract_tests.client.capacity import PROBE, Capacity, bounded_workers, par
 SERVICE_S = 0.3
 """Each request's time on the server: long beside the machine's noise."""
 SUGGESTED = 16
+COLD_S = 1.0
+"""What a cold worker's first request takes more."""
 
 
 class Server(ThreadingHTTPServer):
@@ -26,12 +28,14 @@ class Server(ThreadingHTTPServer):
 
 
 @contextlib.contextmanager
-def server(slots: int | None, throttle: int | None = None) -> Iterator[str]:
+def server(slots: int | None, throttle: int | None = None, cold: int = 0) -> Iterator[str]:
     """A server on a free loopback port taking SERVICE_S a request, `slots` at a time (None: all at once),
-    answering 429 with `Retry-After: 1` to a request that arrives while `throttle` are in flight."""
+    answering 429 with `Retry-After: 1` to a request that arrives while `throttle` are in flight; its
+    first `cold` requests take COLD_S more (a worker's first request, as Django's)."""
     gate = threading.Semaphore(slots) if slots is not None else contextlib.nullcontext()
     counting = threading.Lock()
     in_flight = [0]
+    served = [0]
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -43,7 +47,10 @@ def server(slots: int | None, throttle: int | None = None) -> Iterator[str]:
                 return
             try:
                 with gate:
-                    time.sleep(SERVICE_S)
+                    with counting:
+                        served[0] += 1
+                        warming = served[0] <= cold
+                    time.sleep(SERVICE_S + (COLD_S if warming else 0))
             finally:
                 with counting:
                     in_flight[0] -= 1
@@ -69,8 +76,8 @@ def server(slots: int | None, throttle: int | None = None) -> Iterator[str]:
         httpd.server_close()
 
 
-def capacity_of(slots: int | None, throttle: int | None = None, path: str = "") -> Capacity:
-    with server(slots, throttle) as url, httpx.Client(limits=httpx.Limits(max_connections=PROBE)) as client:
+def capacity_of(slots: int | None, throttle: int | None = None, path: str = "", cold: int = 0) -> Capacity:
+    with server(slots, throttle, cold) as url, httpx.Client(limits=httpx.Limits(max_connections=PROBE)) as client:
         return parallel_capacity(lambda: client.get(url + path).status_code)
 
 
@@ -78,6 +85,13 @@ def capacity_of(slots: int | None, throttle: int | None = None, path: str = "") 
 def test_a_target_that_queues_gets_no_more_requests_in_flight_than_it_serves(slots: int) -> None:
     capacity = capacity_of(slots)
     assert 1 <= bounded_workers(SUGGESTED, capacity) <= slots, capacity
+
+
+def test_a_target_whose_workers_start_cold_is_measured_warm() -> None:
+    """Two workers, each slow on its first request: timed alone first, they made one request seem long and
+    the target seem to serve the whole batch side by side (issue 27's gunicorn, on a loaded machine)."""
+    capacity = capacity_of(2, cold=2)
+    assert 1 <= bounded_workers(SUGGESTED, capacity) <= 2, capacity
 
 
 def test_a_target_that_serves_side_by_side_keeps_what_its_latency_asks_for() -> None:

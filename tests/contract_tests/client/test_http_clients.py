@@ -173,6 +173,19 @@ def test_an_http_1_0_answer_is_read_to_the_end_of_the_connection(clients: Client
         assert client.get(wire.origin + "/") == Reply(200, BODY)
 
 
+@pytest.mark.parametrize("form", [{"name": []}, "", b"", "a=1"])
+def test_a_form_body_of_known_length_is_sent_with_its_length_never_chunked(form: Any) -> None:
+    """requests sends a form that encodes to nothing chunked; an HTTP/1.0 server answers that with 411."""
+    session = bounded_session(requests.Session(), Limits(3, DEFAULT_MAX_RESPONSE_SIZE))
+    with serving(_keeping_alive(lambda head: _head(Content_Length=0))) as wire:
+        form_type = {"Content-Type": "application/x-www-form-urlencoded"}
+        assert session.put(wire.origin + "/", data=form, headers=form_type).status_code == 200
+    head = wire.requests[0].decode().lower()
+    assert "transfer-encoding" not in head
+    assert f"content-length: {len(requests.Request('PUT', 'http://x/', data=form).prepare().body or '')}" in head
+    session.close()
+
+
 def test_a_chunked_answer_is_read_whole_and_its_connection_kept(clients: Clients) -> None:
     def chunked(conn: socket.socket, wire: Wire) -> None:
         while read_request(conn, wire) is not None:

@@ -46,6 +46,10 @@ CAUGHT_BY = {
     "patch_resets": "patch_locality",
     "wrong_previous": "pagination_walk",
 }
+ALSO_RACING = {"unprotected_fk": {"concurrent_reference_delete"}}
+"""What a variant's one defect also breaks when writes race, caught in most runs and not all: a product
+created as its line is deleted makes that DELETE answer 500 (found 3 of 15 tries under gunicorn's sync
+workers), a true finding of the same defect."""
 REALISTIC = "realistic"
 SYNC = "gunicorn-sync"  # as Django is deployed
 DEFECTS = tuple(d for d in COMBINED[REALISTIC] if d not in (*ADMITTED, *RACES))  # fk, lookup, writable_pk
@@ -195,11 +199,14 @@ def test_the_checks_of_concurrent_writes_catch_the_realistic_backend_and_pass_th
                     assert outcome.code == 1 and caught >= CAUGHT_RACING, f"seed {seed}: {sorted(caught)}"
 
 
-def domain_verdict(origin: str, realm: str, report: Path, seed: int) -> tuple[int, set[str], list[str]]:
-    """Exit code, violated checks and errors of the domain checks alone (`--no-conformance`), fast profile."""
+def domain_verdict(
+    origin: str, realm: str, report: Path, seed: int, variant: str = "correct"
+) -> tuple[int, set[str], list[str]]:
+    """Exit code, violated checks and errors of the domain checks alone (`--no-conformance`), fast profile;
+    the checks `variant`'s defect breaks only when writes race (ALSO_RACING) are left out of the set."""
     outcome = contract(origin, realm, report, "--profile", "fast", "--no-conformance", "--seed", str(seed))
     caught = {violation["check"] for violation in outcome.findings.get("violations", [])}
-    return outcome.code, caught, outcome.findings.get("errors", [])
+    return outcome.code, caught - ALSO_RACING.get(variant, set()), outcome.findings.get("errors", [])
 
 
 @pytest.mark.drf
@@ -210,11 +217,11 @@ def test_each_drf_variant_is_caught_by_its_check_with_three_seeds(realm: str, tm
     (`Connection: close` after every response); the first seed on a fresh database under uvicorn gives
     the very same verdict."""
     with drf.serve(variant, realm_url=f"{realm}/realms/shop", server=SYNC) as origin:
-        verdicts = [domain_verdict(origin, realm, tmp_path / str(seed), seed) for seed in SEEDS]
+        verdicts = [domain_verdict(origin, realm, tmp_path / str(seed), seed, variant) for seed in SEEDS]
     for seed, (code, caught, errors) in zip(SEEDS, verdicts, strict=True):
         assert (code, errors) == (1, []) and CAUGHT_BY[variant] in caught, f"seed {seed}: {code}, {caught}, {errors}"
     with drf.serve(variant, realm_url=f"{realm}/realms/shop", server="uvicorn") as origin:
-        assert domain_verdict(origin, realm, tmp_path / "uvicorn", SEEDS[0]) == verdicts[0]
+        assert domain_verdict(origin, realm, tmp_path / "uvicorn", SEEDS[0], variant) == verdicts[0]
 
 
 @pytest.mark.drf

@@ -20,6 +20,9 @@ from urllib.parse import urlsplit
 from tests.support.live import free_port
 from tests.support.zoo.process import serving
 
+BACKLOG = 128
+"""Connections waiting to be accepted, as production servers allow (nginx 511, gunicorn 2048), where
+socketserver's 5 resets some of the connections a race check opens at the same instant."""
 # Hop-by-hop headers, and those an HTTP/1.0 answer ending at EOF must not carry.
 DROPPED = {"connection", "keep-alive", "transfer-encoding", "content-length", "proxy-connection", "upgrade"}
 
@@ -64,6 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     upstream = urlsplit(args.upstream)
     Forward.upstream = (upstream.hostname or "127.0.0.1", upstream.port or 80)
+    ThreadingHTTPServer.request_queue_size = BACKLOG
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Forward)
     server.serve_forever()
 
