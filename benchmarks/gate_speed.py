@@ -11,10 +11,13 @@ broken variants of it (tests/support/variants.py) each on a loopback port, puts 
   `--throttle` (4) requests in flight, as nginx `limit_conn` answers (the goal: a verdict within 400 s,
   the same violations, no run error; the progress line saying which workers `auto` chose and why),
 - with `--before`, through the proxy with `--workers 1` too: requests one after another, as before
-  (about 20 minutes on the correct mock alone; measured once, not in every run).
+  (about 20 minutes on the correct mock alone; measured once, not in every run),
+- with `--beside-schemathesis`, Schemathesis itself (`st run --workers 8`, the same spec, seed and proxy)
+  right after the suite's far run on the correct mock: the ratio of the two walls, measured in one run.
 
     python -m benchmarks gate_speed [--variants product_without_msrp,patch_resets_other_fields]
                                     [--seed 5] [--min 0.1] [--max 0.3] [--throttle 4] [--before]
+                                    [--beside-schemathesis]
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from benchmarks import record
 from benchmarks.servers import API_KEY, free_ports, python_module, running
 
 PREFIX = "/shop/api/v1"
+SPEC = Path(__file__).resolve().parent.parent / "openapi" / "openapi.yaml"
 GOAL_S = 180.0
 THROTTLED_GOAL_S = 400.0
 DEFAULT_VARIANTS = "product_without_msrp,patch_resets_other_fields"
@@ -64,9 +68,24 @@ def suite(origin: str, seed: int, workers: str, workdir: Path) -> dict[str, Any]
     }
 
 
-def measure(name: str, seed: int, low: float, high: float, throttle: int, before: bool) -> dict[str, Any]:
+def schemathesis(origin: str, seed: int, workdir: Path) -> dict[str, Any]:
+    """Schemathesis' own run (`st run --workers 8`) of the spec against `origin`'s backend: wall time, exit code."""
+    st = Path(sys.executable).with_name("st")
+    command = [
+        str(st), "run", str(SPEC), "--url", f"{origin}{PREFIX}", "-H", f"X-API-Key: {API_KEY}",
+        "--workers", "8", "--seed", str(seed),
+    ]  # fmt: skip
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
+    last = done.stdout.strip().splitlines()[-1:] or [done.stderr.strip()[-300:]]
+    return {"wall_s": round(time.perf_counter() - started, 1), "exit_code": done.returncode, "last_line": last[0]}
+
+
+def measure(
+    name: str, seed: int, low: float, high: float, throttle: int, before: bool, beside: bool = False
+) -> dict[str, Any]:
     """The runs of one target (`mock` or a variant's name): loopback, far, far and throttled (unless
-    `throttle` is 0), and far with one worker (`before`)."""
+    `throttle` is 0), far with one worker (`before`), and Schemathesis far (`beside`)."""
     port, proxy_port, throttled_port = free_ports(3)
     serve = python_module("benchmarks.serve_variant", name, str(port))
 
@@ -84,6 +103,7 @@ def measure(name: str, seed: int, low: float, high: float, throttle: int, before
     ):
         runs = {"loopback": suite(f"http://127.0.0.1:{port}", seed, "auto", Path(workdir))}
         runs["far"] = suite(f"http://127.0.0.1:{proxy_port}", seed, "auto", Path(workdir))
+        peer = schemathesis(f"http://127.0.0.1:{proxy_port}", seed, Path(workdir)) if beside else None
         if throttle:
             limited = proxy(throttled_port, "--throttle", str(throttle))
             with running("throttled proxy", limited, port=throttled_port, **health):
@@ -97,7 +117,12 @@ def measure(name: str, seed: int, low: float, high: float, throttle: int, before
               f"{run['run_errors']} run error(s)", flush=True)  # fmt: skip
         if label != "loopback":
             print(f"  {'':28} {'':16} {run['workers_line']}", flush=True)
-    return {"target": name, "runs": runs, "same_violations": same}
+    if peer is None:
+        return {"target": name, "runs": runs, "same_violations": same}
+    ratio = runs["far"]["wall_s"] / peer["wall_s"]
+    print(f"  {name:28} {'schemathesis':16} {peer['wall_s']:7.1f} s  workers 8  exit {peer['exit_code']}  "
+          f"suite/schemathesis {ratio:.2f}  ({peer['last_line']})", flush=True)  # fmt: skip
+    return {"target": name, "runs": runs, "same_violations": same, "schemathesis_far": peer, "far_ratio": ratio}
 
 
 def report(results: list[dict[str, Any]]) -> str:
@@ -123,11 +148,15 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--throttle", type=int, default=4, help="requests in flight past which the throttled "
                         "proxy answers 429 (0: no throttled run)")  # fmt: skip
     parser.add_argument("--before", action="store_true", help="also one worker through the proxy (~20 min)")
+    parser.add_argument("--beside-schemathesis", action="store_true", help="also `st run --workers 8` through "
+                        "the proxy, on the correct mock")  # fmt: skip
     args = parser.parse_args(argv)
     names = ["mock", *[name for name in args.variants.split(",") if name]]
-    results = [
-        measure(name, args.seed, args.low, args.high, args.throttle, args.before and name == "mock") for name in names
-    ]
+    results = []
+    for name in names:
+        mock = name == "mock"
+        before, beside = args.before and mock, args.beside_schemathesis and mock
+        results.append(measure(name, args.seed, args.low, args.high, args.throttle, before, beside))
     far = [result["runs"]["far"]["wall_s"] for result in results]
     throttled = [result["runs"]["far, throttled"] for result in results if "far, throttled" in result["runs"]]
     verdict = {

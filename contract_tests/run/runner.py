@@ -372,16 +372,19 @@ def _test(run_ctx: RunContext, known: Known) -> None:
 def run_conformance(run_ctx: RunContext, surface: Surface, known: Known) -> None:
     """The Schemathesis phases on `surface`: the engine runs `plans` makes (each stateless phase, the
     coverage phase's shares and each collection's stateful phase), up to `options.workers` at once, each
-    into its own ledger, added up in plan order."""
-    workers = run_ctx.options.workers or 1
+    into its own ledger, added up in plan order. The stateful phases start first: a chain of requests one
+    after another is a run's longest part behind a network, and one started last ends the run alone."""
+    planned = [(surface, plan) for plan in plans(run_ctx.spec, run_ctx.options, surface)]
+    order = sorted(range(len(planned)), key=lambda n: not planned[n][1].stateful)
+    work = [partial(_conformance_part, run_ctx, *planned[n], known) for n in order]
+    found = dict(zip(order, scheduling.in_order(work, run_ctx.options.workers or 1), strict=True))
+    for n in range(len(planned)):
+        run_ctx.ledger.absorb(found[n])
 
-    def planned(plan: Plan) -> Ledger:
-        own = run_ctx.ledger.part()
-        guarded(
-            own, surface.name, "schemathesis", partial(conformance.run, run_ctx.reporting_to(own), surface, known, plan)
-        )
-        return own
 
-    work = [partial(planned, plan) for plan in plans(run_ctx.spec, run_ctx.options, surface)]
-    for found in scheduling.in_order(work, workers):
-        run_ctx.ledger.absorb(found)
+def _conformance_part(run_ctx: RunContext, surface: Surface, plan: Plan, known: Known) -> Ledger:
+    """One engine run, into a ledger of its own."""
+    own = run_ctx.ledger.part()
+    engine = partial(conformance.run, run_ctx.reporting_to(own), surface, known, plan)
+    guarded(own, surface.name, "schemathesis", engine)
+    return own
