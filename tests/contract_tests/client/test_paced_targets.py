@@ -37,7 +37,9 @@ def test_workers_auto_reads_a_throttled_target_as_serving_what_it_answered(tmp_p
     assert "the target refused 4 of 8 sent at once with 429" in line, line
     assert outcome.findings["run"]["workers"] == 4
     assert outcome.findings["violations"] == [] and outcome.findings["errors"] == []
-    assert app.refused >= 8  # the probe's two batches: what the run waited out past them is not judged
+    # the probe's measured batch at least (its first batch, opening connections, arrives spread out and
+    # is refused less): 429s the run waited out, none of them judged
+    assert app.refused >= 4
 
 
 def test_no_request_reaches_a_trickling_target_after_the_budget(tmp_path: Path) -> None:
