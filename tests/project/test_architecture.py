@@ -396,6 +396,8 @@ WORDED = (
     "contract_tests.judge.consumer",
     "contract_tests.judge.consumer.replay",
     "contract_tests.judge.consumer.revision",
+    "contract_tests.judge.domain.races",
+    "contract_tests.judge.engine",
     "contract_tests.judge.hooks",
     "contract_tests.judge.known",
     "contract_tests.outcome.baseline",
