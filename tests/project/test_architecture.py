@@ -391,11 +391,13 @@ MAX_SENTENCE_WORDS = 35
 """Words a docstring sentence of a rewritten module may have: a longer one packs several facts into one."""
 WORDED = (
     "contract_tests.cli",
+    "contract_tests.client.pacing",
     "contract_tests.decisions",
     "contract_tests.judge.canonical",
     "contract_tests.judge.consumer",
     "contract_tests.judge.consumer.replay",
     "contract_tests.judge.consumer.revision",
+    "contract_tests.judge.domain.fidelity",
     "contract_tests.judge.domain.races",
     "contract_tests.judge.engine",
     "contract_tests.judge.hooks",
