@@ -391,6 +391,7 @@ MAX_SENTENCE_WORDS = 35
 """Words a docstring sentence of a rewritten module may have: a longer one packs several facts into one."""
 WORDED = (
     "contract_tests.cli",
+    "contract_tests.client.bounded",
     "contract_tests.client.pacing",
     "contract_tests.decisions",
     "contract_tests.judge.canonical",
@@ -398,7 +399,9 @@ WORDED = (
     "contract_tests.judge.consumer.replay",
     "contract_tests.judge.consumer.revision",
     "contract_tests.judge.domain.fidelity",
+    "contract_tests.judge.domain.identifier_variants",
     "contract_tests.judge.domain.races",
+    "contract_tests.judge.domain.request_shapes",
     "contract_tests.judge.engine",
     "contract_tests.judge.hooks",
     "contract_tests.judge.known",
