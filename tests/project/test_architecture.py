@@ -400,6 +400,8 @@ WORDED = (
     "contract_tests.judge.consumer.revision",
     "contract_tests.judge.domain.fidelity",
     "contract_tests.judge.domain.identifier_variants",
+    "contract_tests.judge.domain.ordering",
+    "contract_tests.judge.domain.race_references",
     "contract_tests.judge.domain.races",
     "contract_tests.judge.domain.request_shapes",
     "contract_tests.judge.engine",
