@@ -1,22 +1,27 @@
 """Every request the suite makes is bounded in time and in size, whichever HTTP client sends it.
 
-A target may trickle its headers or body one byte at a time, send an endless body, a huge one, or a
-small gzip body that inflates to gigabytes. So each request gets a total deadline (connect, headers and
-body together: every socket read waits at most what is left of it, not a fresh timeout per read; and no
-later than the end of the run's time budget, `Limits.seconds`) and its body is read up to a maximum
-size, decompressed bytes counted, in small pieces. Each client meets these
-rules in its own module: httpx (the domain tests) in `bounded_httpx`, requests (Schemathesis) in
-`bounded_requests`; both raise `ResponseTooLarge` beyond the size, their usual timeout errors at the
-deadline, ask for the same encodings (ACCEPT_ENCODING) and trust the same certificates (`Trust`).
+A target may trickle its headers or body one byte at a time. It may send an endless body, a huge one,
+or a small gzip body that inflates to gigabytes. So each request gets a total deadline, and its body is
+read up to a maximum size, in small pieces, counting decompressed bytes.
+- The deadline covers connect, headers and body together. Every socket read waits at most what is
+  left of it, not a fresh timeout per read.
+- The deadline is no later than the end of the run's time budget (`Limits.seconds`).
 
-Which certificates: httpx and requests each read their own environment variables (httpx SSL_CERT_FILE,
-requests REQUESTS_CA_BUNDLE); here the choice is made once, in this order: `--insecure` (no
-verification, for a self-signed development certificate), `--ca-bundle FILE`, SSL_CERT_FILE,
-REQUESTS_CA_BUNDLE, and otherwise certifi's public CAs, as both clients do by default.
+Each client meets these rules in its own module. httpx, which the domain tests use, does so in
+`bounded_httpx`. requests, which Schemathesis uses, does so in `bounded_requests`. Both raise
+`ResponseTooLarge` beyond the size and their usual timeout errors at the deadline. Both ask for the
+same encodings (ACCEPT_ENCODING) and trust the same certificates (`Trust`).
+
+httpx and requests each read their own environment variables for certificates. httpx reads
+SSL_CERT_FILE, and requests reads REQUESTS_CA_BUNDLE. Here the choice is made once, in this order.
+- `--insecure` turns verification off, for a self-signed development certificate.
+- `--ca-bundle FILE` comes next.
+- Then SSL_CERT_FILE, then REQUESTS_CA_BUNDLE.
+- Otherwise certifi's public CAs are trusted, as both clients do by default.
 
 Both send a request once more on a fresh connection when a kept-alive one broke before any byte of the
-answer came (the server closed it while idle, as HTTP/1.1 allows), never when a fresh one failed: each
-connection's `Turns` tell the thread's `Exchange` which case it is.
+answer came. The server then closed it while idle, as HTTP/1.1 allows. They never do so when a fresh
+connection failed. Each connection's `Turns` tell the thread's `Exchange` which case it is.
 """
 
 from __future__ import annotations
@@ -38,10 +43,10 @@ from contract_tests.usage import UsageError
 
 T = TypeVar("T")
 READ_PIECE = 16 * 1024
-"""The most one socket read returns: a gzip piece this small inflates to at most ~16 MiB."""
+"""The most one socket read returns. A gzip piece this small inflates to at most ~16 MiB."""
 ACCEPT_ENCODING = "gzip, deflate"
-"""What both clients advertise: only encodings that inflate piece by piece (no br: one piece of it may
-inflate past any limit)."""
+"""What both clients advertise. It holds only encodings that inflate piece by piece. There is no br,
+because one piece of it may inflate past any limit."""
 
 CA_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE")
 """Environment variables naming a CA bundle, honoured in this order when `--ca-bundle` is not given."""
@@ -49,13 +54,13 @@ CA_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE")
 
 @dataclass(frozen=True)
 class Trust:
-    """Which TLS certificates the suite trusts: the same answer for both of its HTTP clients."""
+    """Which TLS certificates the suite trusts. It gives the same answer for both of its HTTP clients."""
 
     ca_bundle: Path | None = None
     insecure: bool = False
 
     def bundle(self) -> tuple[str, str] | None:
-        """The CA bundle to verify against and what named it; None: certifi's, or no verification."""
+        """The CA bundle to verify against and what named it. None means certifi's, or no verification."""
         if self.insecure:
             return None
         if self.ca_bundle is not None:
@@ -63,12 +68,12 @@ class Trust:
         return next(((os.environ[name], name) for name in CA_VARIABLES if os.environ.get(name)), None)
 
     def verify(self) -> str | bool:
-        """requests' `verify`: False, a bundle's path, or True (certifi)."""
+        """requests' `verify`, which is False, a bundle's path, or True (certifi)."""
         bundle = self.bundle()
         return not self.insecure if bundle is None else bundle[0]
 
     def ssl_context(self) -> ssl.SSLContext:
-        """httpx's `verify`; UsageError when the bundle cannot be read as certificates."""
+        """httpx's `verify`. Raises UsageError when the bundle cannot be read as certificates."""
         if self.insecure:
             return httpx.create_ssl_context(verify=False)
         bundle = self.bundle()
@@ -83,20 +88,24 @@ class Trust:
 
 @dataclass(frozen=True)
 class Limits:
-    """How every request is sent: its deadline, its size limit, and the certificates it trusts (the run's
-    options make one: `client.target.limits_of`)."""
+    """How every request is sent: its deadline, its size limit, and the certificates it trusts.
+
+    The run's options make one (`client.target.limits_of`)."""
 
     deadline: float
-    """Seconds for one whole request: connect, send, headers and body."""
+    """Seconds for one whole request, covering connect, send, headers and body."""
     max_response_size: int
     """Bytes of one response body, after decompression."""
     trust: Trust = field(default_factory=Trust)
     pacer: Pacer | None = None
-    """The run's gate on requests in flight, on the waits a target asks for and on the time budget (None:
-    unpaced)."""
+    """The run's gate on requests in flight, on the waits a target asks for and on the time budget.
+
+    None means unpaced."""
     held: bool = True
-    """Whether requests wait for the pacer's limit and pauses. False: the capacity probe's batch, sent at
-    once and never again on a 429; the time budget holds either way."""
+    """Whether requests wait for the pacer's limit and pauses.
+
+    It is False for the capacity probe's batch, which is sent at once and never again on a 429. The time
+    budget holds either way."""
 
     def paced(self, send: Callable[[], T], status: Callable[[T], int], wait_header: Callable[[T], str | None]) -> T:
         """`send()` through the pacer, if any (client/pacing.py)."""
@@ -107,13 +116,13 @@ class Limits:
         return self.pacer.send(send, status, wait_header)
 
     def seconds(self) -> float:
-        """The deadline of a request starting now: `deadline`, cut at the end of the run's time budget."""
+        """The deadline of a request starting now. It is `deadline`, cut at the end of the run's time budget."""
         left = None if self.pacer is None else self.pacer.left()
         return self.deadline if left is None else min(self.deadline, left)
 
 
 class ResponseTooLarge(Exception):
-    """A response body went past `Limits.max_response_size`; reading stopped there."""
+    """A response body went past `Limits.max_response_size`, and reading stopped there."""
 
     def __init__(self, method: str, url: str, limit: int) -> None:
         super().__init__(f"the answer to {method} {url} is larger than {limit} bytes (--max-response-size)")
@@ -121,7 +130,7 @@ class ResponseTooLarge(Exception):
 
 
 class Exchange(threading.local):
-    """The request this thread is sending: its deadline, and what its connection has seen of it."""
+    """The request this thread is sending. It holds its deadline, and what its connection has seen of it."""
 
     expires: float | None = None
     reused = False
@@ -129,7 +138,7 @@ class Exchange(threading.local):
     heard = False
     """A byte of its answer came."""
     sending_at = 0.0
-    """`time.monotonic()` when its first byte was written (client/together.py shows when each was sent)."""
+    """`time.monotonic()` when its first byte was written. client/together.py shows when each was sent."""
     heard_at = 0.0
     """`time.monotonic()` when the first byte of its answer came."""
 
@@ -148,7 +157,7 @@ def deadline(seconds: float) -> Iterator[None]:
 
 
 def remaining(timeout: float | None) -> float | None:
-    """`timeout` shortened to what is left of the thread's deadline; TimeoutError once it has passed."""
+    """`timeout` shortened to what is left of the thread's deadline. Raises TimeoutError once it has passed."""
     expires = exchange.expires
     if expires is None:
         return timeout
@@ -159,7 +168,7 @@ def remaining(timeout: float | None) -> float | None:
 
 
 class Turns:
-    """One connection's turns: bytes written after an answer begin a new request on a reused connection."""
+    """One connection's turns. Bytes written after an answer begin a new request on a reused connection."""
 
     def __init__(self) -> None:
         self._answered = False
@@ -183,8 +192,8 @@ def once_more_if_dropped(send: Callable[[], T], dropped: tuple[type[Exception], 
     """`send()`, and once more if it raised `dropped` on a reused connection before any byte of an answer.
 
     A server may close a kept-alive connection while idle (RFC 9112, 9.6) just as a request goes out on
-    it; browsers and Schemathesis send such a request again on a fresh connection. A fresh connection's
-    failure, or one after the answer began, is the server's answer: it is raised.
+    it. Browsers and Schemathesis send such a request again on a fresh connection. A fresh connection's
+    failure, or one after the answer began, is the server's answer, so it is raised.
     """
     exchange.reused = exchange.heard = False
     try:

@@ -1,26 +1,28 @@
 """How many of the suite's requests may be in flight at once, adapted to what the target answers.
 
-A run on a slow network overlaps its requests (`--workers`); a small server must not be overrun by
+A run on a slow network overlaps its requests (`--workers`). A small server must not be overrun by
 them, or the suite would report the slowness it caused itself. So every request of both clients
-passes through one `Pacer`:
+passes through one `Pacer`.
 
-- at most `limit` requests are in flight; the limit starts at the ceiling (`--workers`) and is halved
-  when the target says it is overloaded (429 or 503) or when its answers take much longer than the
-  fastest seen, and grows back by one after `limit` answers in a row that were neither. Slow answers
-  halve it once per round, as TCP does: the requests already in flight when it was halved were sent
-  under the old limit, so their slow answers do not halve it again (a burst of them took 16 to 1 at
-  once, and the run crawled back one request at a time);
-- an answer 429 or 503 is not judged but waited for: every request waits out its `Retry-After`
-  (seconds or an HTTP date; a default when absent), bounded, then the request is sent again, at most
-  `RETRIES` times. A target that keeps refusing gets its last answer judged, as sent.
+- At most `limit` requests are in flight. The limit starts at the ceiling (`--workers`). It is halved
+  when the target says it is overloaded (429 or 503), or when its answers take much longer than the
+  fastest seen. It grows back by one after `limit` answers in a row that were neither.
+- Slow answers halve it once per round, as TCP does. The requests already in flight when it was
+  halved were sent under the old limit, so their slow answers do not halve it again. A burst of them
+  once took 16 to 1 at once, and the run crawled back one request at a time.
+- An answer 429 or 503 is not judged but waited for. Every request waits out its `Retry-After`,
+  bounded, and is then sent again, at most `RETRIES` times. The header holds seconds or an HTTP date,
+  and a default applies when it is absent. A target that keeps refusing gets its last answer judged,
+  as sent.
 
-The latency seen also sizes `--workers auto` (`suggested_workers`): enough requests in flight to cover
-the network's wait, one when the target answers at once. A time budget (`--max-time`, `stop_at`) ends
-here too: no request starts past it (`BudgetSpent`), not even one sent past the limit (`at_once`, the
-capacity probe's batch); a request in flight is given no more than the budget's time `left`, and one
-that fails once the budget is spent raises `BudgetSpent` too, so that a cut request is not reported as
-the target's slowness. A run thus ends at its budget. `stop` ends it now (Ctrl-C or SIGTERM:
-run/interrupts.py).
+The latency seen also sizes `--workers auto` (`suggested_workers`). It puts enough requests in flight
+to cover the network's wait, and one when the target answers at once.
+
+A time budget (`--max-time`, `stop_at`) ends here too. No request starts past it (`BudgetSpent`), not
+even one sent past the limit (`at_once`, the capacity probe's batch). A request in flight is given no
+more than the budget's time `left`. One that fails once the budget is spent raises `BudgetSpent` too,
+so that a cut request is not reported as the target's slowness. A run thus ends at its budget. `stop`
+ends it now, on Ctrl-C or SIGTERM (run/interrupts.py).
 """
 
 from __future__ import annotations
@@ -39,33 +41,37 @@ OVERLOADED = frozenset({429, 503})
 RETRIES = 3
 """Times a request refused as overloaded is sent again before its answer is judged as it is."""
 REFUSING = 3
-"""Requests in a row answered 429/503 after every retry: the target is down, not busy; no more retries."""
+"""Requests in a row answered 429/503 after every retry. After these the target is down, not busy, and
+gets no more retries."""
 MAX_WAIT = 30.0
-"""The longest a `Retry-After` is honoured, in seconds: a longer one is waited this long."""
+"""The longest a `Retry-After` is honoured, in seconds. A longer one is waited this long."""
 DEFAULT_WAIT = 1.0
 """Seconds waited after a 429 or 503 without `Retry-After`, doubled at each retry."""
 SLOW_FACTOR = 4.0
-"""An answer this many times slower than the fastest seen (and 50 ms more) means the target is queueing."""
+"""An answer this many times slower than the fastest seen, and 50 ms more, means the target is queueing."""
 MAX_AUTO_WORKERS = 16
 SUITE_SECONDS_PER_REQUEST = 0.01
-"""The suite's own time per request (generating, judging): a latency of this much is covered by one worker."""
+"""The suite's own time per request, generating and judging. One worker covers a latency of this much."""
 NEAR = 0.02
-"""A median latency below this is a target on this machine or next to it: one worker (the suite and the
-target then share the processors, and more requests in flight only queue)."""
+"""A median latency below this is a target on this machine or next to it, so it gets one worker.
+
+The suite and the target then share the processors, and more requests in flight only queue."""
 
 
 class BudgetSpent(Exception):
-    """The run's time budget (`--max-time`) is spent: no request starts any more."""
+    """The run's time budget (`--max-time`) is spent, so no request starts any more."""
 
 
 def retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait by a `Retry-After` value, bounded by MAX_WAIT; None when absent or unreadable (the
-    caller's default applies). Never raises: what a target sends is not trusted to parse.
+    """Seconds to wait by a `Retry-After` value, bounded by MAX_WAIT.
+
+    None when it is absent or unreadable, so the caller's default applies. It never raises, because what
+    a target sends is not trusted to parse.
 
     RFC 9110 (10.2.3) allows delay-seconds, ASCII digits only, or an HTTP date. `str.isdigit` alone also
-    accepts "²" (superscript two), which `int` refuses, and fullwidth or Arabic-Indic digits, which it
-    reads as numbers no HTTP peer meant: all are unreadable here, as are a sign, a fraction and a date
-    `email.utils` cannot place in time."""
+    accepts "²" (superscript two), which `int` refuses. It also accepts fullwidth or Arabic-Indic digits,
+    which `int` reads as numbers no HTTP peer meant. All are unreadable here. So are a sign, a fraction
+    and a date `email.utils` cannot place in time."""
     if value is None:
         return None
     text = value.strip()[:64]
@@ -79,14 +85,14 @@ def retry_after(value: str | None, now: float | None = None) -> float | None:
 
 
 class Pacer:
-    """One run's gate on its requests: a concurrency limit that adapts, and the waits the target asks for."""
+    """One run's gate on its requests. It holds a concurrency limit that adapts, and the waits the target asks for."""
 
     def __init__(
         self, ceiling: int = 1, sleep: Callable[[float], None] = time.sleep, stop_at: float | None = None
     ) -> None:
         self.ceiling = max(1, ceiling)
         self.stop_at = stop_at
-        """`time.monotonic()` past which no request starts (None: no budget)."""
+        """`time.monotonic()` past which no request starts. None means no budget."""
         self._shrunk_at = float("-inf")
         self.stopped_by: str | None = None
         """Why the run was stopped before its budget (`stop`), if it was."""
@@ -104,7 +110,7 @@ class Pacer:
         self.lowest_limit = self.ceiling
 
     def set_ceiling(self, ceiling: int) -> None:
-        """The most requests in flight from now on (`--workers auto` decides it once the latency is known)."""
+        """The most requests in flight from now on. `--workers auto` decides it once the latency is known."""
         with self._lock:
             self.ceiling = max(1, ceiling)
             self.limit = min(self.limit, self.ceiling) if self._latencies else self.ceiling
@@ -112,15 +118,17 @@ class Pacer:
             self._lock.notify_all()
 
     def stop(self, reason: str) -> None:
-        """End the budget now: no request starts from here on, and `BudgetSpent` says `reason`."""
+        """End the budget now. No request starts from here on, and `BudgetSpent` says `reason`."""
         with self._lock:
             self.stopped_by = reason
             self.stop_at = time.monotonic()
             self._lock.notify_all()
 
     def send(self, send: Callable[[], R], status: Callable[[R], int], wait_header: Callable[[R], str | None]) -> R:
-        """`send()` within the limit; an overloaded answer waited out and sent again, at most RETRIES times
-        (none while the target refused every retry of the last REFUSING requests: it is down, not busy)."""
+        """`send()` within the limit. An overloaded answer is waited out and sent again, at most RETRIES times.
+
+        There are no retries while the target refused every retry of the last REFUSING requests, because
+        it is then down, not busy."""
         retries = 0 if self._refusing >= REFUSING else RETRIES
         for attempt in range(retries + 1):
             self._acquire()
@@ -138,19 +146,20 @@ class Pacer:
         raise AssertionError("unreachable")  # pragma: no cover  (the loop returns on its last attempt)
 
     def at_once(self, send: Callable[[], R]) -> R:
-        """`send()` now, past the limit and the waits a target asked for (the capacity probe's batch must
-        go out together, and reads a 429 as a measurement), but within the budget like every request."""
+        """`send()` now, past the limit and the waits a target asked for, but within the budget like every request.
+
+        The capacity probe's batch must go out together, and it reads a 429 as a measurement."""
         with self._lock:
             self._check_budget(time.monotonic())
         return self._within_budget(send)
 
     def left(self) -> float | None:
-        """Seconds left of the budget (None: no budget): the most a request starting now may take."""
+        """Seconds left of the budget, the most a request starting now may take. None means no budget."""
         stop_at = self.stop_at
         return None if stop_at is None else max(0.0, stop_at - time.monotonic())
 
     def suggested_workers(self) -> int:
-        """Requests in flight that cover the target's median latency (1 on loopback, more far away)."""
+        """Requests in flight that cover the target's median latency. It is 1 on loopback, and more far away."""
         with self._lock:
             if not self._latencies:
                 return 1
@@ -173,8 +182,10 @@ class Pacer:
             raise BudgetSpent(self.stopped_by or "the time budget (--max-time) is spent")
 
     def _within_budget(self, send: Callable[[], R]) -> R:
-        """`send()`; its failure once the budget is spent is `BudgetSpent` (the request was cut at the
-        budget, or failed as the run ended: not the target's answer to judge)."""
+        """`send()`, whose failure once the budget is spent is `BudgetSpent`.
+
+        The request was then cut at the budget, or failed as the run ended. That is not the target's
+        answer to judge."""
         try:
             return send()
         except Exception as exc:
@@ -211,7 +222,7 @@ class Pacer:
             del self._latencies[:-1000]
             fastest = self._fastest = seconds if self._fastest is None else min(self._fastest, seconds)
             if seconds > fastest * SLOW_FACTOR + 0.05 and self.limit > 1:
-                if started is None or started >= self._shrunk_at:  # else: sent before the last halving
+                if started is None or started >= self._shrunk_at:  # Otherwise it was sent before the last halving.
                     self._shrink()
                 return
             self._calm += 1
@@ -226,7 +237,7 @@ class Pacer:
             self._shrink()
             self._resume_at = max(self._resume_at, time.monotonic() + wait)
             self._lock.notify_all()
-        self._sleep(0)  # let the others see the pause; the wait itself happens in _acquire
+        self._sleep(0)  # Let the others see the pause. The wait itself happens in _acquire.
 
     def _shrink(self) -> None:
         self._shrunk_at = time.monotonic()

@@ -1,14 +1,20 @@
-"""Schemathesis' engine as this suite sets it up for one surface: the configuration, built in code (never
-discovered from a `schemathesis.toml`, so a run does not depend on the directory it starts from), its
-requests bounded, its settings without Hypothesis' target phase, our checks and hooks installed; and the
-plans (which operations and phases one engine run takes) a surface's test is made of.
+"""Schemathesis' engine as this suite sets it up for one surface, and the plans a surface's test is made of.
 
-One seed generates the same cases whatever the timing (docs/ci-gate.md): each operation draws from a seed
-of its own (Schemathesis derives it from the run's seed and the operation's label); nothing an engine
-generates depends on answers another operation got, in whichever order its workers took them (no data
-taken from answers, no error feedback, each path's probes of undocumented methods made by one operation);
-no Hypothesis health check depends on how fast a loaded machine draws. Every case sent is recorded, in a
-canonical form, into the digest of its part (`Recorder`).
+The setup has four parts:
+- The configuration is built in code. It is never discovered from a `schemathesis.toml`, so a run does
+  not depend on the directory it starts from.
+- Its requests are bounded.
+- Its settings leave out Hypothesis' target phase.
+- Our checks and hooks are installed.
+
+A plan says which operations and phases one engine run takes.
+
+One seed generates the same cases whatever the timing (docs/ci-gate.md). Each operation draws from a seed
+of its own, which Schemathesis derives from the run's seed and the operation's label. Nothing an engine
+generates depends on answers another operation got, in whichever order its workers took them. So no data
+is taken from answers, there is no error feedback, and one operation makes each path's probes of
+undocumented methods. No Hypothesis health check depends on how fast a loaded machine draws. Every case
+sent is recorded, in a canonical form, into the digest of its part (`Recorder`).
 """
 
 from __future__ import annotations
@@ -53,9 +59,11 @@ from contract_tests.spec import Spec
 
 
 class RunOf(Protocol):
-    """What the engine reads of the run object (judge/run_context.RunContext). A protocol rather than that
-    class, so that the engine stays below the run object in the chain of imports (MAX_LEVELS in
-    tests/project/test_architecture.py): the run object's module sits one level above it."""
+    """What the engine reads of the run object (judge/run_context.RunContext).
+
+    It is a protocol rather than that class, so that the engine stays below the run object in the chain
+    of imports (MAX_LEVELS in tests/project/test_architecture.py). The run object's module sits one level
+    above it."""
 
     @property
     def spec(self) -> Spec: ...
@@ -74,24 +82,28 @@ class ConformanceError(Exception):
 STATELESS = ("examples", "coverage", "fuzzing")
 """Schemathesis' phases that test one operation at a time, in the order the engine runs them."""
 COVERAGE_SHARES = 2
-"""Runs that share the coverage phase's cases (`plans`): side by side with more than one worker, one after
-the other with one (the same runs: a failure ends its operation's cases in its share only)."""
+"""How many runs share the coverage phase's cases (`plans`).
+
+They run side by side with more than one worker, and one after the other with one. They are the same
+runs either way, and a failure ends its operation's cases in its own share only."""
 
 
 def schemathesis_config(
     options: Options, surface: Surface, stateful: bool, stateless: AbstractSet[str] = frozenset(STATELESS)
 ) -> dict[str, Any]:
-    """The run's configuration, as a `schemathesis.toml` would hold it; `stateless`: which of the examples,
-    coverage and fuzzing phases run, `stateful`: the stateful phase."""
+    """The run's configuration, as a `schemathesis.toml` would hold it.
+
+    `stateless` says which of the examples, coverage and fuzzing phases run. `stateful` says whether the
+    stateful phase runs."""
     strict = options.enabled_strict
     return {
-        "suppress-health-check": ["all"],  # too_slow and others time the draws: a loaded machine can fail them
+        "suppress-health-check": ["all"],  # too_slow and others time the draws, so a loaded machine can fail them.
         "seed": options.seed_value,
         "workers": options.workers or 1,
         "base-url": surface.base_url,
         "headers": surface.headers,
         "request-timeout": options.request_timeout,
-        "tls-verify": Trust(options.ca_bundle, options.insecure).verify(),  # its reproductions say `curl -k`
+        "tls-verify": Trust(options.ca_bundle, options.insecure).verify(),  # Its reproductions then say `curl -k`.
         "cache": {"enabled": False},
         "generation": {
             "max-examples": options.examples,
@@ -107,10 +119,10 @@ def schemathesis_config(
         },
         "phases": {
             "examples": {"enabled": "examples" in stateless},
-            # error feedback steers later draws by earlier 4xx answers, shared by every operation of the engine
+            # Error feedback steers later draws by earlier 4xx answers, shared by every operation of the engine.
             "fuzzing": {"enabled": "fuzzing" in stateless, "error-feedback": {"enabled": False}},
             "coverage": {"enabled": "coverage" in stateless and options.coverage_phase},
-            # links inferred from answers take their values from lists, which other parts' writes change
+            # Links inferred from answers take their values from lists, which other parts' writes change.
             "stateful": {
                 "enabled": stateful,
                 "max-steps": options.stateful_steps,
@@ -121,9 +133,11 @@ def schemathesis_config(
 
 
 def probes_of_methods(spec: Spec, operations: AbstractSet[str]) -> list[dict[str, Any]]:
-    """Per-operation settings leaving each path's probes of undocumented methods (coverage phase) to one
-    operation, the first by name: Schemathesis gives them to whichever operation of the path its workers
-    reach first, so which operation (and which of its parameters) sent them was a matter of timing."""
+    """Per-operation settings that leave each path's probes of undocumented methods to one operation.
+
+    The coverage phase makes these probes, and the operation that keeps them is the first by name.
+    Schemathesis gives them to whichever operation of the path its workers reach first. So which
+    operation, and which of its parameters, sent them was otherwise a matter of timing."""
     by_path: dict[str, list[str]] = {}
     for name in sorted(operations):
         if name in spec.operations:
@@ -144,15 +158,17 @@ def has_links(spec: Spec, operations: AbstractSet[str]) -> bool:
 
 
 class Recorder:
-    """Every case a plan sends, in canonical form (judge/canonical.py), into its part's record: by operation
-    (a stateful plan: its one chain of steps), in the order sent (an operation's cases are generated and
-    sent by one worker thread, in an order of their own)."""
+    """Records every case a plan sends into its part's record, in canonical form (judge/canonical.py).
+
+    Cases are kept by operation, and a stateful plan keeps its one chain of steps. They are kept in the
+    order sent, because one worker thread generates and sends an operation's cases in an order of their
+    own."""
 
     def __init__(self, generated: Generated, canonical: Canonical, stateful: bool = False) -> None:
         self.generated, self.canonical, self.stateful = generated, canonical, stateful
 
     def sent(self, case: Any) -> tuple[str, int]:
-        """Record `case`, about to be sent; its key and position, for `unsent`."""
+        """Record `case`, about to be sent. Returns its key and position, for `unsent`."""
         key = "steps" if self.stateful else str(case.operation.label)
         phase = phase_name(case)
         form = {
@@ -174,9 +190,11 @@ class Recorder:
 
 
 class BoundedTransport:
-    """Schemathesis' requests transport, sending through a session bounded in time and size
-    (`contract_tests.client.bounded`) with the keyring's current credentials; every case recorded
-    (`Recorder`), and one the time budget stopped, or the target refused after every retry, listed."""
+    """Schemathesis' requests transport, sending through a session bounded in time and size.
+
+    The bounds come from `contract_tests.client.bounded`, and each request carries the keyring's current
+    credentials. Every case is recorded (`Recorder`). A case the time budget stopped, or one the target
+    refused after every retry, is listed as well."""
 
     def __init__(
         self,
@@ -211,8 +229,9 @@ class BoundedTransport:
 
 
 def load_schema(run_ctx: RunOf, surface: Surface, plan: Plan, known: Known, generated: Generated | None = None) -> Any:
-    """`schema` for one plan on `surface`, its requests through the run's limits and keyring, recording
-    what it sends into `generated` (when given)."""
+    """`schema` for one plan on `surface`, its requests sent through the run's limits and keyring.
+
+    When `generated` is given, what the schema sends is recorded into it."""
     spec, options, operations = run_ctx.spec, run_ctx.options, set(plan.operations)
     stateful, stateless = plan.stateful, plan.stateless
     linked = stateful and has_links(spec, operations)
@@ -221,11 +240,11 @@ def load_schema(run_ctx: RunOf, surface: Surface, plan: Plan, known: Known, gene
     config = schemathesis.Config.from_dict(settings)
     schema = schemathesis.openapi.from_dict(spec.raw, config=config).include(operation_id=sorted(operations))
     others = sorted(set(spec.operations) - operations)
-    if others:  # with per-operation settings, Schemathesis' own filter lets every operation through `include`
+    if others:  # With per-operation settings, Schemathesis' own filter lets every operation through `include`.
         schema = schema.exclude(operation_id=others)
-    without_target_phase(schema)  # a gate must take predictable time (the seam says why)
-    spare_hypothesis_work()  # the same answers, sooner (the seam says how)
-    seed_alone_decides()  # no constants of whichever modules happen to be loaded (the seam says why)
+    without_target_phase(schema)  # A gate must take predictable time (the seam says why).
+    spare_hypothesis_work()  # The same answers, sooner (the seam says how).
+    seed_alone_decides()  # No constants of whichever modules happen to be loaded (the seam says why).
     recorder = None
     if generated is not None:
         canonical = Canonical(known.identities, [surface.base_url], surface.headers)
@@ -247,7 +266,7 @@ class Plan:
     stateless: frozenset[str] = frozenset(STATELESS)
     stateful: bool = True
     share: tuple[int, int] = (0, 1)
-    """(k, n): only the cases whose digest is k modulo n (`sliced`); (0, 1) is every case."""
+    """(k, n) keeps only the cases whose digest is k modulo n (`sliced`). (0, 1) is every case."""
     collection: str = ""
     """The collection whose links a stateful plan follows."""
 
@@ -261,10 +280,14 @@ class Plan:
 
 
 def plans(spec: Spec, options: Options, surface: Surface) -> list[Plan]:
-    """The engine runs that test `surface`, the same whatever the number of workers (one seed generates
-    the same cases): each stateless phase on the operations, the coverage phase in `COVERAGE_SHARES`
-    runs (each sends its share of every operation's cases: an operation with many fields has hundreds,
-    one after another), then the stateful phase per collection, whose links stay within it."""
+    """The engine runs that test `surface`.
+
+    They are the same whatever the number of workers, since one seed generates the same cases. The runs
+    are these.
+    - Each stateless phase runs on the operations.
+    - The coverage phase runs in `COVERAGE_SHARES` runs, each sending its share of every operation's
+      cases. An operation with many fields has hundreds, sent one after another.
+    - Then the stateful phase runs per collection, whose links stay within it."""
     operations = frozenset(op for op in surface.operations if not options.include or op in options.include)
     mine = operations & options.part.operations(spec)
     phases = [p for p in STATELESS if p != "coverage" or options.coverage_phase] if mine else []
@@ -284,17 +307,19 @@ ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def stable_repr(value: Any) -> str:
-    """`repr(value)` without the memory addresses some objects show (Schemathesis' `NOT_SET`, an absent
-    body, is `<NotSet object at 0x...>`): the same text in every process."""
+    """`repr(value)` without the memory addresses some objects show, so it is the same text in every process.
+
+    Schemathesis' `NOT_SET`, an absent body, is `<NotSet object at 0x...>`."""
     return ADDRESS.sub("", repr(value))
 
 
 def sliced(schema: Any, k: int, n: int) -> None:
-    """Send only the cases whose digest is `k` modulo `n`: `n` runs of one seed, each with its own `k`,
-    share the cases one run sends. The digest is of what was generated (the credentials a case carries,
-    and the identifiers the other hooks give it after this filter, are not part of it), in a form the
-    same in every process (`stable_repr`: with the address of `NOT_SET` in it, a case's share was the
-    process's chance)."""
+    """Send only the cases whose digest is `k` modulo `n`.
+
+    So `n` runs of one seed, each with its own `k`, share the cases one run sends. The digest is of what
+    was generated. The credentials a case carries are not part of it, nor the identifiers the other hooks
+    give it after this filter. Its form is the same in every process (`stable_repr`). With the address of
+    `NOT_SET` in it, a case's share was the process's chance."""
 
     def filter_case(context: Any, case: Any) -> bool:
         generated = (case.method, case.path_parameters, case.query, case.body, case.media_type, phase_data(case))

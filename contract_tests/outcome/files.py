@@ -1,18 +1,20 @@
 """A file the suite writes (a report, the JUnit file, a baseline) appears whole or not at all.
 
 A reader of the report directory (`merge`, `replay`, a CI step uploading it) must never find half a
-file, nor an empty one: the bytes go to a temporary file beside the final one (the same directory, so
-the rename cannot cross file systems), which is flushed to the disk and then renamed over the final
-name at once (`os.replace`). A crash or a signal before the rename leaves the previous file, or none.
+file, nor an empty one. So the bytes go to a temporary file beside the final one, in the same
+directory so that the rename cannot cross file systems. It is flushed to the disk and then renamed
+over the final name at once (`os.replace`). A crash or a signal before the rename leaves the previous
+file, or none.
 
-A second Ctrl-C ends the process at once, by `os._exit` (run/interrupts.py), which runs no `finally`:
-the temporaries being written are listed here before they are created, so that the signal handler
+A second Ctrl-C ends the process at once, by `os._exit` (run/interrupts.py), which runs no `finally`.
+So the temporaries being written are listed here before they are created, and the signal handler
 removes them first (`discard_unfinished`). Their names start with a dot and end in `.tmp`, so a file
-left by a `kill -9` is never taken for a report (`findings.json` is `.findings.json.1a2b3c4d.tmp`).
+left by a `kill -9` is never taken for a report. For `findings.json` it is `.findings.json.1a2b3c4d.tmp`.
 
-A file others write to as well (GitHub's job summary, which each step of a job adds to) is appended to
-instead (`append`), never renamed over: their part would be lost. The addition is whole or absent all the
-same: one write, with the signals that end the process held until it is whole or taken back.
+A file others write to as well is appended to instead (`append`), never renamed over, because their
+part would be lost. GitHub's job summary is one, since each step of a job adds to it. The addition is
+whole or absent all the same. It is one write, with the signals that end the process held until it is
+whole or taken back.
 """
 
 from __future__ import annotations
@@ -32,11 +34,13 @@ def temporary_for(path: Path) -> Path:
 
 
 def write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` at once; `path` keeps its permissions when it exists (else the umask's
-    default). OSError when it cannot be written, the temporary removed and `path` as it was."""
+    """Replace `path` with `data` at once.
+
+    `path` keeps its permissions when it exists, and otherwise gets the umask's default. Raises OSError
+    when it cannot be written, with the temporary removed and `path` as it was."""
     existing = _permissions(path)
     temporary = temporary_for(path)
-    _UNFINISHED.add(temporary)  # before it exists: a signal just after its creation finds it listed
+    _UNFINISHED.add(temporary)  # Listed before it exists, so a signal just after its creation finds it.
     try:
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
         try:
@@ -58,16 +62,18 @@ def write(path: Path, data: bytes) -> None:
 
 
 _HELD = {signal.SIGINT, signal.SIGTERM}
-"""The signals a handler ends the process on (run/interrupts.py): held while an append is made."""
+"""The signals a handler ends the process on (run/interrupts.py). They are held while an append is made."""
 
 
 def append(path: Path, data: bytes) -> None:
-    """Add `data` at the end of `path` (made if missing), whole or not at all. OSError when it cannot be
-    added, `path` as it was.
+    """Add `data` at the end of `path` (made if missing), whole or not at all.
 
-    It is one write to a descriptor opened to append (the kernel places it after what others wrote), with
-    `_HELD` blocked: a second Ctrl-C's handler, which ends the process, runs only after it. A write the file
-    takes only part of (a full disk, a file size limit) is taken back, the file cut to its length before."""
+    Raises OSError when it cannot be added, with `path` as it was.
+
+    It is one write to a descriptor opened to append, so the kernel places it after what others wrote.
+    `_HELD` is blocked meanwhile, so a second Ctrl-C's handler, which ends the process, runs only after it.
+    A write the file takes only part of, on a full disk or past a file size limit, is taken back. The
+    file is then cut to its length before."""
     descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
     try:
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
@@ -83,8 +89,9 @@ def append(path: Path, data: bytes) -> None:
 
 
 def discard_unfinished() -> None:
-    """Remove every temporary being written (from a signal handler about to end the process): the final
-    files stay as they were, whole."""
+    """Remove every temporary being written, from a signal handler about to end the process.
+
+    The final files stay as they were, whole."""
     for temporary in list(_UNFINISHED):
         with contextlib.suppress(OSError):
             os.unlink(temporary)

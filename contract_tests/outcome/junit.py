@@ -1,6 +1,10 @@
-"""The run as JUnit XML, for CI: one test case per (surface, operation, check), failed with its violations;
-a check not exercised, a violation the baseline accepts or a stale baseline entry skipped (failed under
-`--baseline-strict`); each run error an error case; the run's seed, versions and targets as properties.
+"""The run as JUnit XML, for CI.
+
+- There is one test case per (surface, operation, check), failed with its violations.
+- A check not exercised and a violation the baseline accepts are skipped.
+- A stale baseline entry is skipped too, and failed under `--baseline-strict`.
+- Each run error is an error case.
+- The run's seed, versions and targets are properties.
 
 Every text passes through the run's `Redactor`, so the file is always well-formed XML.
 """
@@ -65,8 +69,10 @@ def junit_xml(ledger: Ledger) -> bytes:
 
 
 def _accepted_keys(ledger: Ledger, failures: Counter[Key]) -> dict[Key, tuple[int, str]]:
-    """The (surface, operation, check) whose violations a baseline accepted, none new: their count and the
-    first one's reason. JUnit shows each as a skipped test case (a key with new violations fails instead)."""
+    """The (surface, operation, check) whose violations a baseline accepted, with none new.
+
+    Each comes with their count and the first one's reason. JUnit shows each as a skipped test case. A key
+    with new violations fails instead."""
     run = ledger.baseline
     if run is None:
         return {}
@@ -81,8 +87,9 @@ def _accepted_keys(ledger: Ledger, failures: Counter[Key]) -> dict[Key, tuple[in
 
 
 def _stale_entries(run: BaselineRun | None) -> list[tuple[Acceptance, str]]:
-    """The baseline's entries not reproduced and expired, with which: JUnit test cases of class "baseline",
-    failed under `--baseline-strict`, skipped otherwise."""
+    """The baseline's entries not reproduced and expired, each saying which.
+
+    They are JUnit test cases of class "baseline", failed under `--baseline-strict` and skipped otherwise."""
     if run is None:
         return []
     stale = [(entry, "not reproduced by this complete run") for entry in run.not_reproduced]

@@ -1,17 +1,22 @@
 """`auth_matrix`: for every operation, each bad credential is refused and each good one works alone.
 
-Refused (401 or 403; a 401 with its `WWW-Authenticate` challenge): no credentials, a wrong API key, and
-malformed, garbage, `alg: none`, wrongly signed, expired and HS256-confused tokens (on the gateway also
-the API key alone). Accepted (anything but 401 and 403): the API key alone and the bearer token alone,
-where given.
+A refusal is 401 or 403, and a 401 carries its `WWW-Authenticate` challenge. These are refused.
+- No credentials, and a wrong API key.
+- Malformed, garbage, `alg: none`, wrongly signed, expired and HS256-confused tokens.
+- On the gateway, also the API key alone.
 
-Near misses of the credentials accepted, in every run, on every item operation (read, replace, patch,
-delete): the API key one character off (the last changed, one more, one less), its letter case swapped,
-with a space inside or a character percent-encoded; the token with one claim changed or one character
-of its signature changed, and one character short. Each is refused. White space around a header value
-is not a near miss: HTTP strips it (RFC 9110, section 5.5).
+The API key alone and the bearer token alone, where given, are accepted. Accepted means any answer
+but 401 and 403.
 
-The requests cannot change anything even where auth is broken: items are addressed by identifiers that
+Near misses of the credentials accepted are tried in every run, on every item operation (read,
+replace, patch, delete). Each is refused.
+- The API key one character off, with the last one changed, one more or one less.
+- The API key with its letter case swapped, with a space inside, or with a character percent-encoded.
+- The token with one claim changed or one character of its signature changed, and one character short.
+
+White space around a header value is not a near miss, because HTTP strips it (RFC 9110, section 5.5).
+
+The requests cannot change anything even where auth is broken. Items are addressed by identifiers that
 do not exist, and write bodies are empty objects, which no correct service accepts.
 """
 

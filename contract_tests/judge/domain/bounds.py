@@ -1,12 +1,17 @@
 """`invalid_values_rejected`: one clearly invalid value per rule of a request schema is answered 4xx.
 
-This replaces Schemathesis' `negative_data_rejection` by default: that check also flags the coercions
-a correct DRF backend makes (12 stored as "12", "12" read as 12), while every value here is invalid
-under any reading: a string one over maxLength
-(in ASCII, and in text beyond Latin-1), an empty string where minLength is 1, an integer past
-its minimum or maximum, a missing required field, null in a non-nullable field, a decimal with a
-letter, without a digit (`-`, which the documented pattern matches) or with three fraction
-digits. Writes go to items the test creates and removes.
+This replaces Schemathesis' `negative_data_rejection` by default. That check also flags the coercions
+a correct DRF backend makes, such as 12 stored as "12" and "12" read as 12. Every value here is
+invalid under any reading.
+- A string one over maxLength, in ASCII and in text beyond Latin-1.
+- An empty string where minLength is 1.
+- An integer past its minimum or maximum.
+- A missing required field.
+- Null in a non-nullable field.
+- A decimal with a letter, without a digit, or with three fraction digits. The one without a digit is
+  `-`, which the documented pattern matches.
+
+Writes go to items the test creates and removes.
 """
 
 from __future__ import annotations

@@ -1,21 +1,28 @@
 """`read_back_identical`: what is written reads back identical, from the item and every list showing it.
 
-For each collection and each body encoding its create accepts, one item lives through three writes:
-a create with every writable field at the low end of its range (`ranges`: the shortest strings, an
-emoji outside the BMP, the minima, null where nullable), a PUT at the high end (the longest strings in
-text beyond Latin-1, the maxima), and a PATCH sending half the fields back to the low end, so that
-the fields it leaves out hold values it could lose. After each, the write's answer,
-a read of the item and every list that must show it (its collection's list, and the sub-list of each
-item it names, such as the products of its product line), on the page its documented order puts it,
-hold exactly what was sent, by the spec's types: text code point for code point after the JSON
-decode, decimals by value, null where sent (in a form, the empty value: what the spec's decision
-`empty-form-value` admits), and a field the PATCH did not send keeps its value. A valid value refused
-is a violation too.
+For each collection and each body encoding its create accepts, one item lives through three writes.
+- A create sets every writable field at the low end of its range (`ranges`). That is the shortest
+  strings, an emoji outside the BMP, the minima, and null where nullable.
+- A PUT sets the high end, which is the longest strings in text beyond Latin-1 and the maxima.
+- A PATCH sends half the fields back to the low end, so that the fields it leaves out hold values it
+  could lose.
 
-The item is then deleted (`deleted_everywhere`): a read of it is 404, each page that showed it, read
-again at the same URL, no longer holds it (or is past the end now, 404), and each sub-list it owned
-(the create operation's links to lists, such as a product line's products) answers 404 (the spec's
-`unknown-resource`), not an empty page.
+After each write, several answers must hold exactly what was sent. They are the write's answer, a read
+of the item, and every list that must show it, on the page its documented order puts it. Those lists
+are its collection's list and the sub-list of each item it names, such as the products of its product
+line. What was sent is compared by the spec's types.
+- Text is compared code point for code point, after the JSON decode.
+- Decimals are compared by value.
+- A null sent reads back as null. In a form, the empty value sent reads back as what the spec's
+  decision `empty-form-value` admits.
+- A field the PATCH did not send keeps its value.
+
+A valid value refused is a violation too.
+
+The item is then deleted (`deleted_everywhere`). A read of it must answer 404. Each page that showed
+it, read again at the same URL, must no longer hold it, or be past the end now and answer 404. Each
+sub-list it owned must answer 404 (the spec's `unknown-resource`), not an empty page. Those sub-lists
+are the create operation's links to lists, such as a product line's products.
 """
 
 from __future__ import annotations
@@ -63,8 +70,9 @@ def run(ctx: Context, session: Session) -> None:
 
 
 def ranged(ctx: Context, collection: Collection, body: JSON, side: str) -> JSON:
-    """`body` with every field but the fixed ones (identifier, references) at the `side` end of its range;
-    an external reference keeps a value the target serves (`external-references`)."""
+    """`body` with every field but the fixed ones (identifier, references) at the `side` end of its range.
+
+    An external reference keeps a value the target serves (`external-references`)."""
     props = collection.request_schema["properties"]
     fixed = ctx.fixed_fields(collection) | set(ctx.spec.external_references(collection.request_schema))
     return {name: value if name in fixed else end_value(props[name], side, value) for name, value in body.items()}
@@ -81,7 +89,8 @@ def listings(ctx: Context, session: Session, collection: Collection, body: JSON)
 
 
 def expected(ctx: Context, collection: Collection, sent: JSON, media: str, answer: Exchange) -> JSON:
-    """What `sent` must read back as: itself, a null sent in a form as the admitted value it answered."""
+    """What `sent` must read back as. That is itself, but a null sent in a form reads as the admitted value
+    it answered."""
     body = answer.json() if isinstance(answer.json(), dict) else {}
     result = {}
     for name, value in sent.items():
@@ -109,7 +118,7 @@ def follow(ctx: Context, session: Session, collection: Collection, media: str) -
         what = f"{op.method.upper()} of {'the fields ' + ', '.join(sent) if op is patch else 'every field'} ({via})"
         if written.status != status:
             session.judge(CHECK, op, written, f"a valid {what} answered {written.status}, not {status}", setup)
-            return  # the item stays, named in the violation
+            return  # The item stays, named in the violation.
         state = {**state, **expected(ctx, collection, sent, via, written)}
         setup.append(written)
         found = read_back(ctx, session, collection, Written(op, written, what), state, setup)
@@ -122,8 +131,9 @@ def follow(ctx: Context, session: Session, collection: Collection, media: str) -
 def read_back(
     ctx: Context, session: Session, collection: Collection, written: Written, state: JSON, setup: list[Exchange]
 ) -> list[Placement] | None:
-    """The write's answer, the item and every list showing it hold `state`; the pages showing it, or None
-    (reported) when one does not."""
+    """Judge that the write's answer, the item and every list showing it hold `state`.
+
+    Returns the pages showing it, or None when one does not, which is reported."""
     name, get, what = collection.identifier, collection.item_ops["get"], written.what
     wrong = differences(state, written.exchange.json())
     if not session.judge(

@@ -2,21 +2,26 @@
 different items, are tried both ways (`identifiers-exact`).
 
 For each collection with a string identifier, an item is created whose identifier mixes letter cases
-and holds a non-ASCII letter in its composed form (`STEM`). The same item: its path with the
-percent-escapes' hex digits in lower case, and with an ASCII letter percent-encoded, reads it. Another
-item: the identifier in its decomposed Unicode form (NFD) reads 404 while only the first exists; it is
-then created (201: not a duplicate), reads back as itself with its own fields, and the first item is
-unchanged. Letter case may count or not, consistently: the identifier with every letter's case swapped
-reads 404 and is then created as another item, or reads the first item as it was stored (its own
-spelling) and its create is refused as a duplicate (409, or 400 as `duplicate-identifier` admits); a
-mix of the two, another status or an item answered under another spelling is the violation.
-Everything made is deleted; the first item still reads after the others are gone. A first create
+and holds a non-ASCII letter in its composed form (`STEM`).
+- The same item is read by its path with the percent-escapes' hex digits in lower case, and by its
+  path with an ASCII letter percent-encoded.
+- Another item is the identifier in its decomposed Unicode form (NFD). It reads 404 while only the
+  first exists. It is then created (201, not a duplicate) and reads back as itself with its own
+  fields, and the first item is unchanged.
+- Letter case may count or not, as long as it does so consistently. The identifier with every
+  letter's case swapped may read 404 and then be created as another item. Or it may read the first
+  item as it was stored, in its own spelling, and its create is refused as a duplicate. That refusal
+  is 409, or 400 as `duplicate-identifier` admits. A mix of the two is the violation, and so are
+  another status or an item answered under another spelling.
+
+Everything made is deleted, and the first item still reads after the others are gone. A first create
 refused with a 4xx is admitted (`identifiers-in-paths`) and listed as not exercised.
 
-Near misses, in every run: before any variant is made, the identifiers a careless service confuses with
-the item's (`near_misses`: white space around or inside it, one character more or less, percent-encoded
-twice, its NFD form) are each read, replaced, patched and deleted: each is another item, which does not
-exist, so every answer is 404, and the item reads unchanged afterwards.
+Near misses are tried in every run, before any variant is made. They are the identifiers a careless
+service confuses with the item's (`near_misses`). They are white space around or inside it, one
+character more or less, the identifier percent-encoded twice, and its NFD form. Each is read,
+replaced, patched and deleted. Each is another item, which does not exist, so every answer is 404, and
+the item reads unchanged afterwards.
 """
 
 from __future__ import annotations
@@ -31,9 +36,10 @@ from contract_tests.spec import JSON, Collection
 
 CHECK = "identifier_variants"
 STEM = "Éa"
-"""A capital letter outside ASCII (composed: U+00C9) and a lower-case ASCII one."""
+"""A capital letter outside ASCII, composed as U+00C9, and a lower-case ASCII one."""
 DUPLICATE = (409, 400)
-"""A duplicate identifier's create: 409, or 400 as DRF's unique validator answers (`duplicate-identifier`)."""
+"""What a duplicate identifier's create answers. It is 409, or 400 as DRF's unique validator answers
+(`duplicate-identifier`)."""
 
 
 def run(ctx: Context, session: Session) -> None:
@@ -72,9 +78,11 @@ def other_items(identifier: str) -> list[tuple[str, str]]:
 
 
 def near_misses(identifier: str) -> list[tuple[str, str]]:
-    """(what, path segment) of identifiers a careless service confuses with `identifier`, each another
-    item: white space around or inside it, one character more or less, percent-encoded twice, and its
-    NFD form. Its letter case is `case_variant`'s: the spec admits it as the same item or another."""
+    """(what, path segment) of identifiers a careless service confuses with `identifier`, each another item.
+
+    They are white space around or inside it, one character more or less, percent-encoded twice, and its
+    NFD form. Its letter case is left to `case_variant`, since the spec admits it as the same item or
+    another."""
     others = [
         ("a leading space", f" {identifier}"),
         ("a trailing space", f"{identifier} "),
@@ -90,9 +98,10 @@ def near_misses(identifier: str) -> list[tuple[str, str]]:
 def near_misses_not_found(
     ctx: Context, session: Session, collection: Collection, body: JSON, setup: list[Exchange]
 ) -> None:
-    """Each near miss of the item of `body` is another item, which does not exist: a read, replace, patch
-    and delete of it are 404 (a replace body longer than the field's bound may be 400), and the item is
-    unchanged after all of them."""
+    """Each near miss of the item of `body` is another item, which does not exist.
+
+    So a read, replace, patch and delete of it answer 404. A replace body longer than the field's bound
+    may answer 400. The item is unchanged after all of them."""
     name, get = collection.identifier, collection.item_ops["get"]
     changed = changed_body(ctx, collection, body)
     bound = collection.request_schema["properties"][name].get("maxLength")
@@ -152,8 +161,9 @@ def try_variants(ctx: Context, session: Session, collection: Collection, identif
 def distinct(
     ctx: Context, session: Session, collection: Collection, body: JSON, variant: tuple[str, str], setup: list[Exchange]
 ) -> bool:
-    """The item `body` names, and `variant` (what it is, the other identifier) another item: 404 before it
-    exists, then created and read as itself; True when made."""
+    """Judge that `variant` (what it is, the other identifier) is an item apart from the one `body` names.
+
+    It answers 404 before it exists, then is created and read as itself. True when made."""
     name, get = collection.identifier, collection.item_ops["get"]
     what, other = variant
     before = session.call(get, {name: other})
@@ -166,9 +176,10 @@ def distinct(
 def case_variant(
     ctx: Context, session: Session, collection: Collection, body: JSON, other: str, setup: list[Exchange]
 ) -> bool:
-    """`other`, the identifier in body with its letters' case swapped, is another item (404, then created
-    apart) or the same item (read as stored, in its own spelling, and its create refused as a duplicate);
-    True when made."""
+    """Judge `other`, the identifier in body with its letters' case swapped, as another item or the same.
+
+    As another item, it answers 404 and is then created apart. As the same item, it is read as stored, in
+    its own spelling, and its create is refused as a duplicate. True when made."""
     name, get, what = collection.identifier, collection.item_ops["get"], "its letters' case swapped"
     before = session.call(get, {name: other})
     if before.status == 404:
@@ -193,8 +204,9 @@ def case_variant(
 def created_apart(
     ctx: Context, session: Session, collection: Collection, body: JSON, variant: tuple[str, str], setup: list[Exchange]
 ) -> bool:
-    """`variant` (what it is, the other identifier) read 404: its create makes another item, which reads
-    as itself while the item of `body` is unchanged; True when made."""
+    """Create `variant` (what it is, the other identifier), which read 404, as another item.
+
+    The new item must read as itself while the item of `body` is unchanged. True when made."""
     name, get = collection.identifier, collection.item_ops["get"]
     what, other = variant
     own = {**changed_body(ctx, collection, body), name: other}

@@ -1,9 +1,13 @@
 """The life of one item of each collection, through the create operation's links.
 
 create -> read -> duplicate create -> replace -> read -> change one field -> read -> delete -> read.
-Checks `round_trip` (what was written is what is read back, decimals by value; a PATCH changes only
-the fields it sends; a read after a write never shows the old state), `duplicate_rejected` (400 or
-409; strict `duplicate_is_conflict`: 409) and `deleted_stays_deleted` (a read after DELETE is 404).
+It runs three checks.
+- `round_trip` checks that what was written is what is read back, decimals by value. A PATCH changes
+  only the fields it sends. A read after a write never shows the old state.
+- `duplicate_rejected` checks that a duplicate create answers 400 or 409. The strict
+  `duplicate_is_conflict` wants 409.
+- `deleted_stays_deleted` checks that a read after DELETE is 404.
+
 An item named in a violation is kept, for its reproduction, and the delete is listed as not exercised.
 """
 
@@ -24,7 +28,7 @@ def status_is(exchange: Exchange, *expected: int) -> str | None:
 
 
 def holds(exchange: Exchange, status: int, expected: JSON, what: str) -> str | None:
-    """None when `exchange` answered `status` with a body holding `expected`; else what went wrong."""
+    """None when `exchange` answered `status` with a body holding `expected`. Otherwise what went wrong."""
     wrong = status_is(exchange, status)
     if wrong is not None:
         return f"{what}: {wrong}"
@@ -47,8 +51,8 @@ def walk(ctx: Context, session: Session, collection: Collection) -> None:
     created = session.call(collection.create, json=body)
     found = len(session.ledger.violations)
     if not session.judge("round_trip", collection.create, created, holds(created, 201, body, "the created item")):
-        return  # anything created stays, for the violation that names it
-    setup = [created]  # each violation below carries the writes before it: its reproduction is whole
+        return  # Anything created stays, for the violation that names it.
+    setup = [created]  # Each violation below carries the writes before it, so its reproduction is whole.
     read = session.call(get, params)
     session.judge("round_trip", get, read, holds(read, 200, body, "a read after create"), setup)
     duplicate(ctx, session, collection, body, setup)
@@ -75,7 +79,7 @@ def duplicate(ctx: Context, session: Session, collection: Collection, body: JSON
 def rewrite(
     ctx: Context, session: Session, collection: Collection, params: dict[str, Any], body: JSON, setup: list[Exchange]
 ) -> JSON:
-    """PUT every field changed; the answer and the next read hold the new state. The PUT joins `setup`."""
+    """PUT every field changed. The answer and the next read hold the new state. The PUT joins `setup`."""
     put, get = collection.item_ops["put"], collection.item_ops["get"]
     replaced = changed_body(ctx, collection, body)
     written = session.call(put, params, json=replaced)
@@ -89,7 +93,7 @@ def rewrite(
 def change_one(
     ctx: Context, session: Session, collection: Collection, params: dict[str, Any], state: JSON, setup: list[Exchange]
 ) -> None:
-    """PATCH one field; every other field keeps its value, in the answer and in the next read. The PATCH
+    """PATCH one field. Every other field keeps its value, in the answer and in the next read. The PATCH
     joins `setup`."""
     patch, get = collection.item_ops["patch"], collection.item_ops["get"]
     props = collection.request_schema["properties"]

@@ -1,15 +1,22 @@
 """`list_order`: a list's order is the documented one, the same on every read, at every page size.
 
-Each list names its order in the spec (`x-order-by`, ascending; strings in code-point order, or in
-the order of their case-folded form where the service ignores letter case, as `identifiers-exact`
-admits). Where the test can create the list's items, it first adds some in an order their
-identifiers do not sort in, with letter cases that code-point order and case-folded order sort
-differently (`STEMS`): a list served in insertion order, or in any other order, shows them out of
-place. The list is then read whole at several page sizes (the largest it serves, about a half and
-about a fifth of it) by page number: each walk returns every item exactly once, ascending by the key
-in one of the two orders throughout (a walk mixing them is reported), and every walk, and a second
-read of the first page, gives the same sequence (so ties of the case-folded order keep one order). A
-list longer than `FULL_WALK_PAGES` pages of the largest size is judged on its first two pages. The
+Each list names its order in the spec (`x-order-by`), which is ascending. Strings are in code-point
+order, or in the order of their case-folded form where the service ignores letter case, as
+`identifiers-exact` admits.
+
+Where the test can create the list's items, it first adds some in an order their identifiers do not
+sort in. Their letter cases sort differently in code-point order and in case-folded order (`STEMS`).
+So a list served in insertion order, or in any other order, shows them out of place.
+
+The list is then read whole by page number at several page sizes. They are the largest it serves,
+about a half of it and about a fifth of it.
+- Each walk returns every item exactly once.
+- Each walk is ascending by the key in one of the two orders throughout. A walk mixing them is
+  reported.
+- Every walk, and a second read of the first page, gives the same sequence. So ties of the
+  case-folded order keep one order.
+
+A list longer than `FULL_WALK_PAGES` pages of the largest size is judged on its first two pages. The
 items made are deleted afterwards.
 """
 
@@ -28,7 +35,8 @@ from contract_tests.spec import Collection, Operation
 
 CHECK = "list_order"
 STEMS = ("b", "B", "a")
-"""Created in this order: code-point order is B, a, b; case-folded order a, b, B; insertion b, B, a."""
+"""Created in this order. Code-point order is B, a, b, case-folded order is a, b, B, and insertion order is
+b, B, a."""
 FRACTIONS = (2, 5)
 
 
@@ -83,7 +91,7 @@ def out_of_order(ctx: Context, session: Session, op: Operation, params: dict[str
 
 
 def sizes(count: int, maximum: int) -> list[int]:
-    """Page sizes whose walks stay within `FULL_WALK_PAGES` pages: the largest, and fractions of the list."""
+    """Page sizes whose walks stay within `FULL_WALK_PAGES` pages. They are the largest, and fractions of the list."""
     found = [maximum, *(max(1, math.ceil(count / part)) for part in FRACTIONS)]
     fitting = [size for size in found if size <= maximum and math.ceil(count / size) <= FULL_WALK_PAGES]
     return list(dict.fromkeys(fitting))
@@ -132,7 +140,7 @@ Walked = list[tuple[Exchange, list[Any]]]
 def walk(
     session: Session, op: Operation, params: dict[str, Any], size: int, pages: int, first: Exchange | None
 ) -> Walked | None:
-    """Pages 1 to `pages` at `size` (page 1 given or read); None when a page is not a list."""
+    """Pages 1 to `pages` at `size`, with page 1 given or read. None when a page is not a list."""
     walked: Walked = []
     for number in range(1, max(pages, 1) + 1):
         exchange = first if number == 1 and first is not None else None
@@ -157,15 +165,17 @@ def code_point(before: Any, after: Any) -> bool:
 
 
 def case_folded(before: Any, after: Any) -> bool:
-    """Two strings in ascending order of their case-folded form, or a tie (the same folded form, two
-    spellings), whose order the comparison of the walks holds fixed (`identifiers-exact`)."""
+    """Two strings in ascending order of their case-folded form, or a tie.
+
+    A tie is the same folded form in two spellings. The comparison of the walks holds its order fixed
+    (`identifiers-exact`)."""
     if not isinstance(before, str) or not isinstance(after, str):
         return code_point(before, after)
     return before != after and before.casefold() <= after.casefold()
 
 
 ORDERS = (code_point, case_folded)
-"""The orders a list may be in (`list-order/ascending`), each the one order of a whole walk."""
+"""The orders a list may be in (`list-order/ascending`). Each is the one order of a whole walk."""
 
 
 def misordered(walked: Walked, key: str) -> str | None:

@@ -1,9 +1,9 @@
 """Where an item falls in a list: the page its documented order (`x-order-by`) puts it on.
 
-A binary search over pages of the largest size the list serves, so that finding one item in a list of
-any length costs a few requests; a page guides it only where both orders a list may be in
-(code-point and case-folded) agree. Where the order is not the documented one (`list_order` judges
-that), the search cannot trust it and walks the pages instead, up to `WALK_LIMIT` of them.
+It is a binary search over pages of the largest size the list serves, so that finding one item in a
+list of any length costs a few requests. A page guides it only where both orders a list may be in
+(code-point and case-folded) agree. Where the order is not the documented one, the search cannot
+trust it and walks the pages instead, up to `WALK_LIMIT` of them. `list_order` judges the order.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from contract_tests.spec import JSON, Operation, Spec
 
 WALK_LIMIT = 10
 FULL_WALK_PAGES = 10
-"""Pages a walk of a whole list reads at most: a longer list is sampled, so any length costs a bounded
-number of requests (pagination_walk, list_order)."""
+"""Pages a walk of a whole list reads at most (pagination_walk, list_order).
+
+A longer list is sampled, so any length costs a bounded number of requests."""
 
 
 @dataclass(frozen=True)
@@ -42,9 +43,10 @@ def find(items: list[Any], name: str, value: Any) -> JSON | None:
 
 
 def locate(spec: Spec, session: Session, op: Operation, params: dict[str, Any], name: str, value: Any) -> Placement:
-    """The page of the list `op` (at `params`) showing the item whose `name` is `value`: found through the
-    list's order when the spec orders it by `name` ascending (pages of the list's maximum size, else of
-    its default size), else by walking."""
+    """The page of the list `op` (at `params`) showing the item whose `name` is `value`.
+
+    It is found through the list's order when the spec orders it by `name` ascending, and otherwise by
+    walking. The pages are of the list's maximum size, or else of its default size."""
     maximum, ordered = spec.page_size_maximum(op), spec.order_by(op) == name
     size = {"page_size": maximum} if maximum is not None else {}
     first = session.call(op, params, query={"page": 1, **size})
@@ -76,7 +78,7 @@ def locate(spec: Spec, session: Session, op: Operation, params: dict[str, Any], 
 
 
 def narrowed(items: list[Any] | None, name: str, value: Any, middle: int, low: int, high: int) -> tuple[int, int]:
-    """The pages left to search once page `middle` lacks the item: (1, 0) when its keys cannot guide."""
+    """The pages left to search once page `middle` lacks the item. (1, 0) when its keys cannot guide."""
     keys = [item.get(name) if isinstance(item, dict) else None for item in items or []]
     if keys and before(value, keys[0]):
         return low, middle - 1
@@ -86,11 +88,13 @@ def narrowed(items: list[Any] | None, name: str, value: Any, middle: int, low: i
 
 
 def before(one: Any, other: Any) -> bool:
-    """`one` sorts before `other` in code-point order and, for strings, in case-folded order too, the two
-    orders a list may be in (`list-order`): where they disagree, the keys cannot guide the search."""
+    """`one` sorts before `other` in code-point order and, for strings, in case-folded order too.
+
+    These are the two orders a list may be in (`list-order`). Where they disagree, the keys cannot guide
+    the search."""
     try:
         if isinstance(one, str) and isinstance(other, str):
             return one < other and one.casefold() < other.casefold()
         return bool(one < other)
-    except TypeError:  # keys of another type than the value
+    except TypeError:  # The keys are of another type than the value.
         return False

@@ -1,13 +1,13 @@
-"""The checks of concurrent writes across a reference (the others are races.py), tried as racing.py says:
+"""The checks of concurrent writes across a reference, tried as racing.py says. The others are in races.py.
 
-- `concurrent_reference_delete`: a create of an item naming an owner (a product in a product line) and
-  the DELETE of that owner at the same instant; never both succeed, which would leave a reference to
-  nothing; each answer a status its operation documents, never a 5xx;
-- `concurrent_sub_list_count`: several creates in one owner's sub-list at once; each succeeds, and the
-  sub-list's `count` equals the items it lists, as many as were created (a count kept beside the rows
-  and updated by a read-modify-write loses some).
+- `concurrent_reference_delete` sends a create of an item naming an owner, such as a product in a
+  product line, and the DELETE of that owner at the same instant. Never do both succeed, which would
+  leave a reference to nothing. Each answer is a status its operation documents, never a 5xx.
+- `concurrent_sub_list_count` sends several creates in one owner's sub-list at once. Each succeeds,
+  and the sub-list's `count` equals the items it lists, as many as were created. A count kept beside
+  the rows and updated by a read-modify-write loses some.
 
-Each try makes its own owner (a wave makes them at once) and the wave removes what it made.
+Each try makes its own owner, and a wave makes them at once. The wave removes what it made.
 """
 
 from __future__ import annotations
@@ -64,13 +64,15 @@ def run(check: str, ctx: Context, session: Session) -> None:
             CHECKS[check](ctx, session, owner, child, sub_list)
 
 
-# Seven parameters because: the race's context, session and sender, and what the wave makes for which check;
-# the two callers pass them as they hold them, and a value grouping them would be made for this call alone.
+# Seven parameters because: they are the race's context, session and sender, and what the wave makes for
+# which check. The two callers pass them as they hold them, and a value grouping them would serve this call alone.
 def owners(
     ctx: Context, session: Session, together: Together, owner: Collection, check: str, judged: Operation, count: int
 ) -> Sequence[Exchange] | None:
-    """A wave's `count` owners, one a try, created at once; None (the check listed as not exercised at `judged`, those
-    made deleted) when the target refused one."""
+    """A wave's `count` owners, one a try, created at once.
+
+    None when the target refused one. The check is then listed as not exercised at `judged`, and those made
+    are deleted."""
     items = planned(ctx, owner, count)
     created = made(session, together, check, judged, owner, [body for _, body in items])
     if created is None:
@@ -158,7 +160,7 @@ def sub_list_count(ctx: Context, session: Session, owner: Collection, child: Col
 
 
 def listed_wrong(read: Exchange, name: str, children: list[Any], timed: Sequence[Timed]) -> str | None:
-    """What the sub-list read after the creates gets wrong (None: its count, its items and the creates agree)."""
+    """What the sub-list read after the creates gets wrong. None when its count, its items and the creates agree."""
     failed = [each.response.status_code for each in timed if each.response.status_code != 201]
     if failed:
         return f"{CREATES} creates of distinct items in one sub-list at once: {len(failed)} answered {failed}, not 201"

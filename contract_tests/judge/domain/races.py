@@ -1,21 +1,21 @@
 """The checks of concurrent writes: the contract holds when clients write at the same instant.
 
-Each runs on every collection whose operations the surface serves, in tries (judge/domain/racing.py:
-only a try whose requests all were on the wire before the first answer is judged; none such, and the
-check is not exercised):
+Each runs on every collection whose operations the surface serves, in tries (judge/domain/racing.py).
+Only a try whose requests were all on the wire before the first answer is judged. With no such try,
+the check is not exercised.
 
-- `concurrent_lost_update`: two PATCHes of different fields of one item; afterwards both changes are
-  there (a service writing back the whole row it read loses one);
-- `concurrent_same_field`: two PATCHes of one field; the value read back is one of the two, whole, and
-  the item's other fields are as they were;
-- `concurrent_duplicate_create`: creates of one new identifier at once; exactly one succeeds, every
-  other answer is the refusal of a duplicate `duplicate_rejected` admits (409, or 400: the spec's
-  decision `duplicate-identifier`), never a 5xx; the item reads back. Its list is not read: other
-  parts' writes move an item between pages while a list is searched, so what a search finds differs
-  from one run of a seed to the next;
-- `concurrent_write_delete`: a PATCH and a DELETE of one item at once; each answers a status its
-  operation documents, never a 5xx; a DELETE that succeeded leaves no item behind: a read answers
-  404, and so does a later PATCH (it must not bring the item back).
+- `concurrent_lost_update` sends two PATCHes of different fields of one item. Afterwards both changes
+  must be there, because a service writing back the whole row it read loses one.
+- `concurrent_same_field` sends two PATCHes of one field. The value read back must be one of the two,
+  whole, and the item's other fields must be as they were.
+- `concurrent_duplicate_create` sends creates of one new identifier at once. Exactly one succeeds.
+  Every other answer is the refusal of a duplicate that `duplicate_rejected` admits, never a 5xx.
+  That refusal is 409, or 400 by the spec's decision `duplicate-identifier`. The item reads back.
+  The collection's list is not read, because other parts' writes move an item between pages while a
+  list is searched. So what a search finds differs from one run of a seed to the next.
+- `concurrent_write_delete` sends a PATCH and a DELETE of one item at once. Each answers a status its
+  operation documents, never a 5xx. A DELETE that succeeded leaves no item behind, so a read answers
+  404. A later PATCH answers 404 too, since it must not bring the item back.
 
 Every item a wave of tries makes (racing.py) is deleted at its end, all at once.
 """
@@ -86,7 +86,7 @@ def lost_update(ctx: Context, session: Session, collection: Collection) -> None:
 
     def wave(numbers: range) -> list[Try]:
         tried = list(zip(numbers, items, changes, created or (), strict=False))
-        # each try changes both fields from their last value: the item's wave alternates the two states
+        # Each try changes both fields from their last value, so the item's wave alternates the two states.
         wanted = [changed if (number // size) % 2 == 0 else body for number, (_, body), (changed, _), _ in tried]
         fields = [names[:2] for _, names in changes]
         bursts = together.send_each(
@@ -114,7 +114,7 @@ def lost_update(ctx: Context, session: Session, collection: Collection) -> None:
 
 
 def not_written(burst: Burst, method: str) -> str | None:
-    """A write of an existing item that did not succeed, in words (None: each answered 2xx)."""
+    """A write of an existing item that did not succeed, in words. None when each answered 2xx."""
     failed = [each.response.status_code for each in burst.timed if not 200 <= each.response.status_code < 300]
     return f"a {method.upper()} of an existing item answered {failed[0]}, not success" if failed else None
 
@@ -132,7 +132,7 @@ def same_field(ctx: Context, session: Session, collection: Collection) -> None:
 
     def wave(numbers: range) -> list[Try]:
         tried = list(zip(numbers, items, chains, created or (), strict=False))
-        # neither value of a pair is the one before it: the item's wave alternates the two pairs
+        # The item's wave alternates the two pairs, so neither value of a pair is the one before it.
         pairs = [
             (chain[1], chain[2]) if (number // size) % 2 == 0 else (chain[0], chain[3])
             for number, _, (_, chain), _ in tried
@@ -156,7 +156,7 @@ def same_field(ctx: Context, session: Session, collection: Collection) -> None:
 
 
 def one_of(name: str, pair: tuple[Any, Any], body: JSON, burst: Burst, read: Exchange, method: str) -> str | None:
-    """What PATCHes of `name` to the two values of `pair` at once broke, as `read` shows it (None: nothing)."""
+    """What PATCHes of `name` to the two values of `pair` at once broke, as `read` shows it. None if nothing."""
     others = {key: value for key, value in body.items() if key != name}
     broken = server_errors(burst) or not_written(burst, method)
     stored = read.json().get(name, "<missing>") if isinstance(read.json(), dict) else read.json()
@@ -201,7 +201,7 @@ def duplicate_create(ctx: Context, session: Session, collection: Collection) -> 
                 broken = f"the item created answered {read.status} to a read"
             done.append(Try(burst, read, broken))
         at_once(session, together, [Call(delete, params) for params, _ in items])
-        for (params, _), burst in zip(items, bursts, strict=False):  # a duplicate made: one DELETE each
+        for (params, _), burst in zip(items, bursts, strict=False):  # Each duplicate made needs one DELETE.
             for _ in range(sum(each.response.status_code == 201 for each in burst.timed) - 1):
                 session.call(delete, params)
         return done
@@ -232,7 +232,7 @@ def write_delete(ctx: Context, session: Session, collection: Collection) -> None
         for burst, read in zip(bursts, reads, strict=False):
             counted(session, (patch, delete), burst)
             judged.append(deleted_or_not(burst, read, (patch, delete)))
-        # a later write must not bring a deleted item back: a PATCH of each item gone, at once
+        # A later write must not bring a deleted item back, so each item gone gets a PATCH, at once.
         gone = [index for index, (broken, deleted) in enumerate(judged) if broken is None and deleted]
         again = at_once(session, together, [Call(patch, items[i][0], content={"json": changes[i]}) for i in gone])
         done = [
@@ -254,8 +254,10 @@ def write_delete(ctx: Context, session: Session, collection: Collection) -> None
 
 
 def deleted_or_not(burst: Burst, read: Exchange, ops: tuple[Operation, Operation]) -> tuple[str | None, bool]:
-    """What a PATCH and a DELETE (`ops`) at once broke (None: nothing), as their answers and `read` show
-    it, and whether the item is gone (the DELETE succeeded and a read answers 404)."""
+    """What a PATCH and a DELETE (`ops`) at once broke, and whether the item is gone.
+
+    Their answers and `read` show what broke, which is None if nothing did. The item is gone when the
+    DELETE succeeded and a read answers 404."""
     broken = server_errors(burst)
     for op, each in zip(ops, burst.timed, strict=True):
         if broken is None and each.response.status_code not in documented(op):
@@ -274,4 +276,4 @@ CHECKS: dict[str, Check] = {
     WRITE_DELETE: write_delete,
 }
 TESTS = {name: partial(run, name) for name in CHECKS}
-"""The domain tests' table entries (run/runner.py): one per check, so that `--checks` runs only those chosen."""
+"""The domain tests' table entries (run/runner.py). There is one per check, so `--checks` runs only those chosen."""

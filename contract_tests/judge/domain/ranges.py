@@ -1,11 +1,14 @@
 """Values from the whole range a request schema admits, not from its examples.
 
-Each writable field gets two ends of its range, derived from its schema: `HIGH`, the longest string
-its `maxLength` allows written in text beyond Latin-1 (accents, CJK, right-to-left scripts, emoji
-outside the Basic Multilingual Plane, combining accents), its `maximum`, the largest decimal its
-pattern admits; `LOW`, its shortest string (one emoji outside the BMP where `minLength` is 1), its
-`minimum`, the smallest decimal, and null where it is nullable. A string with no `maxLength` gets
-`UNBOUNDED_LENGTH` characters. A field of any other kind keeps the value it is given.
+Each writable field gets two ends of its range, derived from its schema.
+- `HIGH` is the longest string its `maxLength` allows, its `maximum`, and the largest decimal its
+  pattern admits. The string is written in text beyond Latin-1: accents, CJK, right-to-left scripts,
+  emoji outside the Basic Multilingual Plane and combining accents.
+- `LOW` is its shortest string, its `minimum`, the smallest decimal, and null where it is nullable.
+  The shortest string is one emoji outside the BMP where `minLength` is 1.
+
+A string with no `maxLength` gets `UNBOUNDED_LENGTH` characters. A field of any other kind keeps the
+value it is given.
 """
 
 from __future__ import annotations
@@ -22,14 +25,15 @@ LOW = "low"
 WIDE_TEXT = "Zoë Łódź 中文字 עִבְרִית مرحبا 🚗 Cafe\u0301 😀 ひらがな Ωμέγα \U0001d518"
 """Latin beyond Latin-1, CJK, Hebrew with points, Arabic, emoji outside the BMP, a combining accent."""
 SHORTEST = "🚗"
-"""One code point outside the BMP: two UTF-16 units, four UTF-8 bytes."""
+"""One code point outside the BMP, which is two UTF-16 units and four UTF-8 bytes."""
 UNBOUNDED_LENGTH = 600
 DIGITS = re.compile(r"\\d\{(\d*),(\d+)\}")
 
 
 def wide_text(length: int) -> str:
-    """`length` code points of `WIDE_TEXT`, neither starting nor ending with white space or a combining
-    mark (a service may trim the one, and the other has nothing to combine with)."""
+    """`length` code points of `WIDE_TEXT`, neither starting nor ending with white space or a combining mark.
+
+    A service may trim the one, and the other has nothing to combine with."""
     if length <= 0:
         return ""
     text = list(islice(cycle(WIDE_TEXT), length))
@@ -41,8 +45,10 @@ def wide_text(length: int) -> str:
 
 
 def decimal_end(prop: JSON, side: str) -> str | None:
-    """The largest (HIGH) or smallest (LOW) decimal the field's pattern admits: as many integer and
-    fraction digits as its `\\d{m,n}` groups allow, negative where the pattern allows a minus sign."""
+    """The largest (HIGH) or smallest (LOW) decimal the field's pattern admits.
+
+    It has as many integer and fraction digits as its `\\d{m,n}` groups allow. It is negative where the
+    pattern allows a minus sign."""
     pattern = str(prop.get("pattern", ""))
     groups = DIGITS.findall(pattern)
     if not groups:
@@ -56,7 +62,7 @@ def decimal_end(prop: JSON, side: str) -> str | None:
 
 
 def end_value(prop: JSON, side: str, value: Any) -> Any:
-    """The `side` end of the range of the field `prop` describes; `value` when the schema gives none."""
+    """The `side` end of the range of the field `prop` describes, or `value` when the schema gives none."""
     if side == LOW and prop.get("nullable"):
         return None
     if prop.get("format") == "decimal":
@@ -73,5 +79,5 @@ def end_value(prop: JSON, side: str, value: Any) -> Any:
 
 
 def one_past(prop: JSON) -> str | None:
-    """A string one code point longer than the field's `maxLength`, in text beyond Latin-1 (None: no bound)."""
+    """A string one code point longer than the field's `maxLength`, in text beyond Latin-1. None if unbounded."""
     return wide_text(int(prop["maxLength"]) + 1) if "maxLength" in prop else None

@@ -2,12 +2,14 @@
 
 - An item naming a missing item of another collection (a product's `productline`) is refused with
   400 and not created.
-- A DELETE of an item with dependants answers 409 and deletes nothing: the item and its sub-lists
+- A DELETE of an item with dependants answers 409 and deletes nothing. So the item and its sub-lists
   (the create operation's links to lists) read back as before. Any other status, a 5xx included, is
-  this check's violation, naming the dependants. Where the dependants are a collection the client
-  creates (a product line's products), the test makes both items and removes them afterwards; where
-  they are read-only (a product's order details, a customer's orders and payments), it uses an owner
-  the target already has with at least one; with none, the case is reported as not exercised.
+  this check's violation, naming the dependants.
+- Where the dependants are a collection the client creates, such as a product line's products, the
+  test makes both items and removes them afterwards.
+- Where they are read-only, such as a product's order details or a customer's orders and payments, it
+  uses an owner the target already has with at least one. With none, the case is reported as not
+  exercised.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ def missing_parent(ctx: Context, session: Session, child: Collection, parent: Co
     session.judge(CHECK, child.create, created, broken)
     read = session.call(child.item_ops["get"], {child.identifier: identifier})
     refused = None if read.status == 404 else "the refused item was created"
-    session.judge(CHECK, child.item_ops["get"], read, refused, [created])  # a created item stays, named
+    session.judge(CHECK, child.item_ops["get"], read, refused, [created])  # A created item stays, named.
 
 
 def listed(session: Session, sub_list: Operation, params: dict[str, Any]) -> int | None:
@@ -63,7 +65,7 @@ def listed(session: Session, sub_list: Operation, params: dict[str, Any]) -> int
 def delete_refused(
     session: Session, owner: Collection, sub_list: Operation, value: Any, dependants: str, setup: list[Exchange]
 ) -> bool:
-    """DELETE the owner of `dependants`: 409, and the owner and its sub-list read back as before."""
+    """DELETE the owner of `dependants`. It answers 409, and the owner and its sub-list read back as before."""
     params = {owner.identifier: value}
     before = listed(session, sub_list, params)
     deleted = session.call(owner.item_ops["delete"], params)
@@ -93,9 +95,9 @@ def made_dependant(ctx: Context, session: Session, owner: Collection, child: Col
         moved = (child_read.json() or {}).get(owner.identifier) if isinstance(child_read.json(), dict) else None
         broken = None if moved == owner_id else f"the refused DELETE changed the dependant {name}={child_id!r}"
         if not session.judge(CHECK, child.item_ops["get"], child_read, broken, [made_owner, made_child]):
-            return  # both stay, named in the violation
+            return  # Both stay, named in the violation.
     else:
-        return  # both stay, named in the violation
+        return  # Both stay, named in the violation.
     session.call(child.item_ops["delete"], {name: child_id})
     session.call(owner.item_ops["delete"], {owner.identifier: owner_id})
 

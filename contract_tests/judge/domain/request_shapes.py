@@ -1,19 +1,20 @@
 """`request_shapes`: a request of the wrong shape is refused, never served, and changes nothing.
 
 Schemathesis generates requests well-formed in their media type, with a `Content-Type` and path values
-of their type, so a service that reads whatever it gets is not caught by them. This check sends, on
-each collection, what a careless parser takes for valid data:
+of their type. So a service that reads whatever it gets is not caught by them. This check sends, on
+each collection, what a careless parser takes for valid data.
 
-- a malformed JSON body (a valid one cut before its last brace, a list, a string) to the create, the
-  replace and the patch: refused with a 4xx (`validation-failure/malformed-body`), and the item reads
-  back as it was (a create stores nothing);
-- a valid JSON body declared as a media type the operation does not accept, or with no `Content-Type`
-  at all, to the create: 415 (`unsupported-media-type/refused`, `missing-content-type/refused`), and
-  nothing is stored;
-- a path parameter the spec types as an integer given as a word or a fraction, on each item operation
-  and sub-list: 404 (`unknown-resource/not-of-its-type`).
+- It sends a malformed JSON body to the create, the replace and the patch. The body is a valid one cut
+  before its last brace, a list, or a string. It must be refused with a 4xx
+  (`validation-failure/malformed-body`), and the item must read back as it was. A create stores
+  nothing.
+- It sends a valid JSON body to the create, declared as a media type the operation does not accept, or
+  with no `Content-Type` at all. The answer must be 415 (`unsupported-media-type/refused`,
+  `missing-content-type/refused`), and nothing is stored.
+- It gives a path parameter the spec types as an integer as a word or a fraction, on each item
+  operation and sub-list. The answer must be 404 (`unknown-resource/not-of-its-type`).
 
-The media types and the parameter types are the spec's; the bodies are the contract's examples.
+The media types and the parameter types are the spec's. The bodies are the contract's examples.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from contract_tests.spec import Collection, Operation
 
 CHECK = "request_shapes"
 NOT_OBJECTS = (b"[]", b'"x"')
-"""Well-formed JSON that is no object: no request body of the contract."""
+"""Well-formed JSON that is no object, so no request body of the contract."""
 NOT_INTEGERS = ("abc", "1.5")
 OTHER_MEDIA_TYPES = ("text/plain", "application/xml")
 """Media types a body may be declared as that no operation of the contract accepts."""
@@ -60,7 +61,7 @@ def malformed_bodies(body: dict[str, Any]) -> list[bytes]:
 
 
 def refused(exchange: Exchange, what: str) -> str | None:
-    """None for a 4xx (what the decision admits); else what the answer was."""
+    """None for a 4xx, which the decision admits. Otherwise what the answer was."""
     return None if 400 <= exchange.status < 500 else f"{what} answered {exchange.status}, not a 4xx refusal"
 
 
@@ -76,7 +77,7 @@ def malformed_create(ctx: Context, session: Session, collection: Collection) -> 
 
 
 def stored_nothing(session: Session, collection: Collection, params: dict[str, Any], sent: Exchange, what: str) -> None:
-    """The item `params` names reads 404 after the refused create `sent`; one stored is deleted again."""
+    """The item `params` names reads 404 after the refused create `sent`. One stored is deleted again."""
     read = session.call(collection.item_ops["get"], params)
     broken = None
     if read.status != 404:
@@ -109,7 +110,9 @@ def malformed_write(ctx: Context, session: Session, collection: Collection, op: 
 
 
 def undeclared_media(ctx: Context, session: Session, collection: Collection) -> None:
-    """A valid JSON body as each media type the create does not accept, and with none: 415, nothing stored."""
+    """A valid JSON body as each media type the create does not accept, and with none, answers 415.
+
+    Nothing is stored."""
     accepted = collection.create.definition.get("requestBody", {}).get("content", {})
     declared: list[str | None] = [media for media in OTHER_MEDIA_TYPES if media not in accepted]
     for media in [*declared, None]:
@@ -132,8 +135,9 @@ def integer_parameters(op: Operation) -> list[str]:
 
 
 def not_of_its_type(ctx: Context, session: Session, collection: Collection) -> None:
-    """Each item operation and sub-list at an integer path parameter given as a word or a fraction: 404
-    (one operation at a time: the shard's operations, not its collections)."""
+    """Each item operation and sub-list at an integer path parameter given as a word or a fraction answers 404.
+
+    It goes one operation at a time, so it follows the shard's operations, not its collections."""
     body = ctx.valid_body(collection, ctx.missing_identifier(collection))
     fixed = ctx.fixed_fields(collection)
     contents: dict[str, dict[str, Any]] = {
