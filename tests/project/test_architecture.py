@@ -432,6 +432,8 @@ WORDED = (
     "mock_server.control.swagger_ui",
     "mock_server.environment",
     "mock_server.http",
+    "mock_server.http.coalescing",
+    "mock_server.http.cors",
     "mock_server.http.limits",
     "mock_server.http.masking",
     "mock_server.http.middleware",
