@@ -437,6 +437,7 @@ WORDED = (
     "mock_server.control.landing",
     "mock_server.control.mock_sessions",
     "mock_server.control.mock_sessions.redis",
+    "mock_server.control.mock_sessions.registry",
     "mock_server.control.mock_sessions.scope",
     "mock_server.control.observe",
     "mock_server.control.prefer",
