@@ -5,8 +5,9 @@ makes (`contract`).
 `store` is the scoped store of `mock_sessions.scope`. So health, reset and state are those of the
 session the request names (X-Mock-Session), else the default state's.
 
-This module does no authentication, because the mock binds to loopback by default. The API is kept
-apart from mocked traffic, as WireMock keeps /__admin, in one explicit table of routes.
+This module does no authentication itself. The mock binds to loopback by default, and
+`admin_guard.AdminGuard` stands in front of the admin API. The API is kept apart from mocked traffic,
+as WireMock keeps /__admin, in one explicit table of routes.
 """
 
 from __future__ import annotations
