@@ -1,9 +1,14 @@
 """A stateful mock of the shop API, generated from the spec in openapi/.
 
-The folders are the architecture (ARCHITECTURE.md; tests/project/test_architecture.py enforces it): `spec/`
-at the bottom, then `state/` and `http/`, `realm/`, `api/`, `control/`; at this level only the
-composition: `app` (create_app), `cli` (which nothing imports), `settings`, `backends` (the store
-and sessions the settings select) and `replicas`.
+The folders are the architecture, as ARCHITECTURE.md says and tests/project/test_architecture.py
+enforces. `spec/` is at the bottom, then `state/` and `http/`, `realm/`, `api/` and `control/`. This
+level holds only the composition:
+
+- `app`, with create_app.
+- `cli`, which nothing imports.
+- `settings`.
+- `backends`, the store and sessions the settings select.
+- `replicas`.
 """
 
 import warnings

@@ -1,10 +1,10 @@
 """`--workers N`: N uvicorn worker processes serving one shared state.
 
-uvicorn starts each worker from an import string, so a worker cannot be handed an app: it builds its
-own with `worker_app`, from the settings the parent leaves in an environment variable (pickled: the
-parent writes it for its own children only). The parent opens the state first, so the seed is in
-place, or the error reported, before any worker starts; the workers then join it. The workers'
-metrics go to one directory the parent makes for them (`metrics_directory`).
+uvicorn starts each worker from an import string, so a worker cannot be handed an app. It builds its
+own with `worker_app`, from the settings the parent leaves in an environment variable. They are
+pickled, since the parent writes them for its own children only. The parent opens the state first.
+So the seed is in place, or the error reported, before any worker starts, and the workers then join
+it. The workers' metrics go to one directory the parent makes for them (`metrics_directory`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ ENVIRONMENT = "SHOP_MOCK_WORKER_SETTINGS"
 
 
 def serve_workers(settings: Settings, sock: socket.socket) -> None:
-    """Serve `settings.workers` workers on `sock` (bound by the CLI) until stopped (`shutdown.Workers`)."""
+    """Serve `settings.workers` workers on `sock`, bound by the CLI, until stopped by `shutdown.Workers`."""
     os.environ[ENVIRONMENT] = base64.b64encode(pickle.dumps(settings)).decode("ascii")
     with metrics_directory():
         serve(settings, sock)
@@ -41,8 +41,10 @@ def serve_workers(settings: Settings, sock: socket.socket) -> None:
 
 @contextlib.contextmanager
 def metrics_directory() -> Iterator[None]:
-    """A fresh directory for every worker's metrics (prometheus_client's multiprocess mode), removed
-    at the end; one the environment names already is used as it is."""
+    """A fresh directory for every worker's metrics, in prometheus_client's multiprocess mode.
+
+    It is removed at the end. A directory the environment names already is used as it is.
+    """
     if os.environ.get(MULTIPROCESS_DIRECTORY):
         yield
         return
@@ -72,7 +74,7 @@ def serve(settings: Settings, sock: socket.socket) -> None:
 
 
 def worker_app() -> MockApp:
-    """The app of one worker (uvicorn's factory)."""
+    """The app of one worker, as uvicorn's factory."""
     settings: Settings = pickle.loads(base64.b64decode(os.environ[ENVIRONMENT]))
     if settings.log_format == "json":
         log_json_lines(settings.log_level)

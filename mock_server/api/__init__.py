@@ -1,8 +1,13 @@
-"""The interface's behaviour, as the contract states it: the routing table from operationId to
-handler (`routing`), the handlers by collection (`handlers`), request validation (`validation`,
-`formparsers`), pagination (`pagination`), path addressing (`addressing`), the API's credentials
-(`security`), the fast path that answers valid requests past Connexion's layers (`fastpath`), and
-`connexion_seam`, the one module touching Connexion's internals.
+"""The interface's behaviour, as the contract states it. This package holds:
 
-May import: `spec`, `state`, `http`, `realm`. Never `control`: the API works without the control plane.
+- The routing table from operationId to handler (`routing`).
+- The handlers by collection (`handlers`).
+- Request validation (`validation`, `formparsers`).
+- Pagination (`pagination`) and path addressing (`addressing`).
+- The API's credentials (`security`).
+- The fast path that answers valid requests past Connexion's layers (`fastpath`).
+- `connexion_seam`, the one module touching Connexion's internals.
+
+It may import `spec`, `state`, `http` and `realm`. It never imports `control`, because the API works
+without the control plane.
 """

@@ -1,14 +1,17 @@
 """The behaviour of the API's operations, one `Collection` per resource with an identifier.
 
-Handlers receive what was already validated against the spec, keep the fields of the resource,
-normalise decimals, call the store and answer JSON with an explicit Content-Type (the spec's
-problem+json error responses make every operation multi-content-type for Connexion). A read is a
-plain `Reader`, `reader(scope, **params) -> body`, so that both Connexion (through `read_handler`) and
-`mock_server.api.fastpath` call the very same code. It takes the request's scope, not the URL the client
-called: only a list needs that URL (for its links), and building it was a tenth of a GET of one record.
+Handlers receive what was already validated against the spec. They keep the fields of the resource,
+normalise decimals, call the store and answer JSON. The answer has an explicit Content-Type, because
+the spec's problem+json error responses make every operation multi-content-type for Connexion.
+
+A read is a plain `Reader`, `reader(scope, **params) -> body`. So Connexion, through `read_handler`,
+and `mock_server.api.fastpath` call the very same code. It takes the request's scope, not the URL the
+client called. Only a list needs that URL, for its links, and building it was a tenth of a GET of one
+record.
+
 A write is a plain `Writer` too, `writer(**params) -> (status, body)`, which Connexion calls through
-`write_handler`: the fast path sends its answer as it is, where building Connexion's response and
-then Starlette's from it was a tenth of a POST.
+`write_handler`. The fast path sends its answer as it is. Building Connexion's response and then
+Starlette's from it was a tenth of a POST.
 """
 
 from __future__ import annotations
@@ -30,14 +33,14 @@ from mock_server.spec.schemas import Schema
 from mock_server.state.store import KEY_FIELDS, Key, Record, Store
 
 CENT = decimal.Decimal("0.01")
-# a decimal already as `quantize(CENT)` writes it (ASCII digits, no leading zero, two places): kept as
-# sent, where making a Decimal of it and back cost a POST two microseconds a money field
+# A decimal already as `quantize(CENT)` writes it is kept as sent. That is ASCII digits, no leading zero
+# and two places. Making a Decimal of it and back cost a POST two microseconds a money field.
 IN_CENTS = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9]{2}")
 
 
-Reader = Callable[..., bytes]  # reader(scope, **params) -> the JSON body of a 200 answer
-Answer = tuple[int, bytes]  # a write's status and JSON body (empty for 204)
-Writer = Callable[..., Answer]  # writer(**params) -> its answer
+Reader = Callable[..., bytes]  # reader(scope, **params) -> the JSON body of a 200 answer.
+Answer = tuple[int, bytes]  # A write's status and JSON body. The body is empty for 204.
+Writer = Callable[..., Answer]  # writer(**params) -> its answer.
 NO_CONTENT: Answer = (204, b"")
 
 
@@ -48,7 +51,7 @@ def json_response(body: bytes, status: int = 200) -> ConnexionResponse:
 
 
 def encode(value: Any) -> bytes:
-    """Compact UTF-8 JSON. orjson: the stdlib encoder was a sixth of a page read's time."""
+    """Compact UTF-8 JSON, by orjson, because the stdlib encoder was a sixth of a page read's time."""
     return orjson.dumps(value)
 
 
@@ -57,8 +60,11 @@ def no_content() -> ConnexionResponse:
 
 
 def public_url(scope: Scope) -> str:
-    """The URL the client called, path still percent-encoded, as seen through a proxy that sets
-    X-Forwarded-Host / -Proto (see mock_server.http.forwarded)."""
+    """The URL the client called, with its path still percent-encoded.
+
+    It is the URL as seen through a proxy that sets X-Forwarded-Host and -Proto, as
+    mock_server.http.forwarded reads them.
+    """
     path = scope.get("raw_path") or quote(scope["path"]).encode()
     query = scope.get("query_string", b"")
     url = f"{public_origin(scope)}{path.decode('latin-1')}"
@@ -66,7 +72,7 @@ def public_url(scope: Scope) -> str:
 
 
 def read_handler(reader: Reader) -> Callable[..., Awaitable[ConnexionResponse]]:
-    """The Connexion handler of a read: the reader's body for the request."""
+    """The Connexion handler of a read. It answers the reader's body for the request."""
 
     async def handler(**params: Any) -> ConnexionResponse:
         return json_response(reader(request.scope, **params))
@@ -75,7 +81,7 @@ def read_handler(reader: Reader) -> Callable[..., Awaitable[ConnexionResponse]]:
 
 
 def write_handler(writer: Writer) -> Callable[..., Awaitable[ConnexionResponse]]:
-    """The Connexion handler of a write: the writer's answer as Connexion's response."""
+    """The Connexion handler of a write. It answers the writer's answer as Connexion's response."""
 
     async def handler(**params: Any) -> ConnexionResponse:
         status, body = writer(**params)
@@ -87,8 +93,8 @@ def write_handler(writer: Writer) -> Callable[..., Awaitable[ConnexionResponse]]
 class Collection:
     """Create, list, read, replace, patch and delete the records of one store collection.
 
-    `schema` is the spec's response schema of a record: its writable (not readOnly) properties are
-    what a request may set, and its `format: decimal` properties are normalised to two places.
+    `schema` is the spec's response schema of a record. Its writable properties, those not readOnly, are
+    what a request may set. Its `format: decimal` properties are normalised to two places.
     """
 
     def __init__(self, store: Store, collection: str, schema: Schema, pages: PageSizePolicy) -> None:
@@ -99,8 +105,8 @@ class Collection:
         properties: dict[str, Schema] = schema["properties"]
         self.schema = schema
         self.writable = [name for name, prop in properties.items() if not prop.get("readOnly")]
-        self.unset = dict.fromkeys(properties)  # what a POST does not send is null
-        self.reset = dict.fromkeys(self.writable)  # what a PUT does not send is reset to null
+        self.unset = dict.fromkeys(properties)  # What a POST does not send is null.
+        self.reset = dict.fromkeys(self.writable)  # What a PUT does not send is reset to null.
         self.decimals = {name for name, prop in properties.items() if prop.get("format") == "decimal"}
 
     def list(self, scope: Scope, page: int | None = None, page_size: int | None = None, **_: Any) -> bytes:
@@ -116,7 +122,7 @@ class Collection:
         return 201, encode(self.store.create(self.collection, record))
 
     def update(self, body: dict[str, Any], **params: Any) -> Answer:
-        """PUT replaces every writable field: one not sent is reset to null."""
+        """PUT replaces every writable field, so one not sent is reset to null."""
         changes = self.reset | self._fields(body)
         return 200, encode(self.store.update(self.collection, self._key(params), changes))
 
@@ -129,7 +135,7 @@ class Collection:
         return NO_CONTENT
 
     def owned(self, child: str, field: str) -> Reader:
-        """The reader of a sub-list: the `child` records whose `field` is this record's key."""
+        """The reader of a sub-list. It lists the `child` records whose `field` is this record's key."""
 
         def list_owned(scope: Scope, page: int | None = None, page_size: int | None = None, **params: Any) -> bytes:
             asked = self.pages.request(page, page_size)
@@ -143,10 +149,10 @@ class Collection:
         return key
 
     def _fields(self, body: dict[str, Any]) -> Record:
-        """The writable fields of a validated body; unknown and read-only ones are ignored."""
+        """The writable fields of a validated body. Unknown and read-only ones are ignored."""
         fields = {name: body[name] for name in self.writable if name in body}
         for name in self.decimals:
-            value = fields.get(name)  # None when absent too: nothing to normalise
+            value = fields.get(name)  # None when absent too, and then there is nothing to normalise.
             if value is not None and not (type(value) is str and IN_CENTS.fullmatch(value)):
                 fields[name] = str(decimal.Decimal(value).quantize(CENT))
         return fields

@@ -1,11 +1,13 @@
-"""The mock's own API under /__mock__/, outside the contract: health, reset, state, request journal, faults,
-violations (proxy mode), sessions, and the consumer contract the journal's traffic makes (`contract`).
+"""The mock's own API under /__mock__/, outside the contract. It serves health, reset, state, the request
+journal, faults, violations in proxy mode, sessions, and the consumer contract the journal's traffic
+makes (`contract`).
 
-`store` is the scoped store (session_scope): health, reset and state are those of the session the
-request names (X-Mock-Session), else the default state's.
+`store` is the scoped store of `mock_sessions.scope`. So health, reset and state are those of the
+session the request names (X-Mock-Session), else the default state's.
 
-No authentication: the mock binds to loopback by default. Kept apart from mocked traffic, as
-WireMock keeps /__admin, in one explicit table of routes.
+This module does no authentication itself. The mock binds to loopback by default, and
+`admin_guard.AdminGuard` stands in front of the admin API. The API is kept apart from mocked traffic,
+as WireMock keeps /__admin, in one explicit table of routes.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from mock_server.state.store import COLLECTIONS, Store
 
 PREFIX = "/__mock__"
 Endpoint = Callable[[Request], Any]
-CONSUMER_NAME_LIMIT = 200  # characters of a consumer's name
+CONSUMER_NAME_LIMIT = 200  # The characters of a consumer's name.
 
 
 def problem(status: int, detail: str) -> JSONResponse:
@@ -51,15 +53,15 @@ class Admin:
         per_replica: tuple[str, ...] = (),
     ) -> None:
         self.store = store
-        self.per_replica = per_replica  # what this replica keeps to itself, as health says
+        self.per_replica = per_replica  # What this replica keeps to itself, as health says.
         self.sessions = sessions
         self.journal = journal
         self.faults = faults
         self.violations = violations
-        self.spec = spec  # the served spec, which an imported state is checked against (None: the bundled one)
+        self.spec = spec  # The served spec, which an imported state is checked against. None is the bundled one.
 
     def routes(self) -> list[tuple[str, str, Endpoint]]:
-        """(method, path, endpoint): the whole admin API."""
+        """(method, path, endpoint) of the whole admin API."""
         return [
             ("GET", f"{PREFIX}/health", self.health),
             ("POST", f"{PREFIX}/reset", self.reset),
@@ -94,7 +96,7 @@ class Admin:
         return JSONResponse(self.store.export())
 
     async def put_state(self, request: Request) -> Response:
-        """Replace the whole state; validated like fixtures, so a bad import changes nothing."""
+        """Replace the whole state. It is validated like fixtures, so a bad import changes nothing."""
         try:
             text = decode_strictly(await request.body(), "(body)", "state")
             self.store.replace_all(checked_dataset(load_json(text, what="state"), "state", self.spec))
@@ -105,7 +107,7 @@ class Admin:
         return Response(status_code=204)
 
     async def requests(self, request: Request) -> Response:
-        """The journal, oldest first, filtered (see `Journal.query`); `?limit=N` keeps the last N."""
+        """The journal, oldest first, filtered as `Journal.query` says. `?limit=N` keeps the last N."""
         try:
             entries = self.journal.query(request.query_params)
         except ValueError as error:
@@ -113,7 +115,7 @@ class Admin:
         return JSONResponse([self.journal.as_json(entry) for entry in entries])
 
     async def count_requests(self, request: Request) -> Response:
-        """How many journal entries match the filters: "was this called N times"."""
+        """How many journal entries match the filters, to ask "was this called N times"."""
         try:
             return JSONResponse({"count": len(self.journal.query(request.query_params))})
         except ValueError as error:
@@ -124,9 +126,12 @@ class Admin:
         return Response(status_code=204)
 
     async def contract(self, request: Request) -> Response:
-        """The consumer contract of the journal's traffic (control/contract.py): that of the session the
-        request names (X-Mock-Session), else of the traffic that named none. `?name=` names the consumer
-        (default `consumer`); `?format=text` is the readable summary."""
+        """The consumer contract of the journal's traffic, made by control/contract.py.
+
+        It is the contract of the session the request names (X-Mock-Session), else of the traffic that
+        named none. `?name=` names the consumer, by default `consumer`. `?format=text` is the readable
+        summary.
+        """
         unknown = set(request.query_params) - {"name", "format"}
         if unknown:
             return problem(400, f"unknown parameter(s): {', '.join(quote(name) for name in sorted(unknown))}")
@@ -148,13 +153,13 @@ class Admin:
         return JSONResponse([rule.as_json() for rule in self.faults.listed()])
 
     async def put_faults(self, request: Request) -> Response:
-        """Replace the whole rule list; checked whole, so a bad list changes nothing."""
+        """Replace the whole rule list. It is checked whole, so a bad list changes nothing."""
         try:
             text = decode_strictly(await request.body(), "(body)", "faults")
             self.faults.replace(parse_rules(load_json(text, what="faults"), self.faults.index))
         except BadRequest as error:
             return problem(400, error.detail)
-        except ValueError as error:  # a RuleError, or a body that is not JSON
+        except ValueError as error:  # A RuleError, or a body that is not JSON.
             return problem(400, f"Fault rules not installed: {error}")
         return Response(status_code=204)
 
@@ -163,7 +168,7 @@ class Admin:
         return Response(status_code=204)
 
     async def get_violations(self, request: Request) -> Response:
-        """What the proxied backend's traffic broke of the spec (empty when not proxying)."""
+        """What the proxied backend's traffic broke of the spec. It is empty when not proxying."""
         return JSONResponse(self.violations.as_json())
 
     async def clear_violations(self, request: Request) -> Response:
@@ -171,7 +176,7 @@ class Admin:
         return Response(status_code=204)
 
     async def list_sessions(self, request: Request) -> Response:
-        """The live sessions: name, created, last used, size (the items the session holds itself)."""
+        """The live sessions, each with its name, created, last used and size. The size is the items it holds itself."""
         return JSONResponse([session.as_json() for session in self.sessions.sessions()])
 
     async def delete_session(self, request: Request) -> Response:
@@ -181,7 +186,7 @@ class Admin:
         return Response(status_code=204)
 
     async def reset_session(self, request: Request) -> Response:
-        """Back to the seed; the session stays (unlike DELETE, which a next request would recreate)."""
+        """Back to the seed. The session stays, unlike with DELETE, after which a next request would recreate it."""
         name = request.path_params["name"]
         session = self.sessions.find(name)
         if session is None:

@@ -1,7 +1,8 @@
-"""`GET /`: a small HTML page that says what this server is and links to everything it serves.
+"""`GET /`, a small HTML page that says what this server is and links to everything it serves.
 
-A person who opens the mock's address in a browser lands here instead of a JSON 404: the Swagger UI,
-both surfaces, the dev realm's discovery document, the dashboard, the admin API and the dev credentials.
+A person who opens the mock's address in a browser lands here instead of a JSON 404. The page links
+the Swagger UI, both surfaces, the dev realm's discovery document, the dashboard and the admin API. It
+also shows the dev credentials.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
-"""The `Prefer` header (RFC 7240) of a request to the API: the one parser of every preference the mock
-honours, `code=NNN` and `example=NAME` (steering) and `delay=MS` (faults).
+"""The `Prefer` header (RFC 7240) of a request to the API. This is the one parser of every preference
+the mock honours. Those are `code=NNN` and `example=NAME` for steering, and `delay=MS` for faults.
 
-Steering and faults apply to the API's operations only, so they ask for the preferences of a
-request to one of them only (elsewhere the header is never read), parsed once and kept in the
-scope. No value reaches `int()` unbounded (Python refuses more than 4,300 digits): `code` must be
-the text of a status the operation declares, and `delay`'s digits are counted before it is
-converted (`inputs.integer_fits`). A value that is not what its preference takes is a
-`PreferenceError` naming the preference (400); a preference the mock does not know
-(`return=minimal`) is ignored, as RFC 7240 asks.
+Steering and faults apply to the API's operations only. So they ask for the preferences of a request
+to one of them only, and elsewhere the header is never read. The preferences are parsed once and kept
+in the scope. No value reaches `int()` unbounded, because Python refuses more than 4,300 digits.
+`code` must be the text of a status the operation declares. `delay`'s digits are counted before it
+is converted, by `inputs.integer_fits`. A value that is not what its preference takes is a
+`PreferenceError` naming the preference, a 400. A preference the mock does not know, such as
+`return=minimal`, is ignored, as RFC 7240 asks.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from mock_server.spec.inputs import integer_fits
 from mock_server.spec.operations import Operation, describe
 from mock_server.spec.quoting import quote
 
-KEY = "shop_mock.prefer"  # the scope key of a request's preferences (or of the error they made)
+KEY = "shop_mock.prefer"  # The scope key of a request's preferences, or of the error they made.
 PREFER = b"prefer"
-MAX_DELAY_MS = 60_000  # for `Prefer: delay` and every fault rule's delay, drawn or fixed
+MAX_DELAY_MS = 60_000  # The bound of `Prefer: delay` and of every fault rule's delay, drawn or fixed.
 
 
 class PreferenceError(ValueError):
-    """A preference whose value is not what it takes (400); `detail` names the preference."""
+    """A preference whose value is not what it takes, a 400. `detail` names the preference."""
 
     def __init__(self, detail: str) -> None:
         super().__init__(detail)
@@ -36,9 +36,9 @@ class PreferenceError(ValueError):
 
 @dataclass(frozen=True)
 class Preferences:
-    code: int | None = None  # a status the operation declares
-    example: str | None = None  # the name of an example of the spec
-    delay_ms: int | None = None  # whole milliseconds, at most MAX_DELAY_MS
+    code: int | None = None  # A status the operation declares.
+    example: str | None = None  # The name of an example of the spec.
+    delay_ms: int | None = None  # Whole milliseconds, at most MAX_DELAY_MS.
 
     def steer(self) -> bool:
         """Whether steering has anything to do."""
@@ -46,13 +46,15 @@ class Preferences:
 
 
 def sent(scope: MutableMapping[str, Any]) -> bool:
-    """Whether the request carries a `Prefer` header (a look in `header_names`, shared by the layers)."""
+    """Whether the request carries a `Prefer` header. It is a look in `header_names`, shared by the layers."""
     return PREFER in header_names(scope)
 
 
 def preferences(scope: MutableMapping[str, Any], operation: Operation) -> Preferences | None:
-    """The preferences of a request to `operation`, or None without a `Prefer` header;
-    PreferenceError (every time it is asked) if one of them has a value it does not take."""
+    """The preferences of a request to `operation`, or None without a `Prefer` header.
+
+    It raises PreferenceError, every time it is asked, if one of them has a value it does not take.
+    """
     if KEY not in scope:
         try:
             scope[KEY] = parse(scope["headers"], operation) if sent(scope) else None
@@ -65,8 +67,10 @@ def preferences(scope: MutableMapping[str, Any], operation: Operation) -> Prefer
 
 
 def parse(headers: list[tuple[bytes, bytes]], operation: Operation) -> Preferences:
-    """Every `Prefer` header's preferences (`code=404, example=bare; delay=10`); of a preference given
-    twice, the last counts."""
+    """Every `Prefer` header's preferences, such as `code=404, example=bare; delay=10`.
+
+    Of a preference given twice, the last counts.
+    """
     values: dict[str, str] = {}
     for name, value in headers:
         if name.lower() == PREFER:
@@ -83,7 +87,7 @@ def parse(headers: list[tuple[bytes, bytes]], operation: Operation) -> Preferenc
 
 
 def status(text: str, operation: Operation) -> int:
-    """`text` as a status `operation` declares: compared as text, converted only once it is one."""
+    """`text` as a status `operation` declares. It is compared as text, and converted only once it is one."""
     declared = operation.declared()
     if text in {str(code) for code in declared}:
         return int(text)

@@ -1,13 +1,13 @@
-"""One write per response, not two: a transport that holds a response head until its body follows.
+"""A transport that holds a response head until its body follows, so a response is one write, not two.
 
-uvicorn's httptools protocol writes a response's head when the app sends `http.response.start` and
-its body when the app sends `http.response.body`: two writes, and with uvloop two `send` system
-calls, for a response that the app hands over in one step. `CoalescingTransport` stands between the
-protocol and the real transport: a write that begins a response (`HTTP/1.1 `) is held, and goes out
-with the next write, or at the end of the event loop's turn (a streamed response's head does not
-wait for its first event), or before a close. Every write keeps its order; holding changes when
-bytes leave, never which. A POST's time went down by about 6 % (benchmarks/benchmark-history.md,
-"What a request paid outside the ASGI stack").
+uvicorn's httptools protocol writes a response's head when the app sends `http.response.start`. It
+writes the body when the app sends `http.response.body`. That makes two writes for a response that
+the app hands over in one step, and with uvloop two `send` system calls. `CoalescingTransport` stands
+between the protocol and the real transport. A write that begins a response (`HTTP/1.1 `) is held.
+It goes out with the next write, or before a close. It also goes out at the end of the event loop's
+turn, so a streamed response's head does not wait for its first event. Every write keeps its order.
+Holding changes when bytes leave, never which. A POST's time went down by about 6 %
+(benchmarks/benchmark-history.md, "What a request paid outside the ASGI stack").
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ HEAD = b"HTTP/1.1 "
 
 
 class CoalescingTransport:
-    """`transport`, writing a response head together with what follows it (see the module)."""
+    """`transport`, writing a response head together with what follows it, as the module says."""
 
     __slots__ = ("held", "loop", "transport")
 
@@ -39,7 +39,7 @@ class CoalescingTransport:
             self.transport.write(data)
 
     def flush(self) -> None:
-        """Write what is held, if anything (called at the end of the loop's turn)."""
+        """Write what is held, if anything. It is called at the end of the loop's turn."""
         if self.held:
             data, self.held = self.held, b""
             if not self.transport.is_closing():
@@ -50,12 +50,12 @@ class CoalescingTransport:
         self.transport.close()
 
     def abort(self) -> None:
-        self.held = b""  # an abort drops what is buffered: held bytes too
+        self.held = b""  # An abort drops what is buffered, and held bytes too.
         self.transport.abort()
 
     def is_closing(self) -> bool:
         return self.transport.is_closing()
 
     def __getattr__(self, name: str) -> Any:
-        """Anything else is the real transport's (pause_reading, get_extra_info, set_protocol, ...)."""
+        """Anything else is the real transport's, such as pause_reading, get_extra_info and set_protocol."""
         return getattr(self.transport, name)

@@ -1,11 +1,11 @@
-"""Starlette's CORS middleware, with the common request (no `Origin` header) made cheap.
+"""Starlette's CORS middleware, with the common request made cheap. That request has no `Origin` header.
 
-To a request without `Origin` (every request but a browser's cross-origin one), Starlette's
-`CORSMiddleware` only adds `Vary: Origin` to the answer; but it builds a `Headers` of the request
-and a `MutableHeaders` of the answer to do so: about 8 us per request in process, against 2 here
-(benchmarks/benchmark-history.md, "After issues 9-14"). `CORS` adds the same header with plain lists, and leaves every
-request with an `Origin` (simple or preflight), and any answer that already has a `Vary`, to
-Starlette's code.
+Every request but a browser's cross-origin one comes without `Origin`. To such a request, Starlette's
+`CORSMiddleware` only adds `Vary: Origin` to the answer. But it builds a `Headers` of the request and a
+`MutableHeaders` of the answer to do so. That costs about 8 us per request in process, against 2 here
+(benchmarks/benchmark-history.md, "After issues 9-14"). `CORS` adds the same header with plain lists.
+It leaves to Starlette's code every request with an `Origin`, simple or preflight. It also leaves to
+Starlette any answer that already has a `Vary`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ VARY = b"vary"
 
 
 class CORS(CORSMiddleware):
-    """`CORSMiddleware`, the same answers; a request without `Origin` passed on with a lighter `send`."""
+    """`CORSMiddleware` with the same answers. A request without `Origin` is passed on with a lighter `send`."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or b"origin" in header_names(scope):
@@ -30,7 +30,7 @@ class CORS(CORSMiddleware):
 
 
 def varying_origin(send: Send) -> Send:
-    """`send`, with `Vary: Origin` added to the start of the answer (see `add_vary_origin`)."""
+    """`send`, with `Vary: Origin` added to the start of the answer by `add_vary_origin`."""
 
     async def vary_origin(message: Message) -> None:
         if message["type"] == "http.response.start":
@@ -44,7 +44,7 @@ def add_vary_origin(message: Message) -> None:
     """What `CORSMiddleware.send` does to the start of an answer to a request without `Origin`."""
     headers = message.get("headers", [])
     for name, _ in headers:
-        if name == VARY:  # merged into one Vary, as Starlette does
+        if name == VARY:  # Merged into one Vary, as Starlette does.
             mutable = MutableHeaders(scope=message)
             mutable["Vary"] = ", ".join([*mutable.getlist("Vary"), "Origin"])
             return

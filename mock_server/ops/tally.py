@@ -1,16 +1,16 @@
 """The requests of this process, by operation and status, counted in plain Python on every request.
 
-A request costs a dict look-up and two additions (its count is the sum of its buckets'; the observer,
-control/observe.py, adds them itself): a prometheus_client counter and histogram would take two
-locks, about a tenth of a plain request's time. The figures are exposed at scrape time through a
-custom collector (`RequestFigures`), as prometheus_client documents for values kept outside its
-instruments; `snapshot` copies them on the event loop, where they change.
+A request costs a dict look-up and two additions. Its count is the sum of its buckets'. The observer,
+control/observe.py, adds them itself. A prometheus_client counter and histogram would take two locks,
+about a tenth of a plain request's time. The figures are exposed at scrape time through a custom
+collector, `RequestFigures`. prometheus_client documents that way for values kept outside its
+instruments. `snapshot` copies them on the event loop, where they change.
 
-Under `--workers N` every worker writes its tally, whole, to a file of its own in the directory that
-prometheus_client's multiprocess mode uses (`requests-PID.json`, beside its `.db` files, which it
-alone reads), every `FLUSH_S` while it changes; a scrape adds up the other workers' files and its
-own snapshot (`other_workers`). A worker that was replaced leaves its file, as its counters do: a
-counter never goes down.
+Under `--workers N` every worker writes its tally, whole, to a file of its own, `requests-PID.json`.
+The file sits in the directory that prometheus_client's multiprocess mode uses, beside its `.db`
+files, which it alone reads. A worker writes it every `FLUSH_S` while the tally changes. A scrape
+adds up the other workers' files and its own snapshot, in `other_workers`. A worker that was replaced
+leaves its file, as its counters do, because a counter never goes down.
 """
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ MULTIPROCESS_DIRECTORY = "PROMETHEUS_MULTIPROC_DIR"
 DURATION_BOUNDS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 FIRST_BOUND = DURATION_BOUNDS[0]
 BUCKET_LABELS = (*(str(bound) for bound in DURATION_BOUNDS), "+Inf")
-FLUSH_S = 1.0  # a worker's requests are in its file (and other workers' scrapes) at most this long after
-NO_ANSWER = "none"  # the status label of a request whose connection closed before any answer
+FLUSH_S = 1.0  # A worker's requests are in its file, and in other workers' scrapes, at most this long after.
+NO_ANSWER = "none"  # The status label of a request whose connection closed before any answer.
 FILE_PREFIX, FILE_SUFFIX = "requests-", ".json"
 
-Row = list[float]  # the sum of durations, then one count per bucket (not cumulative; the last is +Inf)
-Rows = dict[tuple[str, str], Row]  # (operation, status label) -> row
-ByStatus = dict[int | None, Row]  # one operation's rows, by status (None: no answer)
+Row = list[float]  # The sum of durations, then one count per bucket, not cumulative. The last is +Inf.
+Rows = dict[tuple[str, str], Row]  # (operation, status label) -> row.
+ByStatus = dict[int | None, Row]  # One operation's rows by status, where None means no answer.
 
 
 def new_row() -> Row:
@@ -50,16 +50,18 @@ def multiprocess_directory() -> str | None:
 
 
 class Tally:
-    """This process's requests: rows by operation, then by status."""
+    """This process's requests, as rows by operation, then by status."""
 
     def __init__(self) -> None:
         self.operations: dict[str, ByStatus] = {}
-        self.writing = False  # whether this worker writes its file every `FLUSH_S`
+        self.writing = False  # Whether this worker writes its file every `FLUSH_S`.
         self.written: Rows = {}
 
     def of(self, operation: str) -> ByStatus:
-        """The rows of `operation` (a caller may keep them: they are this tally's own). Under
-        `--workers`, the first call starts writing this worker's file."""
+        """The rows of `operation`. A caller may keep them, because they are this tally's own.
+
+        Under `--workers`, the first call starts writing this worker's file.
+        """
         if not self.writing and multiprocess_directory():
             self.writing = True
             asyncio.get_running_loop().call_later(FLUSH_S, self.write)
@@ -74,8 +76,10 @@ class Tally:
         }
 
     def write(self) -> None:
-        """Replace this worker's file with its figures if they changed (a reader sees the old file or
-        the new one), and do it again `FLUSH_S` later."""
+        """Replace this worker's file with its figures if they changed, and do it again `FLUSH_S` later.
+
+        The file is replaced whole, so a reader sees the old file or the new one.
+        """
         asyncio.get_running_loop().call_later(FLUSH_S, self.write)
         directory = multiprocess_directory()
         rows = self.snapshot()

@@ -1,11 +1,17 @@
-"""The dev identity realm: a Keycloak-compatible OpenID Connect provider for front ends and tests.
+"""The dev identity realm, a Keycloak-compatible OpenID Connect provider for front ends and tests.
 
-keys (the signing keys, kept in a file), realm_file (users and clients from a Keycloak realm
-export), tokens (signing, strict verification), logins (what it remembers: bounded, expiring), flows (the
-grants and the browser flows), login_page (HTML), identity (its HTTP endpoints).
+This package holds:
 
-May import: `http` (masking the access log) and `settings` (read only); the core (all but
-`identity`) imports no web framework. The API verifies the realm's tokens; the realm knows no API.
+- The signing keys, kept in a file (`keys`).
+- Users and clients from a Keycloak realm export (`realm_file`).
+- Signing and strict verification (`tokens`).
+- What the realm remembers, bounded and expiring (`logins`).
+- The grants and the browser flows (`flows`).
+- The login page's HTML (`login_page`).
+- Its HTTP endpoints (`identity`).
+
+It may import `http`, for masking the access log, and `settings`, read only. The core, all but
+`identity`, imports no web framework. The API verifies the realm's tokens, and the realm knows no API.
 """
 
 from __future__ import annotations
@@ -27,11 +33,13 @@ SHARED_KEYS = "realm-keys"
 
 
 def open_realm(settings: Settings, shared: SharedValue | None = None, memory: Memory | None = None) -> Realm:
-    """The realm the settings describe: its file, its keys (a file, or one in memory), its issuer.
+    """The realm the settings describe, with its file, its keys and its issuer.
 
-    With `shared` (replicas on one Redis state), every replica signs and verifies with the same keys:
-    the first replica's, or a rotating replica's (`--rotate-realm-key`), so a token issued by one
-    verifies on every other; with `memory` (realm.shared), they share logins, codes and sessions too."""
+    The keys come from a file, or are made in memory. With `shared`, for replicas on one Redis state,
+    every replica signs and verifies with the same keys. They are the first replica's, or a rotating
+    replica's (`--rotate-realm-key`). So a token issued by one verifies on every other. With `memory`
+    (realm.shared), the replicas share logins, codes and sessions too.
+    """
     config = read_realm_file(settings.realm_file)
     if settings.token_ttl is not None:
         config = dataclasses.replace(config, access_token_lifespan=settings.token_ttl)
@@ -45,8 +53,11 @@ def open_realm(settings: Settings, shared: SharedValue | None = None, memory: Me
 
 
 def shared_keys(shared: SharedValue, mine: KeyRing, rotate: bool) -> KeyRing:
-    """The key ring all replicas use: the first one shared; with `rotate`, this replica's new signing
-    key put in front of it (the previous keys still verify)."""
+    """The key ring all replicas use, which is the first one shared.
+
+    With `rotate`, this replica's new signing key is put in front of it, and the previous keys still
+    verify.
+    """
     current = KeyRing.from_pem(shared(SHARED_KEYS, mine.pem(), False), "the shared realm keys")
     if not rotate:
         return current

@@ -1,8 +1,8 @@
 """The realm's remembered values as bytes, for a memory outside the process (`realm.shared`).
 
-Users and clients are stored by name and found again in the realm file, which every replica reads:
-a value naming one that this replica's file lacks reads as gone (None), as an expired one does.
-Secrets stay digests: a browser's binding and SSO secret are stored as the digests the realm keeps.
+Users and clients are stored by name and found again in the realm file, which every replica reads. A
+value naming one that this replica's file lacks reads as gone (None), as an expired one does. Secrets
+stay digests. A browser's binding and SSO secret are stored as the digests the realm keeps.
 """
 
 from __future__ import annotations
@@ -15,8 +15,11 @@ from mock_server.realm.realm_file import RealmConfig
 
 
 def _dumps(value: dict[str, Any]) -> bytes:
-    """Compact JSON bytes, by the standard library: the realm (and so `shop-mock`'s start) must import
-    without the mock extra's orjson, to say in one line what to install."""
+    """Compact JSON bytes, by the standard library.
+
+    The realm, and so `shop-mock`'s start, must import without the mock extra's orjson. Then it can say
+    in one line what to install.
+    """
     return json.dumps(value, separators=(",", ":")).encode()
 
 

@@ -1,14 +1,20 @@
 """The realm's OpenID Connect flows, as Keycloak runs them and names their errors.
 
-Authorization code with PKCE through the login page, refresh with rotation, the password and
-client_credentials grants, userinfo and end-session. Pure Python: the HTTP layer is
-`mock_server.realm.identity`. Authlib's authorization server was the first choice, but it has no
-Starlette (or any async) server integration, and its error names differ from Keycloak's where
-front ends and tests look (a wrong client secret is `invalid_client` there, `unauthorized_client`
-here); the flows are small, so they are written out here and tested over HTTP error by error.
+The flows are these:
+
+- the authorization code with PKCE, through the login page;
+- the refresh, with rotation;
+- the password and client_credentials grants;
+- userinfo and end-session.
+
+This module is pure Python. The HTTP layer is `mock_server.realm.identity`. Authlib's authorization
+server was the first choice. But it has no Starlette server integration, nor any async one. Its error
+names also differ from Keycloak's where front ends and tests look. A wrong client secret is
+`invalid_client` there and `unauthorized_client` here. The flows are small, so they are written out
+here and tested over HTTP error by error.
 
 Long because the flows are one object, `Realm`. Every grant and every browser step reads and
-changes the same remembered maps (codes, login sessions, pending logins and logouts), signs with
+changes the same remembered maps: codes, login sessions, pending logins and logouts. Each signs with
 the same keys and answers with Keycloak's error names. Split by flow, each module would reach into
 the state of the others.
 """
@@ -39,12 +45,12 @@ from mock_server.realm.logins import (
 from mock_server.realm.realm_file import Client, RealmConfig, User
 from mock_server.realm.tokens import ACCESS, ID, REFRESH, Tokens, half_hash
 
-CODE_TTL = 60  # Keycloak's accessCodeLifespan
-LOGIN_TTL = 1800  # Keycloak's accessCodeLifespanLogin
-CAPACITY = 4096  # sessions, codes, pending logins, SSO cookies and pending logouts each
-VERIFIER = re.compile(r"[A-Za-z0-9\-._~]{43,128}")  # RFC 7636 code_verifier
+CODE_TTL = 60  # Keycloak's accessCodeLifespan.
+LOGIN_TTL = 1800  # Keycloak's accessCodeLifespanLogin.
+CAPACITY = 4096  # The bound of each map: sessions, codes, pending logins, SSO cookies and pending logouts.
+VERIFIER = re.compile(r"[A-Za-z0-9\-._~]{43,128}")  # The code_verifier of RFC 7636.
 CHALLENGE = re.compile(r"[A-Za-z0-9\-._~]{43,128}")
-BROWSER_SECRET = re.compile(r"[A-Za-z0-9_-]{43}")  # the shape of secrets.token_urlsafe(32): the realm's cookies
+BROWSER_SECRET = re.compile(r"[A-Za-z0-9_-]{43}")  # The shape of secrets.token_urlsafe(32), as the realm's cookies are.
 COOKIE_NOT_FOUND = "Cookie not found. Please make sure cookies are enabled in your browser."
 TIMED_OUT = "Your login attempt timed out. Login will start from the beginning."
 LOGOUT_FAILED = "Logout failed"
@@ -57,7 +63,7 @@ NO_CLIENT_FOR_LOGOUT = (
 
 
 class OAuthError(Exception):
-    """An OAuth 2 error response: `error` is the code Keycloak sends, the message its description."""
+    """An OAuth 2 error response. `error` is the code Keycloak sends, and the message is its description."""
 
     def __init__(self, error: str, description: str, status: int = 400) -> None:
         super().__init__(description)
@@ -70,11 +76,11 @@ class PageError(Exception):
 
 
 class LoginFailed(Exception):
-    """Wrong user name or password: the login page is shown again with the message."""
+    """A wrong user name or password. The login page is shown again with the message."""
 
 
 class RedirectedError(Exception):
-    """An authorization error reported to the client's (checked) redirect URI."""
+    """An authorization error reported to the client's redirect URI, once that URI is checked."""
 
     def __init__(self, location: str) -> None:
         super().__init__(location)
@@ -83,14 +89,14 @@ class RedirectedError(Exception):
 
 @dataclasses.dataclass(frozen=True)
 class LogoutConfirmation:
-    """A logout the user must confirm: `code` goes in the confirmation form, `binding` in the cookie."""
+    """A logout the user must confirm. `code` goes in the confirmation form, and `binding` in the cookie."""
 
     code: str
     binding: str
 
 
 class Realm:
-    """One realm: its config (the realm file), keys, fixed issuer, sessions and codes."""
+    """One realm, with its config from the realm file, its keys, fixed issuer, sessions and codes."""
 
     def __init__(
         self,
@@ -103,18 +109,18 @@ class Realm:
         self.path = f"/realms/{self.config.name}"
         self.issuer = issuer or f"http://127.0.0.1:8000{self.path}"
         self.tokens = Tokens(keys or KeyRing.generated(), self.issuer)
-        self.verify = self.tokens.verify  # bound once: the hot path calls it directly
+        self.verify = self.tokens.verify  # Bound once, because the hot path calls it directly.
         self.sign = self.tokens.sign
-        memory = memory or InProcess()  # else shared by replicas (realm.shared)
+        memory = memory or InProcess()  # A given memory is shared by replicas, as in realm.shared.
         self.sessions = memory.map("sessions", codecs.Sessions(self.config), CAPACITY)
         self.codes = memory.map("codes", codecs.Codes(self.config), CAPACITY)
         self.pending = memory.map("pending", codecs.Logins(self.config), CAPACITY)
-        # the SSO cookie secret's digest (hex) -> session id
+        # It maps the SSO cookie secret's digest, in hex, to a session id.
         self.browsers = memory.map("browsers", codecs.Text(), CAPACITY)
         self.logouts = memory.map("logouts", codecs.Logouts(), CAPACITY)
 
     def discovery(self, base: str) -> dict[str, Any]:
-        """The OpenID Connect discovery document, its endpoints under `base` (the realm's URL as called)."""
+        """The OpenID Connect discovery document. Its endpoints are under `base`, the realm's URL as called."""
         endpoints = f"{base}/protocol/openid-connect"
         return {
             "issuer": self.issuer,
@@ -135,10 +141,10 @@ class Realm:
             "authorization_response_iss_parameter_supported": True,
         }
 
-    # the token endpoint
+    # The token endpoint.
 
     def token_request(self, form: Mapping[str, str], basic: tuple[str, str] | None = None) -> dict[str, Any]:
-        """The token endpoint: `form` is the decoded body, `basic` the client's Basic credentials."""
+        """The token endpoint. `form` is the decoded body, and `basic` the client's Basic credentials."""
         grant = form.get("grant_type")
         if not grant:
             raise OAuthError("invalid_request", "Missing form parameter: grant_type")
@@ -188,7 +194,7 @@ class Realm:
         text = form.get("code")
         if not text:
             raise OAuthError("invalid_request", "Missing parameter: code")
-        code = self.codes.pop(text)  # single use, whatever happens next
+        code = self.codes.pop(text)  # A code is used once, whatever happens next.
         if code is None:
             raise OAuthError("invalid_grant", "Code not valid")
         request = code.request
@@ -230,7 +236,7 @@ class Realm:
         nonce: str | None = None,
         auth_time: int | None = None,
     ) -> dict[str, Any]:
-        """The token response Keycloak sends: access token, and with a session, refresh and ID tokens."""
+        """The token response Keycloak sends. It holds an access token, and with a session, refresh and ID tokens."""
         now = int(time.time())
         scope = " ".join(["openid"] * ("openid" in scope.split()) + ["profile", "email"])
         common = {"iat": now, "iss": self.issuer, "sub": user.id, "azp": client.client_id}
@@ -275,8 +281,8 @@ class Realm:
             lifetime = self.refresh_lifetime(session, now)
             refresh_id = secrets.token_hex(16)
             renewed = dataclasses.replace(session, refresh_ids={**session.refresh_ids, client.client_id: refresh_id})
-            # an idle timeout: each use extends it; only from the session as read: of two replicas
-            # turning one refresh token at once, one wins
+            # The lifetime is an idle timeout, so each use extends it. The swap starts only from the
+            # session as read. So of two replicas turning one refresh token at once, one wins.
             if not self.sessions.swap(session.id, session, renewed, lifetime):
                 gone = self.sessions.get(session.id) is None
                 raise OAuthError("invalid_grant", "Session not active" if gone else REUSED)
@@ -292,7 +298,7 @@ class Realm:
     def refresh_lifetime(self, session: Session, now: int) -> int:
         return max(1, min(self.config.sso_session_idle, session.started + self.config.sso_session_max - now))
 
-    # users and sessions
+    # Users and sessions.
 
     def check_user(self, username: str, password: str) -> User | None:
         user = self.config.users.get(username)
@@ -309,11 +315,14 @@ class Realm:
         if session_id:
             self.sessions.pop(session_id)
 
-    # the authorization endpoint and the login page
+    # The authorization endpoint and the login page.
 
     def authorization_request(self, params: Mapping[str, str]) -> AuthorizationRequest:
-        """Check an authorization request. PageError: no trusted redirect URI to report to;
-        `RedirectedError`: an error for the client, at its redirect URI."""
+        """Check an authorization request.
+
+        `PageError` means there is no trusted redirect URI to report to. `RedirectedError` is an error
+        for the client, at its redirect URI.
+        """
         client = self.config.clients.get(params.get("client_id", ""))
         if client is None:
             raise PageError("Client not found.")
@@ -369,27 +378,31 @@ class Realm:
     def begin_login(self, request: AuthorizationRequest, binding: str | None) -> tuple[str, str]:
         """Keep the checked request for the login form, bound to the browser it is served to.
 
-        Returns the tab id (in the form's action) and the binding: the browser's own (Keycloak's
-        AUTH_SESSION_ID cookie, one for all its tabs) if it has the shape the realm gives one, else a new one.
-        Only a post carrying that cookie may use the form, so a page of another site cannot post it
-        (login CSRF): the cookie is SameSite=Lax and never sent with a cross-site POST."""
+        It returns the tab id, which goes in the form's action, and the binding. The binding is the
+        browser's own if it has the shape the realm gives one, else a new one. It is Keycloak's
+        AUTH_SESSION_ID cookie, one for all the browser's tabs. Only a post carrying that cookie may use
+        the form, so a page of another site cannot post it (login CSRF). The cookie is SameSite=Lax, so
+        it is never sent with a cross-site POST.
+        """
         binding = browser_binding(binding)
         tab_id = secrets.token_urlsafe(24)
         self.pending.put(tab_id, PendingLogin(request, digest(binding)), LOGIN_TTL)
         return tab_id, binding
 
     def login(self, tab_id: str, binding: str | None, username: str, password: str) -> tuple[str, str]:
-        """The login form's submission, from the browser it was served to: the redirect with a code,
-        and the new session's SSO cookie secret."""
+        """The login form's submission, from the browser it was served to.
+
+        It returns the redirect with a code, and the new session's SSO cookie secret.
+        """
         if not binding:
             raise PageError(COOKIE_NOT_FOUND)
         pending = self.pending.get(tab_id)
         if pending is None or not secrets.compare_digest(pending.binding, digest(binding)):
-            raise PageError(TIMED_OUT)  # as Keycloak: this browser's login has no such tab
+            raise PageError(TIMED_OUT)  # As in Keycloak, this browser's login has no such tab.
         user = self.check_user(username, password)
         if user is None:
             raise LoginFailed("Invalid username or password.")
-        if self.pending.pop(tab_id) is None:  # another replica took this form first
+        if self.pending.pop(tab_id) is None:  # Another replica took this form first.
             raise PageError(TIMED_OUT)
         cookie = secrets.token_urlsafe(32)
         session = self.start_session(user, digest(cookie))
@@ -397,8 +410,11 @@ class Realm:
         return self.code_redirect(pending.request, session), cookie
 
     def browser_session(self, cookie: str | None) -> Session | None:
-        """The live session an SSO cookie's secret opens: found by the secret's digest (a look-up
-        that tells nothing of the secret), then compared in constant time. A `sid` opens nothing."""
+        """The live session an SSO cookie's secret opens.
+
+        It is found by the secret's digest, a look-up that tells nothing of the secret. It is then
+        compared in constant time. A `sid` opens nothing.
+        """
         if not cookie:
             return None
         presented = digest(cookie)
@@ -423,7 +439,7 @@ class Realm:
             return f"{request.redirect_uri}#{encoded}"
         return f"{request.redirect_uri}{'&' if '?' in request.redirect_uri else '?'}{encoded}"
 
-    # userinfo and logout
+    # Userinfo and logout.
 
     def userinfo(self, token: str | None) -> dict[str, Any]:
         if not token:
@@ -439,9 +455,12 @@ class Realm:
     def logout(
         self, params: Mapping[str, str], cookie: str | None, binding: str | None
     ) -> str | LogoutConfirmation | None:
-        """A browser's end-session request: ends the session of its SSO cookie (and of the
-        `id_token_hint`); the URI to go back to, if any. Without an ID token, as Keycloak, the user
-        must confirm first (a page of another site could send the browser here): the confirmation."""
+        """A browser's end-session request. It ends the session of its SSO cookie and of the `id_token_hint`.
+
+        It returns the URI to go back to, if any. Without an ID token the user must confirm first, as in
+        Keycloak, because a page of another site could send the browser here. It then returns the
+        confirmation.
+        """
         hint_text = params.get("id_token_hint")
         hint = self.tokens.decode(hint_text, ID, verify_exp=False) if hint_text else None
         if hint_text and hint is None:
@@ -470,8 +489,10 @@ class Realm:
         return target
 
     def confirm_logout(self, code: str, binding: str | None) -> str | None:
-        """The confirmation form's submission, from the browser it was served to: ends the session;
-        the URI to go back to, if any."""
+        """The confirmation form's submission, from the browser it was served to. It ends the session.
+
+        It returns the URI to go back to, if any.
+        """
         if not binding:
             raise PageError(COOKIE_NOT_FOUND)
         pending = self.logouts.get(code)
@@ -483,7 +504,7 @@ class Realm:
         return pending.target
 
     def backchannel_logout(self, client: Client, refresh_token: str | None) -> None:
-        """A confidential client's logout with its refresh token (Keycloak's POST to the logout URL)."""
+        """A confidential client's logout with its refresh token. It is Keycloak's POST to the logout URL."""
         claims = self.tokens.decode(refresh_token or "", REFRESH, verify_exp=False)
         if claims is None or claims.get("azp") != client.client_id:
             raise OAuthError("invalid_grant", "Invalid refresh token")
@@ -505,12 +526,12 @@ def browser_binding(cookie: str | None) -> str:
 
 
 def digest(secret: str) -> bytes:
-    """What the realm keeps of a browser's secret: its SHA-256, never the secret itself."""
+    """What the realm keeps of a browser's secret. It is its SHA-256, never the secret itself."""
     return hashlib.sha256(secret.encode()).digest()
 
 
 def check_verifier(verifier: str | None, challenge: str, method: str | None) -> None:
-    """RFC 7636: the verifier must hash (S256) or equal (plain) the challenge the code was issued for."""
+    """The check of RFC 7636. The verifier must hash (S256) or equal (plain) the challenge the code was issued for."""
     if not verifier:
         raise OAuthError("invalid_grant", "PKCE code verifier not specified")
     if not VERIFIER.fullmatch(verifier):

@@ -1,13 +1,13 @@
 """What the realm remembers between requests: login sessions, authorization codes, pending logins.
 
-A browser holds secrets of its own, never a value that a token, a redirect or a page carries: the
+A browser holds secrets of its own, never a value that a token, a redirect or a page carries. The
 single-sign-on cookie's secret and the login form's binding are kept here only as SHA-256 digests.
 
-Every one of them lives in a `Remembered` map: entries expire, and the map never holds more than its
-capacity (the oldest go first), so no sequence of requests grows the realm's memory without bound.
-`Expiring` is the map of one process (`InProcess`); replicas of one Redis state share theirs
-(`realm.shared`), each value stored by its `codecs` codec. Whatever a replica must not use twice
-(an authorization code, a refresh token's turn) is taken atomically: `pop` and `swap`.
+Every one of them lives in a `Remembered` map. Entries expire, and the map never holds more than its
+capacity, the oldest going first. So no sequence of requests grows the realm's memory without bound.
+`Expiring` is the map of one process (`InProcess`). Replicas of one Redis state share theirs
+(`realm.shared`), each value stored by its `codecs` codec. Whatever a replica must not use twice is
+taken atomically, by `pop` and `swap`. That is an authorization code, or a refresh token's turn.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ Kept = TypeVar("Kept")
 
 
 class RealmUnavailable(Exception):
-    """The realm's shared memory (Redis) did not answer: the request gets a 503, never a hang."""
+    """The realm's shared memory in Redis did not answer. The request gets a 503, never a hang."""
 
 
 class Codec(Protocol[Kept]):
-    """How a value of one map is stored outside the process (realm.codecs)."""
+    """How a value of one map is stored outside the process, by realm.codecs."""
 
     def encode(self, value: Kept) -> bytes: ...
 
@@ -37,18 +37,18 @@ class Codec(Protocol[Kept]):
 
 
 class Remembered(Protocol[Kept]):
-    """An expiring, bounded map; RealmUnavailable where its store does not answer."""
+    """An expiring, bounded map. It raises RealmUnavailable where its store does not answer."""
 
     def put(self, key: str, value: Kept, ttl: float) -> None: ...
 
     def get(self, key: str) -> Kept | None: ...
 
     def pop(self, key: str) -> Kept | None:
-        """The value, taken: no other caller, on any replica, gets it too."""
+        """The value, taken. No other caller, on any replica, gets it too."""
         ...
 
     def swap(self, key: str, expected: Kept, value: Kept, ttl: float) -> bool:
-        """Put `value` only if the key still holds `expected`: False if another caller changed it first."""
+        """Put `value` only if the key still holds `expected`. False if another caller changed it first."""
         ...
 
 
@@ -59,7 +59,7 @@ class Memory(Protocol):
 
 
 class Expiring(Generic[Value]):
-    """A map of expiring entries, capped at `capacity` (least recently put evicted first)."""
+    """A map of expiring entries, capped at `capacity`. The least recently put is evicted first."""
 
     def __init__(self, capacity: int, clock: Callable[[], float] = time.time) -> None:
         self.capacity = capacity
@@ -97,7 +97,7 @@ class Expiring(Generic[Value]):
 
 
 class InProcess:
-    """The realm's maps in this process: the default, and the only kind with the in-memory state."""
+    """The realm's maps in this process. They are the default, and the only kind with the in-memory state."""
 
     def map(self, name: str, codec: Codec[Kept], capacity: int) -> Remembered[Kept]:
         return Expiring(capacity)
@@ -105,13 +105,13 @@ class InProcess:
 
 @dataclass
 class Session:
-    """A user's login (Keycloak's user session): what `sid` and `session_state` name."""
+    """A user's login, Keycloak's user session. It is what `sid` and `session_state` name."""
 
     id: str
     user: User
     started: int
-    refresh_ids: dict[str, str] = field(default_factory=dict)  # client id -> the one valid refresh token's jti
-    browser: bytes | None = None  # the digest of the SSO cookie's secret, for a browser's login
+    refresh_ids: dict[str, str] = field(default_factory=dict)  # client id -> the one valid refresh token's jti.
+    browser: bytes | None = None  # The digest of the SSO cookie's secret, for a browser's login.
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ class AuthorizationRequest:
     nonce: str | None
     code_challenge: str | None
     code_challenge_method: str | None
-    response_mode: str  # "query" or "fragment"
+    response_mode: str  # "query" or "fragment".
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ class AuthorizationCode:
 
 @dataclass(frozen=True)
 class PendingLogin:
-    """A login form served: the request it answers, and the digest of the browser's binding cookie."""
+    """A login form served, with the request it answers and the digest of the browser's binding cookie."""
 
     request: AuthorizationRequest
     binding: bytes
@@ -148,5 +148,5 @@ class PendingLogout:
     """A logout asked without an ID token, waiting for the user's confirmation in the same browser."""
 
     session_id: str
-    target: str | None  # where to go afterwards: the checked post_logout_redirect_uri, with the state
+    target: str | None  # Where to go afterwards. It is the checked post_logout_redirect_uri, with the state.
     binding: bytes

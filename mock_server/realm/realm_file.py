@@ -1,13 +1,17 @@
-"""The realm file: users, clients, redirect URIs and roles, in the subset of Keycloak's realm-export
-JSON (RealmRepresentation) that the dev realm needs, so a team can load its real export.
+"""The realm file holds users, clients, redirect URIs and roles. It is the subset of Keycloak's
+realm-export JSON (RealmRepresentation) that the dev realm needs, so a team can load its real export.
+These fields are read:
 
-Read: `realm`, `accessTokenLifespan`, `ssoSessionIdleTimeout`, `ssoSessionMaxLifespan`,
-`revokeRefreshToken`, `roles.realm` (with composites), `defaultRole`; each user's `id`, `username`,
-`enabled`, `email`, `emailVerified`, `firstName`, `lastName`, `realmRoles`, `serviceAccountClientId`
-and password `credentials` (plain `value`, or Keycloak's pbkdf2 hashes as exported); each client's
-`clientId`, `enabled`, `publicClient`, `secret`, `redirectUris`, `webOrigins`,
-`standardFlowEnabled`, `directAccessGrantsEnabled`, `serviceAccountsEnabled` and the attributes
-`pkce.code.challenge.method` and `post.logout.redirect.uris`. Anything else is ignored.
+- The realm's `realm`, `accessTokenLifespan`, `ssoSessionIdleTimeout`, `ssoSessionMaxLifespan`,
+  `revokeRefreshToken`, `roles.realm` (with composites) and `defaultRole`.
+- Each user's `id`, `username`, `enabled`, `email`, `emailVerified`, `firstName`, `lastName`,
+  `realmRoles`, `serviceAccountClientId` and password `credentials`. A password is a plain `value`,
+  or Keycloak's pbkdf2 hashes as exported.
+- Each client's `clientId`, `enabled`, `publicClient`, `secret`, `redirectUris`, `webOrigins`,
+  `standardFlowEnabled`, `directAccessGrantsEnabled` and `serviceAccountsEnabled`.
+- Each client's attributes `pkce.code.challenge.method` and `post.logout.redirect.uris`.
+
+Anything else is ignored.
 """
 
 from __future__ import annotations
@@ -31,11 +35,11 @@ class RealmFileError(Exception):
 
 @dataclass(frozen=True)
 class Password:
-    """A user's password as the file gives it: in clear, or as a Keycloak pbkdf2 hash."""
+    """A user's password as the file gives it, in clear or as a Keycloak pbkdf2 hash."""
 
     value: bytes = b""
     salt: bytes = b""
-    digest: str = ""  # "" for a clear value
+    digest: str = ""  # It is "" for a clear value.
     iterations: int = 0
 
     def matches(self, given: str) -> bool:
@@ -75,7 +79,7 @@ class User:
 @dataclass(frozen=True)
 class Client:
     client_id: str
-    secret: str | None = None  # None: a public client (a browser app), no secret to prove
+    secret: str | None = None  # None is a public client, such as a browser app, with no secret to prove.
     enabled: bool = True
     redirect_uris: tuple[str, ...] = ()
     post_logout_redirect_uris: tuple[str, ...] = ()
@@ -83,7 +87,7 @@ class Client:
     standard_flow: bool = True
     direct_access_grants: bool = False
     service_accounts: bool = False
-    pkce_method: str | None = None  # a method the client must use, as Keycloak's client attribute
+    pkce_method: str | None = None  # A method the client must use, as Keycloak's client attribute says.
 
     @property
     def public(self) -> bool:
@@ -118,19 +122,19 @@ class RealmConfig:
 
 
 def is_acceptable_uri(uri: str) -> bool:
-    """A redirect target the realm may send a browser to: absolute, no user info, no fragment."""
+    """A redirect target the realm may send a browser to. It is absolute, with no user info and no fragment."""
     if not uri or any(ord(char) < 0x21 or char in '\\<>"' for char in uri):
         return False
     try:
         parts = urlsplit(uri)
-        _ = parts.port  # a port that is not a number is a trick, not a URL
+        _ = parts.port  # A port that is not a number is a trick, not a URL.
     except ValueError:
         return False
     return bool(parts.scheme and parts.netloc) and "@" not in parts.netloc and not parts.fragment
 
 
 def matches_registered(uri: str, registered: tuple[str, ...]) -> bool:
-    """Keycloak's rule: equal to a registered URI, or starting with one that ends in `*`."""
+    """Keycloak's rule. A URI matches if it equals a registered URI, or starts with one that ends in `*`."""
     if not is_acceptable_uri(uri):
         return False
     return any(uri == pattern or (pattern.endswith("*") and uri.startswith(pattern[:-1])) for pattern in registered)
@@ -150,7 +154,7 @@ def read_realm_file(path: Path) -> RealmConfig:
 
 
 def realm_config(document: dict[str, Any]) -> RealmConfig:
-    """A RealmRepresentation (the subset the module docstring lists) as the dev realm's config."""
+    """A RealmRepresentation, the subset the module docstring lists, as the dev realm's config."""
     if not isinstance(document, dict) or not isinstance(document.get("realm"), str):
         raise ValueError("not a Keycloak realm export: no `realm` name")
     composites = {
@@ -211,7 +215,7 @@ def user_of(entry: dict[str, Any], composites: dict[str, tuple[str, ...]]) -> Us
 
 
 def password_of(username: str, credentials: Any) -> Password:
-    """The user's password credential; a user without one cannot log in (a service account)."""
+    """The user's password credential. A user without one, such as a service account, cannot log in."""
     for credential in credentials:
         if credential.get("type") != "password":
             continue
@@ -237,7 +241,7 @@ def client_of(entry: dict[str, Any]) -> Client:
     attributes = entry.get("attributes") or {}
     redirect_uris = tuple(entry.get("redirectUris") or ())
     post_logout = tuple(uri for uri in str(attributes.get("post.logout.redirect.uris") or "").split("##") if uri)
-    if "+" in post_logout:  # Keycloak: "+" stands for the valid redirect URIs
+    if "+" in post_logout:  # In Keycloak, "+" stands for the valid redirect URIs.
         post_logout = tuple(uri for uri in post_logout if uri != "+") + redirect_uris
     public = bool(entry.get("publicClient", False))
     secret = entry.get("secret")

@@ -1,13 +1,14 @@
-"""The realm's memory shared by the replicas of one Redis state: a login started on one replica is
-finished on another, a code issued by one is redeemed (once) on any, a logout through one ends the
-session for all.
+"""The realm's memory shared by the replicas of one Redis state.
 
-Each map is one key per entry (`<prefix><map>:<key>`, expiring with the entry) and a sorted set of
-its keys by the time they were put, trimmed to the map's capacity (the oldest go first, as in
-`Expiring`). `pop` is GETDEL, `swap` a Lua compare-and-set: a code is redeemed once, a refresh token
-turned once, whichever replicas are asked at the same moment. A value is written before the answer
-that names it leaves, so a replica killed afterwards has lost none. Redis not answering within the
-client's socket timeout is `RealmUnavailable` (a 503 at the realm's endpoints).
+So a login started on one replica is finished on another. A code issued by one is redeemed, once, on
+any. A logout through one ends the session for all.
+
+Each map is one key per entry, `<prefix><map>:<key>`, expiring with the entry. Beside them is a sorted
+set of its keys by the time they were put, trimmed to the map's capacity. The oldest go first, as in
+`Expiring`. `pop` is GETDEL, and `swap` a Lua compare-and-set. So a code is redeemed once and a
+refresh token turned once, whichever replicas are asked at the same moment. A value is written before
+the answer that names it leaves, so a replica killed afterwards has lost none. Redis not answering
+within the client's socket timeout is `RealmUnavailable`, a 503 at the realm's endpoints.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from mock_server.realm.logins import Codec, RealmUnavailable, Remembered
 
 Kept = TypeVar("Kept")
 
-# KEYS the entry, the map's index; ARGV the value, its ttl (ms), the map's capacity
+# KEYS are the entry and the map's index. ARGV are the value, its ttl in ms, and the map's capacity.
 PUT = """
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 local now = redis.call('TIME')
@@ -32,7 +33,7 @@ if extra > 0 then
   for i = 1, #oldest, 2 do redis.call('DEL', oldest[i]) end
 end
 """
-# KEYS the entry; ARGV the value expected, the new value, its ttl (ms)
+# KEYS is the entry. ARGV are the value expected, the new value, and its ttl in ms.
 SWAP = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
@@ -42,7 +43,7 @@ UNAVAILABLE = "The realm's shared memory did not answer."
 
 
 class RedisMemory:
-    """The realm's maps under `prefix` (with the state's hash tag) in the database `client` names."""
+    """The realm's maps under `prefix`, with the state's hash tag, in the database `client` names."""
 
     def __init__(self, client: redis.Redis, prefix: str) -> None:
         self.client = client
@@ -58,7 +59,7 @@ class RedisMap(Generic[Kept]):
     def __init__(self, memory: RedisMemory, prefix: str, codec: Codec[Kept], capacity: int) -> None:
         self.memory = memory
         self.prefix = prefix
-        self.index = f"{prefix}index"  # no entry key is this: entries are `prefix` + ":" + key
+        self.index = f"{prefix}index"  # No entry key is this, because entries are `prefix` + ":" + key.
         self.codec = codec
         self.capacity = capacity
 
@@ -98,7 +99,7 @@ class RedisMap(Generic[Kept]):
 
 
 def lost() -> RealmUnavailable:
-    """The realm's error (503) for a failed Redis call, counted as the realm's (`ops.instruments`)."""
+    """The realm's error, a 503, for a failed Redis call. It is counted as the realm's in `ops.instruments`."""
     REDIS_ERRORS.labels("realm").inc()
     return RealmUnavailable(UNAVAILABLE)
 

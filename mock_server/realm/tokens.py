@@ -1,8 +1,8 @@
-"""Signing and verifying the realm's JWTs: RS256 with the key ring, one fixed issuer, strict types.
+"""Signing and verifying the realm's JWTs, by RS256 with the key ring, one fixed issuer and strict types.
 
-`verify` is on the hot path of every bearer request (the fast path and Connexion both call it), so
-a verified access token is cached by its text: a repeated request costs one dict look-up and one
-`exp` comparison. The cache is bounded; the signature is checked once per token.
+`verify` is on the hot path of every bearer request, because the fast path and Connexion both call it.
+So a verified access token is cached by its text. A repeated request costs one dict look-up and one
+`exp` comparison. The cache is bounded, and the signature is checked once per token.
 """
 
 from __future__ import annotations
@@ -19,23 +19,23 @@ import jwt
 
 from mock_server.realm.keys import KeyRing
 
-ACCESS, ID, REFRESH = "Bearer", "ID", "Refresh"  # Keycloak's `typ` of each kind of token
+ACCESS, ID, REFRESH = "Bearer", "ID", "Refresh"  # Keycloak's `typ` of each kind of token.
 
 
 def numeric_date(value: Any) -> bool:
-    """A JWT NumericDate: a JSON number, not a string of digits and not a boolean."""
+    """A JWT NumericDate. It is a JSON number, not a string of digits and not a boolean."""
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def well_typed(claims: dict[str, Any]) -> bool:
-    """The registered claims have their RFC 7519 types (PyJWT alone would accept `"exp": "123"`)."""
+    """The registered claims have their RFC 7519 types. PyJWT alone would accept `"exp": "123"`."""
     if not all(numeric_date(claims[name]) for name in ("exp", "iat", "nbf", "auth_time") if name in claims):
         return False
     return all(isinstance(claims[name], str) for name in ("iss", "sub", "jti", "azp", "typ", "sid") if name in claims)
 
 
 def half_hash(token: str) -> str:
-    """OpenID Connect's `at_hash`: the left half of the token's SHA-256, base64url."""
+    """OpenID Connect's `at_hash`, which is the left half of the token's SHA-256 in base64url."""
     digest = hashlib.sha256(token.encode()).digest()
     return base64.urlsafe_b64encode(digest[: len(digest) // 2]).rstrip(b"=").decode()
 
@@ -52,7 +52,7 @@ class Tokens:
         self._verified: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
     def sign(self, claims: dict[str, Any]) -> str:
-        """A JWT of these claims (whatever their types: tests forge with it) under the signing key."""
+        """A JWT of these claims under the signing key. Their types are not checked, because tests forge with it."""
         payload = json.dumps(claims, separators=(",", ":")).encode()
         headers = {"kid": self._kid, "typ": "JWT"}
         return jwt.api_jws.encode(payload, self.keys.signing, algorithm="RS256", headers=headers)
@@ -96,9 +96,11 @@ class Tokens:
 
 
 def count_rejected() -> None:
-    """Count a token the realm refused. The counter is imported here, not at the top: `shop-mock`'s
-    command line imports the realm, and must load without the mock extra (prometheus_client) to say
-    in one line what to install."""
+    """Count a token the realm refused.
+
+    The counter is imported here, not at the top. `shop-mock`'s command line imports the realm. It
+    must load without the mock extra, prometheus_client, to say in one line what to install.
+    """
     from mock_server.ops.instruments import REJECTED_TOKENS
 
     REJECTED_TOKENS.inc()

@@ -1,13 +1,18 @@
 """What a request carries, decoded strictly and counted before anything converts it.
 
-A JSON string may hold a lone surrogate (`"x\\ud800y"` is valid JSON text) and a form may hold bytes
-that are not UTF-8: stored, either breaks every later read of the state (a response cannot encode
-it). An integer of thousands of digits makes `int()` raise (Python refuses more than 4,300) or spend
-quadratic time. JSON nested thousands deep exhausts the recursion limit. So, wherever a request's
-content arrives (JSON, form and multipart bodies, path and query parameters, the admin import, the
-fixtures), text must encode as UTF-8, JSON may nest `MAX_JSON_DEPTH` levels, and an integer's digits
-are counted against the bounds its schema admits before it is converted. Each refusal is a
-`BadRequest` naming the field.
+A JSON string may hold a lone surrogate, since `"x\\ud800y"` is valid JSON text. A form may hold bytes
+that are not UTF-8. Once stored, either breaks every later read of the state, because a response
+cannot encode it. An integer of thousands of digits makes `int()` raise, since Python refuses more
+than 4,300, or spend quadratic time. JSON nested thousands deep exhausts the recursion limit.
+
+So these rules hold wherever a request's content arrives. That is JSON, form and multipart bodies,
+path and query parameters, the admin import and the fixtures.
+
+- Text must encode as UTF-8.
+- JSON may nest `MAX_JSON_DEPTH` levels.
+- An integer's digits are counted against the bounds its schema admits before it is converted.
+
+Each refusal is a `BadRequest` naming the field.
 """
 
 from __future__ import annotations
@@ -19,13 +24,15 @@ import typing as t
 from mock_server.spec.errors import BadRequest, MockError
 from mock_server.spec.schemas import FieldError, Schema
 
-MAX_JSON_DEPTH = 32  # a record is 2 levels deep, the admin state 3: far below Python's recursion limit
-FORMAT_BOUNDS = {"int32": 2**31, "int64": 2**63}  # OpenAPI's integer formats, by magnitude
+MAX_JSON_DEPTH = 32  # A record is 2 levels deep and the admin state 3. Both are far below Python's recursion limit.
+FORMAT_BOUNDS = {"int32": 2**31, "int64": 2**63}  # OpenAPI's integer formats, by magnitude.
 
 
 def unencodable(value: t.Any, field: str = "") -> str | None:
-    """The field (dotted, with [index]) of the first string in `value` that cannot be encoded as
-    UTF-8, dictionary keys included; None when there is none."""
+    """The field of the first string in `value` that cannot be encoded as UTF-8, else None.
+
+    Dictionary keys are included. The field is dotted, with [index] for a list item.
+    """
     if isinstance(value, str):
         return None if value.isascii() or _encodes(value) else field or "(body)"
     if isinstance(value, dict):
@@ -60,7 +67,7 @@ def refuse_unencodable(value: t.Any, what: str = "request body") -> None:
 
 
 def depth(value: t.Any) -> int:
-    """How deeply `value` nests (a scalar is 0, `[]` is 1), without recursion."""
+    """How deeply `value` nests, found without recursion. A scalar is 0 and `[]` is 1."""
     deepest = 0
     stack = [(value, 1)]
     while stack:
@@ -76,25 +83,31 @@ def _too_deep(what: str) -> str:
 
 
 def load_json(text: str, what: str = "request body") -> t.Any:
-    """JSON text as Python, refused (BadRequest) if malformed, nested deeper than `MAX_JSON_DEPTH` or
-    holding a string that cannot be encoded as UTF-8. The checks past parsing cost nothing for a
-    body with few brackets and no `\\u` escape, which is every ordinary request."""
+    """JSON text as Python.
+
+    It is refused with BadRequest if malformed, nested deeper than `MAX_JSON_DEPTH`, or holding a
+    string that cannot be encoded as UTF-8. The checks past parsing cost nothing for a body with few
+    brackets and no `\\u` escape, which is every ordinary request.
+    """
     try:
         value = json.loads(text)
     except RecursionError:
         raise BadRequest(_too_deep(what)) from None
-    except ValueError as error:  # JSONDecodeError, and integers too long to convert
+    except ValueError as error:  # JSONDecodeError, and integers too long to convert.
         raise BadRequest(f"The {what} is not valid JSON: {error}") from None
     if text.count("[") + text.count("{") > MAX_JSON_DEPTH and depth(value) > MAX_JSON_DEPTH:
         raise BadRequest(_too_deep(what))
-    if "\\u" in text:  # the only way a lone surrogate gets into text decoded as UTF-8
+    if "\\u" in text:  # The only way a lone surrogate gets into text decoded as UTF-8.
         refuse_unencodable(value, what)
     return value
 
 
 def digit_limit(schema: Schema) -> int:
-    """The most significant digits an integer of `schema` can have: from its `minimum` and
-    `maximum` when it has both, else from its `format`; Python's own limit when it has neither."""
+    """The most significant digits an integer of `schema` can have.
+
+    They come from its `minimum` and `maximum` when it has both, else from its `format`. With neither,
+    they are Python's own limit.
+    """
     if "minimum" in schema and "maximum" in schema:
         return len(str(max(abs(schema["minimum"]), abs(schema["maximum"]))))
     if schema.get("format") in FORMAT_BOUNDS:
@@ -103,13 +116,15 @@ def digit_limit(schema: Schema) -> int:
 
 
 def integer_fits(value: str | int, schema: Schema) -> bool:
-    """Whether an integer (or its text) is within the digits and the `format` range of `schema`:
-    the text's digits are counted before it is converted. Text that is no integer at all, and the
-    schema's `minimum` / `maximum`, are left to the validator."""
+    """Whether an integer, or its text, is within the digits and the `format` range of `schema`.
+
+    The text's digits are counted before it is converted. Text that is no integer at all is left to
+    the validator, and so are the schema's `minimum` and `maximum`.
+    """
     if isinstance(value, str):
         body = value.strip()
         digits = body[1:] if body[:1] in ("+", "-") else body
-        if not digits.isdecimal():  # what int() reads (isdigit() also admits "¹", which int() refuses)
+        if not digits.isdecimal():  # What int() reads. isdigit() also admits "¹", which int() refuses.
             return True
         if len(digits) > digit_limit(schema):
             return False
@@ -119,8 +134,10 @@ def integer_fits(value: str | int, schema: Schema) -> bool:
 
 
 def refuse_out_of_range(name: str, value: t.Any, schema: Schema, error: type[MockError] = BadRequest) -> None:
-    """`error` (400 unless told) naming `name` if `value`, meant for an integer of `schema`, is
-    beyond what it admits (see `integer_fits`)."""
+    """Raise `error`, naming `name`, if `value` is beyond what an integer of `schema` admits.
+
+    `error` is a 400 unless told. What is admitted is what `integer_fits` says.
+    """
     if schema.get("type") != "integer" or not isinstance(value, str | int) or isinstance(value, bool):
         return
     if not integer_fits(value, schema):
@@ -143,6 +160,8 @@ def decode_strictly(raw: bytes, field: str, what: str) -> str:
 
 
 def unescape_segment(text: str) -> str:
-    """A path segment of the routing path as the identifier it stands for (only `%25` and `%2F`
-    are left escaped there)."""
+    """A path segment of the routing path as the identifier it stands for.
+
+    Only `%25` and `%2F` are left escaped there.
+    """
     return text.replace("%2F", "/").replace("%25", "%") if "%" in text else text

@@ -1,10 +1,10 @@
 """Read a data set in the fixture format: one JSON file per collection, records in the API's shape.
 
-Every record is validated against the spec's response schema of its collection, identifiers must be
-unique and every reference must resolve. The records are checked one at a time, as the store reads
-them in `LOAD_ORDER` (parents first), so a data set of 10^6 products never exists as a list of
-dicts. The first problem stops the load with a message naming the file, the record and the field;
-nothing is half loaded, because the store swaps in a data set only once all of it has been read.
+Every record is validated against the spec's response schema of its collection. Identifiers must be
+unique, and every reference must resolve. The records are checked one at a time, as the store reads
+them in `LOAD_ORDER`, parents first. So a data set of 10^6 products never exists as a list of dicts.
+The first problem stops the load with a message naming the file, the record and the field. Nothing is
+half loaded, because the store swaps in a data set only once all of it has been read.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from mock_server.spec.inputs import unencodable
 from mock_server.spec.schemas import Schema, SchemaValidator, component_schema
 from mock_server.state.store import KEY_FIELDS, LOAD_ORDER, RELATIONS, Dataset
 
-# collection -> the spec's response schema of one record
+# It maps a collection to the spec's response schema of one record.
 RECORD_SCHEMAS = {
     "productlines": "ProductLine",
     "products": "Product",
@@ -32,17 +32,19 @@ WHITESPACE = re.compile(r"[ \t\n\r]*")
 
 
 class FixtureError(Exception):
-    """A data set that cannot be loaded; the message names the file, the record and the field."""
+    """A data set that cannot be loaded. The message names the file, the record and the field."""
 
 
 def record_fields(spec: Schema | None = None) -> dict[str, tuple[str, ...]]:
-    """collection -> the fields of its records, in the spec's order: the layout of the store's rows."""
+    """collection -> the fields of its records, in the spec's order. That is the layout of the store's rows."""
     return {name: tuple(component_schema(schema, spec)["properties"]) for name, schema in RECORD_SCHEMAS.items()}
 
 
 def read_fixtures(directory: Path, spec: Schema | None = None) -> Dataset:
-    """The six collection files of `directory`, each read and checked lazily, as it is consumed
-    (against the records' schemas of `spec`, default the bundled one)."""
+    """The six collection files of `directory`, each read and checked lazily, as it is consumed.
+
+    The records are checked against the schemas of `spec`, by default the bundled one.
+    """
     if not directory.is_dir():
         raise FixtureError(f"{directory}: not a directory")
     for name in KEY_FIELDS:
@@ -52,7 +54,7 @@ def read_fixtures(directory: Path, spec: Schema | None = None) -> Dataset:
 
 
 def checked_dataset(dataset: Any, source: str = "state", spec: Schema | None = None) -> Dataset:
-    """A whole data set in one JSON value (a state import), checked as the store reads it."""
+    """A whole data set in one JSON value, a state import, checked as the store reads it."""
     if not isinstance(dataset, dict) or set(dataset) != set(KEY_FIELDS):
         raise FixtureError(f"{source}: expected exactly the collections {', '.join(KEY_FIELDS)}")
     for name, records in dataset.items():
@@ -80,7 +82,7 @@ class DatasetCheck:
         references = [(r.field, r.parent, self.keys[r.parent]) for r in RELATIONS if r.child == collection]
         for position, record in enumerate(records):
             field = unencodable(record)
-            if field is not None:  # checked first: the schema validator cannot even read such text
+            if field is not None:  # Checked first, because the schema validator cannot even read such text.
                 raise FixtureError(
                     f"{where}: record {position}, field {field!r}: not valid Unicode text (a lone surrogate)"
                 )
@@ -135,12 +137,12 @@ def _array(path: Path) -> Iterator[Any]:
 
 def _skip(text: str, position: int) -> int:
     match = WHITESPACE.match(text, position)
-    assert match is not None  # the pattern matches the empty string
+    assert match is not None  # The pattern matches the empty string.
     return match.end()
 
 
 def _malformed(path: Path, text: str) -> FixtureError:
-    """What is wrong with a file the streaming reader could not take: its JSON error, else its shape."""
+    """What is wrong with a file the streaming reader could not take. It is its JSON error, else its shape."""
     try:
         json.loads(text)
     except json.JSONDecodeError as error:

@@ -1,14 +1,14 @@
-"""A copy-on-write store: the changes of one session layered over a frozen `MemoryStore`.
+"""A copy-on-write store, with the changes of one session layered over a frozen `MemoryStore`.
 
-A session starts as the seed state without copying it: its store keeps, per collection, only the
-rows it changed (a new or updated row, or a tombstone for a deleted one), and per key list (a
-collection's order, an owner's index) the keys it added and the base keys it removed, both sorted.
-A read merges them with the base's in identifier order: a page costs O((changes + page) log n),
-so a session that only reads holds nothing but its empty dicts.
+A session starts as the seed state without copying it. Per collection, its store keeps only the rows
+it changed. Such a row is a new or updated one, or a tombstone for a deleted one. Per key list, such
+as a collection's order or an owner's index, it keeps the keys it added and the base keys it removed,
+both sorted. A read merges them with the base's in identifier order. So a page costs
+O((changes + page) log n), and a session that only reads holds nothing but its empty dicts.
 
-The base is never written: `reset` drops the changes, `replace_all` (an admin import) builds a new
-frozen base from the data set and drops the changes. Same domain rules and errors as `MemoryStore`;
-every method runs to completion without awaiting, under the session's own lock.
+The base is never written. `reset` drops the changes. `replace_all`, an admin import, builds a new
+frozen base from the data set and drops the changes. The domain rules and errors are the same as
+`MemoryStore`'s. Every method runs to completion without awaiting, under the session's own lock.
 """
 
 from __future__ import annotations
@@ -35,11 +35,11 @@ from mock_server.state.store import (
     relation_of,
 )
 
-TOMBSTONE = None  # a base row the session deleted
+TOMBSTONE = None  # A base row the session deleted.
 
 
 class KeyDelta:
-    """A sorted key list of the base, changed: keys added (absent from the base), base keys removed."""
+    """A sorted key list of the base, changed. It holds the added keys the base lacks, and the base keys removed."""
 
     __slots__ = ("added", "removed")
 
@@ -71,12 +71,12 @@ class KeyDelta:
     def page(self, base: Sequence[Key], offset: int, limit: int) -> list[Key]:
         """Keys `offset` to `offset + limit` of the merged list, skipping whole runs of the base."""
         keys: list[Key] = []
-        start = 0  # the next base position
+        start = 0  # The next base position.
         skip = offset
         changes = heapq.merge([(k, True) for k in self.added], [(k, False) for k in self.removed])
         for key, added in changes:
             end = bisect.bisect_left(base, key, start)
-            run = end - start  # base keys before this change, all kept
+            run = end - start  # The base keys before this change, all kept.
             if skip >= run:
                 skip -= run
             else:
@@ -86,7 +86,7 @@ class KeyDelta:
                     return keys
             start = end
             if not added:
-                start += 1  # the removed base key itself
+                start += 1  # The removed base key itself.
             elif skip:
                 skip -= 1
             else:
@@ -100,7 +100,7 @@ class KeyDelta:
 
 
 def _toggle(keys: list[Key], key: Key, present: bool) -> None:
-    """Make `key` present in (or absent from) the sorted list `keys`."""
+    """Make `key` present in, or absent from, the sorted list `keys`."""
     at = bisect.bisect_left(keys, key)
     found = at < len(keys) and keys[at] == key
     if present and not found:
@@ -110,7 +110,7 @@ def _toggle(keys: list[Key], key: Key, present: bool) -> None:
 
 
 class OverlayStore:
-    """One session's state: `base` (frozen, shared) plus this session's changes."""
+    """One session's state, which is `base`, frozen and shared, plus this session's changes."""
 
     def __init__(self, base: MemoryStore) -> None:
         self._lock = threading.RLock()
@@ -122,7 +122,7 @@ class OverlayStore:
         self._install(self._seed)
 
     def replace_all(self, dataset: Dataset) -> None:
-        """An import: a new frozen base of its own (built before anything changes), no changes."""
+        """An import. It makes a new frozen base of its own, built before anything changes, and no changes."""
         self._install(MemoryStore(self.base.fields, dataset))
 
     def export(self) -> dict[str, list[Record]]:
@@ -130,7 +130,7 @@ class OverlayStore:
             return {name: self.page(name, 0, self.count(name)) for name in COLLECTIONS}
 
     def size(self) -> int:
-        """How many items this session holds itself: rows it changed, plus an import's rows."""
+        """How many items this session holds itself. Those are the rows it changed, plus an import's rows."""
         imported = 0 if self.base is self._seed else sum(len(table) for table in self.base.tables.values())
         return imported + sum(len(rows) for rows in self.rows.values())
 
@@ -235,13 +235,13 @@ class OverlayStore:
                 raise InvalidReference(relation.field, relation.parent, record[relation.field])
 
     def _put(self, collection: str, key: Key, old: Row | None, new: Row | None) -> None:
-        """Record `key`'s new row (None: deleted), and move it in the key lists it belongs to."""
+        """Record `key`'s new row, None when deleted, and move it in the key lists it belongs to."""
         table: Table = self.base.tables[collection]
         base_row = table.rows.get(key)
         if new == base_row and new is not None:
-            self.rows[collection].pop(key, None)  # back to the base's own row
+            self.rows[collection].pop(key, None)  # Back to the base's own row.
         elif new is None and base_row is None:
-            self.rows[collection].pop(key, None)  # created here, deleted here: nothing left
+            self.rows[collection].pop(key, None)  # Created here and deleted here, so nothing is left.
         else:
             self.rows[collection][key] = new
         if (old is None) != (new is None):

@@ -1,12 +1,15 @@
 """What the mock's state is and may do: the collections, their relations, the domain errors and `Store`.
 
-Two stores implement `Store`: `memory_store.MemoryStore` (the default: one process) and
-`redis_store.RedisStore` (`--state redis://...`: replicas on one or several machines share it).
-Handlers, the fast path, the admin API and fixture loading know only this interface, and call the
-store's methods directly: no layer in between on the hot path.
+Two stores implement `Store`:
 
-Nothing here knows HTTP or Connexion. Every operation is atomic: one that raises has changed nothing,
-and the domain errors carry the same messages whatever the store.
+- `memory.MemoryStore` is the default, in one process.
+- `redis.store.RedisStore` serves `--state redis://...`. Replicas on one or several machines share it.
+
+Handlers, the fast path, the admin API and fixture loading know only this interface. They call the
+store's methods directly, so there is no layer in between on the hot path.
+
+Nothing here knows HTTP or Connexion. Every operation is atomic, so one that raises has changed
+nothing. The domain errors carry the same messages whatever the store.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ Key = str | int
 Record = dict[str, Any]
 Dataset = Mapping[str, Iterable[Record]]
 
-# collection -> the field that identifies a record of it
+# It maps a collection to the field that identifies a record of it.
 KEY_FIELDS: dict[str, str] = {
     "productlines": "productline",
     "products": "productcode",
@@ -35,7 +38,7 @@ COLLECTIONS = tuple(KEY_FIELDS)
 
 @dataclass(frozen=True)
 class Relation:
-    """`child[field]` names a record of `parent`: an owner index, a reference that must hold."""
+    """`child[field]` names a record of `parent`. It is an owner index, and a reference that must hold."""
 
     child: str
     field: str
@@ -62,8 +65,8 @@ def _parents_first() -> tuple[str, ...]:
     return tuple(order)
 
 
-# the order in which a bulk load reads the collections: every parent before its children, so that a
-# reader can check references as it goes
+# The order in which a bulk load reads the collections. Every parent comes before its children, so a
+# reader can check references as it goes.
 LOAD_ORDER = _parents_first()
 
 
@@ -73,7 +76,7 @@ def relation_of(collection: str, field: str) -> Relation:
 
 
 class StoreError(Exception):
-    """Base of the domain errors; rendered once, at the HTTP edge."""
+    """The base of the domain errors. They are rendered once, at the HTTP edge."""
 
 
 class NotFound(StoreError):
@@ -84,7 +87,7 @@ class NotFound(StoreError):
 
 
 class Conflict(StoreError):
-    """The request is at odds with the current state (duplicate, dependants, identifier change)."""
+    """The request is at odds with the current state, by a duplicate, dependants or an identifier change."""
 
 
 class InvalidReference(StoreError):
@@ -96,11 +99,11 @@ class InvalidReference(StoreError):
 
 
 class StateUnavailable(StoreError):
-    """A shared state's server did not answer: nothing is known to have changed (503)."""
+    """A shared state's server did not answer, and nothing is known to have changed (503)."""
 
 
 class StateError(Exception):
-    """The state cannot be opened: its server unreachable, or written with another record layout."""
+    """The state cannot be opened. Its server is unreachable, or it was written with another record layout."""
 
 
 def duplicate(collection: str, key: Key) -> Conflict:
@@ -116,10 +119,10 @@ def has_dependants(collection: str, key: Key, child: str) -> Conflict:
 
 
 class Store(Protocol):
-    """The state of the mock: six collections in identifier order, their owner indexes, a seed.
+    """The state of the mock, with six collections in identifier order, their owner indexes and a seed.
 
-    Records are plain dicts with exactly their collection's fields; what a method returns is never a
-    reference into the state. A page is in ascending identifier order (strings in code-point order).
+    Records are plain dicts with exactly their collection's fields. What a method returns is never a
+    reference into the state. A page is in ascending identifier order, with strings in code-point order.
     """
 
     def count(self, collection: str) -> int: ...
@@ -127,7 +130,7 @@ class Store(Protocol):
     def page(self, collection: str, offset: int, limit: int) -> list[Record]: ...
 
     def counted_page(self, collection: str, offset: int, limit: int) -> tuple[int, list[Record]]:
-        """(count, page), read together: a list's count always describes the page it came with."""
+        """(count, page), read together, so a list's count always describes the page it came with."""
         ...
 
     def get(self, collection: str, key: Key) -> Record:
@@ -135,7 +138,7 @@ class Store(Protocol):
         ...
 
     def owned(self, collection: str, field: str, owner: Key, offset: int, limit: int) -> tuple[int, list[Record]]:
-        """(count, page) of the `collection` records whose `field` is `owner`; the owner must exist."""
+        """(count, page) of the `collection` records whose `field` is `owner`. The owner must exist."""
         ...
 
     def create(self, collection: str, record: Record) -> Record:
@@ -143,7 +146,7 @@ class Store(Protocol):
         ...
 
     def update(self, collection: str, key: Key, changes: Record) -> Record:
-        """Apply `changes` (all fields for PUT, some for PATCH); the identifier cannot change."""
+        """Apply `changes`, all fields for PUT and some for PATCH. The identifier cannot change."""
         ...
 
     def delete(self, collection: str, key: Key) -> None:
@@ -151,7 +154,7 @@ class Store(Protocol):
         ...
 
     def replace_all(self, dataset: Dataset) -> None:
-        """Swap in a whole data set (sound: unique keys, references resolve), all or nothing."""
+        """Swap in a whole data set, all or nothing. It must be sound, with unique keys and references that resolve."""
         ...
 
     def reset(self) -> None:
@@ -163,5 +166,5 @@ class Store(Protocol):
         ...
 
     def inconsistencies(self) -> Iterator[str]:
-        """Every way the indexes disagree with the records (empty when the state is sound)."""
+        """Every way the indexes disagree with the records. It is empty when the state is sound."""
         ...

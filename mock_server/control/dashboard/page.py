@@ -1,9 +1,9 @@
-"""The dashboard's own routes: its page (three static files shipped in `static/`), the steering
-help read from the spec, and the live stream (`stream.Broadcast`).
+"""The dashboard's own routes. They serve its page, the steering help read from the spec, and the
+live stream (`stream.Broadcast`). The page is three static files shipped in `static/`.
 
-The page is plain HTML, CSS and JavaScript, with no library and no build step; it renders every
-value a peer sent as text (`textContent`, never markup) and its Content-Security-Policy lets it
-load and call nothing but this origin.
+The page is plain HTML, CSS and JavaScript, with no library and no build step. It renders every value
+a peer sent as text (`textContent`), never as markup. Its Content-Security-Policy lets it load and
+call nothing but this origin.
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from mock_server.control.journal.base import Journal
 from mock_server.spec.operations import Operation
 
 UI = f"{PREFIX}/ui/"
-FILES = {  # path -> (file in static/, media type)
+FILES = {  # path -> (file in static/, media type).
     UI: ("index.html", "text/html; charset=utf-8"),
     f"{UI}dashboard.js": ("dashboard.js", "text/javascript; charset=utf-8"),
     f"{UI}dashboard.css": ("dashboard.css", "text/css; charset=utf-8"),
 }
-SHELL = frozenset(FILES)  # what the admin guard serves without the token: files, no data
+SHELL = frozenset(FILES)  # What the admin guard serves without the token. It is files, never data.
 POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
     "form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
@@ -35,7 +35,7 @@ Endpoint = Callable[[Request], Any]
 
 
 def steering_help(operation: Operation) -> dict[str, Any]:
-    """What `Prefer` can ask of `operation`: its declared statuses and its named examples, as headers."""
+    """What `Prefer` can ask of `operation`, as headers. Those are its declared statuses and its named examples."""
     examples = [
         {"name": name, "status": int(status), "header": f"Prefer: example={name}"}
         for status, response in operation.responses.items()
@@ -78,7 +78,7 @@ class Dashboard:
         return Response(content, media_type=media, headers=headers)
 
     async def operations(self, request: Request) -> Response:
-        """Each operation of the spec with the `Prefer` headers it takes (the page's steering help)."""
+        """Each operation of the spec with the `Prefer` headers it takes, for the page's steering help."""
         seen: dict[tuple[str, str], dict[str, Any]] = {}
         for _, operation in self.index.operations:
             seen.setdefault((operation.operation_id, operation.surface), steering_help(operation))

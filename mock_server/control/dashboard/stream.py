@@ -1,16 +1,21 @@
-"""The journal's exchanges, live, to each open dashboard page: Server-Sent Events, bounded.
+"""The journal's exchanges, live, to each open dashboard page, as bounded Server-Sent Events.
 
-A page costs requests nothing while none is open: `Broadcast` subscribes to the journal
-(`Journal.subscribers`) when the first stream opens and leaves it when the last one closes.
-While some are open, recording an exchange appends a reference to its row to each stream's queue;
-the row is turned into JSON (masked, as `GET /__mock__/requests` shows it) by the stream, outside
-the request. Bounds: at most `MAX_STREAMS` streams (another is 503); a stream whose queue reaches
-`QUEUE_ROWS` (its client reads slower than requests arrive) is dropped: its connection is closed
-at once and its rows freed. An idle stream gets a comment every `KEEPALIVE_S`. When the server
-stops, each stream sends what it holds and ends (`http.stopping`): its page sees the end, not a reset.
+A page costs requests nothing while none is open. `Broadcast` subscribes to the journal
+(`Journal.subscribers`) when the first stream opens, and leaves it when the last one closes. While
+some are open, recording an exchange appends a reference to its row to each stream's queue. The
+stream turns the row into JSON outside the request, masked as `GET /__mock__/requests` shows it.
 
-With a shared state (replicas), a page sees every replica's exchanges, each naming the replica that
-served it (`replica`): the shared journal reads them from Redis while a page is open
+The streams are bounded in these ways:
+
+- At most `MAX_STREAMS` streams are open, and another is a 503.
+- A stream whose queue reaches `QUEUE_ROWS` is dropped, because its client reads slower than requests
+  arrive. Its connection is closed at once and its rows freed.
+- An idle stream gets a comment every `KEEPALIVE_S`.
+- When the server stops, each stream sends what it holds and ends (`http.stopping`). So its page sees
+  the end, not a reset.
+
+With a shared state, on replicas, a page sees every replica's exchanges. Each names the replica that
+served it (`replica`). The shared journal reads them from Redis while a page is open
 (`journal.redis.RedisJournal.follow`).
 """
 
@@ -32,15 +37,15 @@ from mock_server.control.journal.base import Entry, Journal
 from mock_server.http.stopping import when_stopping
 from mock_server.ops.instruments import STREAMS
 
-MAX_STREAMS = 16  # pages streaming at once
-QUEUE_ROWS = 256  # exchanges waiting for one stream: more, and its client is too slow
-CHUNK_ROWS = 32  # exchanges sent at once: what a stream holds beyond its queue is one chunk
+MAX_STREAMS = 16  # The pages streaming at once.
+QUEUE_ROWS = 256  # The exchanges waiting for one stream. With more, its client is too slow.
+CHUNK_ROWS = 32  # The exchanges sent at once. What a stream holds beyond its queue is one chunk.
 KEEPALIVE_S = 15.0
 Row = tuple[Any, ...]
 
 
 class Listener:
-    """One open stream: its queue of rows, and how to hang up on its client."""
+    """One open stream, with its queue of rows and how to hang up on its client."""
 
     def __init__(self, scope: Scope, limit: int) -> None:
         self.rows: deque[Row] = deque()
@@ -51,18 +56,18 @@ class Listener:
         self._scope = scope
 
     def stop(self) -> None:
-        """The server is stopping: the stream sends what it holds, then ends."""
+        """The server is stopping, so the stream sends what it holds, then ends."""
         self.stopping = True
         self.ready.set()
 
     def put(self, row: Row) -> bool:
-        """Queue `row`; False if the queue was full: the stream is dropped and its connection closed."""
+        """Queue `row`. False if the queue was full, and then the stream is dropped and its connection closed."""
         if len(self.rows) >= self.limit:
             self.dropped = True
             self.rows.clear()
             self.ready.set()
             transport = getattr(connection(self._scope), "transport", None)
-            if transport is not None:  # uvicorn: abort, as a close would first flush what the client does not read
+            if transport is not None:  # Abort under uvicorn, as a close first flushes what the client does not read.
                 transport.abort()
             return False
         self.rows.append(row)
@@ -103,7 +108,7 @@ class Broadcast:
                 self.leave(listener)
 
     async def events(self, listener: Listener) -> AsyncIterator[bytes]:
-        """The stream's body: an `exchange` event per row, as the journal shows it; ends when dropped."""
+        """The stream's body, an `exchange` event per row as the journal shows it. It ends when dropped."""
         yield b": open\n\n"
         while True:
             try:
@@ -119,11 +124,11 @@ class Broadcast:
                 shown = self.journal.as_json(Entry(*listener.rows.popleft()))
                 chunk.append(b"event: exchange\ndata: " + orjson.dumps(shown) + b"\n\n")
             if listener.rows or listener.stopping:
-                listener.ready.set()  # the rest in the next chunk; or the end
+                listener.ready.set()  # The rest goes in the next chunk, or the end does.
             yield b"".join(chunk)
 
     async def stream(self, request: Request) -> Response:
-        """`GET /__mock__/ui/stream`: text/event-stream of the exchanges recorded from now on."""
+        """`GET /__mock__/ui/stream`, a text/event-stream of the exchanges recorded from now on."""
         listener = self.join(request.scope)
         if listener is None:
             return problem(503, f"The dashboard streams to at most {self.max_streams} pages at once.")
@@ -132,7 +137,7 @@ class Broadcast:
 
 
 class EventStream(StreamingResponse):
-    """The stream's response; its stream leaves the broadcast however it ends, even before it began."""
+    """The stream's response. Its stream leaves the broadcast however it ends, even before it began."""
 
     def __init__(self, broadcast: Broadcast, listener: Listener) -> None:
         headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}

@@ -1,7 +1,7 @@
 """The fault rules of this process, and the choice of the one a request meets.
 
-A shared state's replicas share theirs instead (`redis.RedisFaultRules`, a subclass). With no
-rules, a request costs one empty-list check: `active` is read per request.
+A shared state's replicas share theirs instead, in `redis.RedisFaultRules`, a subclass. With no rules,
+a request costs one empty-list check, because `active` is read per request.
 """
 
 from __future__ import annotations
@@ -18,23 +18,28 @@ from mock_server.state.store import StateUnavailable
 
 
 class FaultRules:
-    """The installed rules, and the choice of the one (if any) a request meets; this process's own
-    (a shared state's replicas share theirs: `redis.RedisFaultRules`)."""
+    """The installed rules, and the choice of the one, if any, a request meets.
+
+    These are this process's own. A shared state's replicas share theirs in `redis.RedisFaultRules`.
+    """
 
     def __init__(self, index: OperationIndex, rng: random.Random | None = None) -> None:
         self.index = index
         self.rules: list[Rule] = []
         self.rng = rng or random.Random()
-        self._screened: list[Rule] = []  # the rules `_screen` was made for
+        self._screened: list[Rule] = []  # The rules `_screen` was made for.
         self._screen: list[tuple[str, re.Pattern[str]]] = []
 
     def passes(self, scope: Scope) -> bool:
-        """Whether no rule can meet this request, which names no session (`bypass.Bypass` takes only
-        those): checked against the method and path pattern of each operation some rule names, so that
-        a rule for one operation costs the others a comparison or two, not the whole stack."""
+        """Whether no rule can meet this request, which names no session.
+
+        `bypass.Bypass` takes only such requests. The request is checked against the method and path
+        pattern of each operation some rule names. So a rule for one operation costs the others a
+        comparison or two, not the whole stack.
+        """
         try:
             rules = self.current()
-        except StateUnavailable:  # the whole stack, where `Faults` answers 503
+        except StateUnavailable:  # The request takes the whole stack, where `Faults` answers 503.
             return False
         if not rules:
             return True
@@ -54,11 +59,11 @@ class FaultRules:
         return True
 
     def active(self) -> bool:
-        """Whether any rule is installed: read per request, so it must cost next to nothing."""
+        """Whether any rule is installed. It is read per request, so it must cost next to nothing."""
         return bool(self.rules)
 
     def listed(self) -> list[Rule]:
-        """The rules as installed, each `count` what is left of it."""
+        """The rules as installed, each `count` being what is left of it."""
         return self.rules
 
     def replace(self, rules: list[Rule]) -> None:
@@ -69,13 +74,13 @@ class FaultRules:
         return self.rules
 
     def spend(self, position: int, rule: Rule) -> bool:
-        """Take one of `rule`'s `count` (it is not 0); False if none was left to take."""
+        """Take one of `rule`'s `count`, which is not 0. False if none was left to take."""
         assert rule.count is not None
         rule.count -= 1
         return True
 
     def pick(self, scope: Scope, operation: Operation) -> Rule | None:
-        """The first rule matching the request of `operation` that fires (its probability), its count spent."""
+        """The first rule matching the request of `operation` that fires by its probability, with its count spent."""
         rules = self.current()
         session = next(iter(requested(scope["headers"])), None) if any(r.session for r in rules) else None
         for position, rule in enumerate(rules):

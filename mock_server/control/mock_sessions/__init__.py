@@ -1,6 +1,9 @@
-"""Sessions for parallel tests: `registry` names them and keeps this process's (the `Sessions`
-protocol, `SessionRegistry`: overlays over the seed that expire); `redis` shares them between
-replicas; `scope` makes a request's session store current for the handlers (`ScopedStore`).
+"""Test sessions, so that parallel tests do not see each other's writes. This package holds:
 
-May import what `control` may.
+- `registry`, which names them and keeps this process's. It holds the `Sessions` protocol and
+  `SessionRegistry`, whose sessions are overlays over the seed that expire.
+- `redis`, which shares them between replicas.
+- `scope`, which makes a request's session store current for the handlers (`ScopedStore`).
+
+It may import what `control` may.
 """

@@ -1,11 +1,11 @@
-"""Sessions shared by replicas: each a state of its own in Redis, listed in one registry there.
+"""Test sessions shared by replicas. Each is a state of its own in Redis, listed in one registry there.
 
-A session's first request, on any replica, copies the seed to the session's keys (one script, so
-two replicas that see a new name at once make one session); its later requests, on any replica,
+A session's first request, on any replica, copies the seed to the session's keys. It is one script,
+so two replicas that see a new name at once make one session. Its later requests, on any replica,
 read and write those keys with the Redis store's scripts. Expiry and the limit are the in-memory
-registry's, kept in Redis by Redis's clock, so every replica agrees on them. Unlike the in-memory
-sessions, a Redis session is a full copy of the seed: creating one costs a copy of the seed inside
-Redis (milliseconds for the default fixtures), and its `size` is every record it holds.
+registry's. They are kept in Redis by Redis's clock, so every replica agrees on them. Unlike the
+in-memory sessions, a Redis session is a full copy of the seed. Creating one costs a copy of the seed
+inside Redis, milliseconds for the default fixtures. Its `size` is every record it holds.
 """
 
 from __future__ import annotations
@@ -65,8 +65,10 @@ class RedisSessions:
         return Session(name, self.base.over(session(name)), int(created) / 1000, used, used)
 
     def _forget(self, names: Iterable[bytes]) -> None:
-        """Drop the keys of sessions past their deadline, unless one came back meanwhile (best effort:
-        a session created again starts from a fresh copy anyway)."""
+        """Drop the keys of sessions past their deadline, unless one came back meanwhile.
+
+        It is best effort, because a session created again starts from a fresh copy anyway.
+        """
         for name in names:
             with contextlib.suppress(redis.RedisError):
                 self._drop(keys=[SESSIONS, *session(name.decode()).every_key()], args=[name])

@@ -1,12 +1,12 @@
-"""Sessions for parallel tests: named states, each a copy-on-write copy of the seed, that expire.
+"""Test sessions for parallel tests. They are named states, each a copy-on-write copy of the seed, that expire.
 
-A client names its session with the `X-Mock-Session` header (or, from a browser, the
-`mock_session` cookie; the header wins). The first request naming a session creates it: an
-`overlay_store.OverlayStore` over the seed, which costs nothing until the session writes. A
-session idle for `ttl` seconds is gone (its next request starts afresh from the seed); at most
+A client names its session with the `X-Mock-Session` header. From a browser it may use the
+`mock_session` cookie, and the header wins. The first request naming a session creates it. The
+session is a `state.overlay.OverlayStore` over the seed, which costs nothing until the session writes.
+A session idle for `ttl` seconds is gone, and its next request starts afresh from the seed. At most
 `limit` sessions exist at once, and one more is refused (`TooManySessions`, a 429).
 
-Nothing here knows HTTP: `session_scope` reads the name from a request and routes the store.
+Nothing here knows HTTP. `scope` reads the name from a request and routes the store.
 """
 
 from __future__ import annotations
@@ -27,14 +27,14 @@ from mock_server.state.store import Store
 
 HEADER = "X-Mock-Session"
 COOKIE = "mock_session"
-NAME = re.compile(r"[A-Za-z0-9._~-]{1,64}")  # safe in a header, a cookie and a URL path segment
+NAME = re.compile(r"[A-Za-z0-9._~-]{1,64}")  # Safe in a header, a cookie and a URL path segment.
 NAME_RULE = "1 to 64 characters among letters, digits and . _ ~ -"
 _HEADER = HEADER.lower().encode()
 _COOKIE = f"{COOKIE}=".encode()
 
 
 class SessionError(Exception):
-    """A request's session cannot be served; `status` and `detail` are its problem."""
+    """A request's session cannot be served. `status` and `detail` are its problem."""
 
     def __init__(self, status: int, detail: str) -> None:
         super().__init__(detail)
@@ -43,9 +43,9 @@ class SessionError(Exception):
 
 
 def requested(headers: Iterable[tuple[bytes, bytes]]) -> list[str]:
-    """The session names a request gives: every `X-Mock-Session` header, else its `mock_session` cookie.
+    """The session names a request gives, from every `X-Mock-Session` header, else its `mock_session` cookie.
 
-    One pass over the raw headers; no header and no cookie is the common case, and costs only that."""
+    It takes one pass over the raw headers. No header and no cookie is the common case, and costs only that."""
     named: list[str] = []
     cookie: str | None = None
     for name, value in headers:
@@ -59,7 +59,7 @@ def requested(headers: Iterable[tuple[bytes, bytes]]) -> list[str]:
 
 
 def session_name(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
-    """The one valid session name of a request, None without one; SessionError (400) names what is wrong."""
+    """The one valid session name of a request, None without one. A SessionError (400) names what is wrong."""
     named = requested(headers)
     if not named:
         return None
@@ -88,9 +88,9 @@ class SessionStore(Store, Protocol):
 class Session:
     name: str
     store: SessionStore
-    created: float  # epoch seconds
-    last_used: float  # epoch seconds
-    touched: float  # the registry's clock, for expiry
+    created: float  # Epoch seconds.
+    last_used: float  # Epoch seconds.
+    touched: float  # The registry's clock, for expiry.
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -106,14 +106,16 @@ def _iso(moment: float) -> str:
 
 
 class Sessions(Protocol):
-    """The live sessions: of this process (`SessionRegistry`), or shared by replicas through Redis
-    (`redis_sessions.RedisSessions`)."""
+    """The live sessions, of this process (`SessionRegistry`) or shared by replicas through Redis.
+
+    The Redis ones are `redis.RedisSessions`.
+    """
 
     ttl: float
     limit: int
 
     def store(self, name: str) -> SessionStore:
-        """The session's store, created on first use; SessionError (429) past the limit."""
+        """The session's store, created on first use. It raises SessionError (429) past the limit."""
         ...
 
     def sessions(self) -> list[Session]:
@@ -123,7 +125,7 @@ class Sessions(Protocol):
     def find(self, name: str) -> Session | None: ...
 
     def remove(self, name: str) -> bool:
-        """Forget the session (its next request starts afresh); False if there was none."""
+        """Forget the session, so its next request starts afresh. False if there was none."""
         ...
 
 
@@ -156,7 +158,7 @@ class SessionRegistry:
         self._lock = threading.Lock()
 
     def store(self, name: str) -> SessionStore:
-        """The session's store, created on first use; SessionError (429) past the limit."""
+        """The session's store, created on first use. It raises SessionError (429) past the limit."""
         now = self.clock()
         with self._lock:
             self._expire(now)

@@ -1,11 +1,11 @@
-"""How a request's session reaches the handlers: a context variable, read by the store they hold.
+"""How a request's session reaches the handlers. It is a context variable, read by the store they hold.
 
-Handlers, the fast path and the admin API were each built once, over one store. Rather than
-build them again per session, they are all given a `ScopedStore`: each call goes to the store of
-the request being served (`CURRENT`, set by the `SessionScope` middleware for the request's task,
-or by `Steering` to a scratch copy for a steered write), else to the default state. A request
-without a session pays a look in `header_names` (no X-Mock-Session, no cookie) and, per store
-call, one context variable read.
+Handlers, the fast path and the admin API were each built once, over one store. Rather than build
+them again per session, they are all given a `ScopedStore`. Each call goes to the store of the request
+being served, else to the default state. That store is `CURRENT`. The `SessionScope` middleware sets
+it for the request's task, or `Steering` sets it to a scratch copy for a steered write. A request
+without a session pays a look in `header_names`, finding no X-Mock-Session and no cookie. It then
+pays one context variable read per store call.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from mock_server.http.middleware import send_problem
 from mock_server.state.store import Dataset, Key, Record, StateUnavailable, Store
 
 CURRENT: ContextVar[Store | None] = ContextVar("mock_session_store", default=None)
-SESSION_HEADERS = frozenset({HEADER.lower().encode(), b"cookie"})  # where a request may name its session
-UNSCOPED = "/__mock__/sessions"  # the sessions' own admin routes name sessions in their paths
+SESSION_HEADERS = frozenset({HEADER.lower().encode(), b"cookie"})  # Where a request may name its session.
+UNSCOPED = "/__mock__/sessions"  # The sessions' own admin routes name sessions in their paths.
 
 
 class ScopedStore:
@@ -72,7 +72,7 @@ class ScopedStore:
 
 
 class SessionScope:
-    """ASGI middleware: the request's session (header or cookie) made current for its handling."""
+    """ASGI middleware that makes the request's session, named by header or cookie, current for its handling."""
 
     def __init__(self, app: ASGIApp, registry: Sessions) -> None:
         self.app = app
@@ -95,7 +95,7 @@ class SessionScope:
         except SessionError as error:
             await send_problem(send, error.status, error.detail)
             return
-        except StateUnavailable as error:  # the sessions live in a shared state that did not answer
+        except StateUnavailable as error:  # The sessions live in a shared state that did not answer.
             await send_problem(send, 503, str(error))
             return
         token = CURRENT.set(store)

@@ -1,7 +1,9 @@
-"""The store shared by replicas through Redis: `store.RedisStore` (one Lua script per operation, in
-`scripts`), the key layout and order-preserving tokens (`layout`), and each replica's local copy of
-its reads, kept while Redis reports no change (`copy`).
+"""The store shared by replicas through Redis. This package holds:
 
-May import: `spec` and the rest of `state`. The redis package is an optional dependency: only
+- `store.RedisStore`, with one Lua script per operation in `scripts`.
+- The key layout and order-preserving tokens (`layout`).
+- Each replica's local copy of its reads, kept while Redis reports no change (`copy`).
+
+It may import `spec` and the rest of `state`. The redis package is an optional dependency. So only
 `backends` opens this package, when `--state redis://` asks for it.
 """
