@@ -173,7 +173,7 @@ class MemoryStore:
         self._install(self._seed)
 
     def seed_store(self) -> MemoryStore:
-        """A store of the seed alone, sharing its rows. It is the frozen base of sessions (overlay_store)."""
+        """A store of the seed alone, sharing its rows. It is the frozen base of sessions (state/overlay.py)."""
         store = MemoryStore(self.fields)
         store._install(self._seed)
         store._seed = self._seed
