@@ -582,9 +582,10 @@ NULL_TEXT_STORED_AS_NULL = Variant(
     form_writes_null_text,
     clauses=("form-text/text-as-sent",),
 )
-"""Only some generated values expose it (a form write whose nullable field holds the text): caught at some
-seeds only, so not one of `VARIANTS`, which must each be caught at one seed with the fast profile.
-tests/e2e/test_determinism.py proves that one seed finds it, or not, whatever the timing."""
+"""Schemathesis' `write_echo` catches it only when a generated form write puts the text in a nullable field,
+at some seeds only, so it is not one of `VARIANTS` (each caught by its own check at one seed with the fast
+profile). `patch_locality` catches it at every seed: it patches a nullable field to the text `null` by form.
+tests/e2e/test_determinism.py proves that one seed finds the same in it whatever the timing."""
 
 
 # One variant of each kind of check: a run of each stays in the default run where a run of every variant
