@@ -1,12 +1,13 @@
 """Refusals the contract admits, told from defects.
 
-A field marked `x-external-reference` names something this interface does not define (an employee);
-a backend may refuse a value it does not know, which is not a defect of the contract's surface. A 400
-whose body names only such fields is excused by default; strict `external_reference_accepted` reports it.
+A field marked `x-external-reference` names something this interface does not define, such as an
+employee. A backend may refuse a value it does not know, and that is not a defect of the contract's
+surface. So a 400 whose body names only such fields is excused by default. The strict check
+`external_reference_accepted` reports it.
 
-A server bounds the request line it reads (gunicorn at 4094 bytes, nginx at 8 KB): a 414 to a
-generated query longer than the spec's decision `long-request-line` admits is the deployment's
-refusal, not a defect; a 414 to a shorter line is judged as any status the operation does not declare.
+A server bounds the request line it reads (gunicorn at 4094 bytes, nginx at 8 KB). A 414 to a generated
+query longer than the spec's decision `long-request-line` admits is the deployment's refusal, not a
+defect. A 414 to a shorter line is judged as any status the operation does not declare.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ URI_TOO_LONG = 414
 
 
 def named_fields(body: Any) -> set[str]:
-    """Fields a 400 body names: problem+json `errors[].field`, or DRF's `{field: [messages]}`."""
+    """Fields a 400 body names, in problem+json `errors[].field` or in DRF's `{field: [messages]}`."""
     if not isinstance(body, dict):
         return set()
     errors = body.get("errors")
@@ -41,7 +42,7 @@ def names_only_external(spec: Spec, label: str, status: int, content: bytes) -> 
     external = set(spec.external_references(op.request_schema))
     try:
         fields = named_fields(json.loads(content))
-    except (ValueError, RecursionError):  # RecursionError: a body nested too deep to parse
+    except (ValueError, RecursionError):  # RecursionError means a body nested too deep to parse.
         return False
     return bool(fields) and fields <= external
 

@@ -1,17 +1,21 @@
 """`--export-tests DIR`: a run's violations as one pytest file a backend team keeps in its own suite.
 
-The file is self-contained: pytest and httpx, no import of this package. It holds the source of
-`standalone.py` (how a violation is re-enacted and what each check's rule asks of the answer), then the
-violations as data, then one test per violation named by its id. Credentials come from the variables
-`shop-contract` reads (SHOP_CONTRACT_API_KEY, SHOP_CONTRACT_TOKEN), each surface's base URL from its
-own variable, never from the report: as `shop-contract replay` (run/replay.py), a test sends the user's
-credentials only to a target the user names, every recorded request (setup steps of either surface
-included) moved onto it, and fails, sending nothing, when one would go to another origin. What the
-contract documents for a check (statuses, media types, response schemas) is read from the spec now and
-written as data.
+The file is self-contained. It needs pytest and httpx and imports nothing of this package. It holds the
+source of `standalone.py`, which re-enacts a violation and states what each check's rule asks of the
+answer. Then come the violations as data, then one test per violation, named by its id.
 
-A target's answers and a report's text are hostile input: every value goes into the file as a Python
-literal (`repr` of plain data, checked by parsing it back), never as code, a comment or a docstring.
+Credentials come from the variables `shop-contract` reads (SHOP_CONTRACT_API_KEY, SHOP_CONTRACT_TOKEN).
+Each surface's base URL comes from its own variable, never from the report. As in `shop-contract
+replay` (run/replay.py), a test sends the user's credentials only to a target the user names. Every
+recorded request, setup steps of either surface included, is moved onto that target. A test fails,
+sending nothing, when one request would go to another origin.
+
+What the contract documents for a check (statuses, media types, response schemas) is read from the spec
+at export time and written as data.
+
+A target's answers and a report's text are hostile input. So every value goes into the file as a Python
+literal: the `repr` of plain data, checked by parsing it back. A value is never written as code, a
+comment or a docstring.
 """
 
 from __future__ import annotations
@@ -37,11 +41,11 @@ TARGET_VARIABLES = {"backend": "SHOP_CONTRACT_BASE_URL", "gateway": "SHOP_CONTRA
 OWN_RULES = ("not_a_server_error", "write_echo", "round_trip", "patch_locality")
 """Checks whose rule standalone.broken states without data from the contract."""
 CREDENTIAL_CHECKS = ("auth_matrix", "ignored_auth")
-"""Checks whose failing request carries a credential of its own making: reports mask it, so an exported
+"""Checks whose failing request carries a credential of its own making. Reports mask it, so an exported
 test cannot send it again."""
 _ID = re.compile(r"^[0-9a-f]{8}$")
 _SCHEMA_NOISE = ("description", "example", "examples", "title")
-"""Schema keywords no rule reads: left out of the file."""
+"""Schema keywords no rule reads, so they are left out of the file."""
 _EXPECTED = re.compile(r"expected HTTP (\d{3}(?: or \d{3})*)|, not (\d{3})\b")
 _STATUS_LINE = re.compile(r"^HTTP (\d{3})\b")
 
@@ -169,8 +173,9 @@ def _quiet(schema: Any) -> Any:
 
 
 def expectations(spec: Spec, op: Operation | None, violation: Violation) -> JSON:
-    """What the exported test asserts beyond the answer: the contract's documented statuses, media types
-    and schemas for `op`, and for a check with no rule of its own in standalone.py, what the run recorded."""
+    """What the exported test asserts beyond the answer. That is the contract's documented statuses, media
+    types and schemas for `op`. For a check with no rule of its own in standalone.py, it is what the run
+    recorded."""
     responses: dict[str, Any] = op.definition.get("responses", {}) if op is not None else {}
     check = violation.check
     if check == "status_code_conformance":
@@ -212,7 +217,7 @@ def skipped(violation: Violation, expect: JSON) -> str:
 
 
 def collections(spec: Spec) -> list[JSON]:
-    """Each collection's create path, item path, identifier and its schema: what fresh identifiers need."""
+    """Each collection's create path, item path, identifier and its schema. Fresh identifiers need them."""
     return [
         {
             "create": collection.create.path,
@@ -246,7 +251,7 @@ def _entry(spec: Spec, violation: Violation) -> JSON:
 
 
 def _masked(value: Any, secrets: Sequence[str]) -> Any:
-    """`value` with every secret the run sent replaced (the requests already show credentials masked)."""
+    """`value` with every secret the run sent replaced. The requests already show credentials masked."""
     if isinstance(value, str):
         for secret in (s for s in secrets if len(s) >= 4):
             value = value.replace(secret, standalone.MASKED)
@@ -301,8 +306,8 @@ def write(
     directory: Path,
     secrets: Sequence[str] = (),
 ) -> Path:
-    """Write the pytest file into `directory` (made if missing), whole or not at all (outcome/files.py); its
-    path."""
+    """Write the pytest file into `directory`, made if missing, and answer its path. The file is written
+    whole or not at all (outcome/files.py)."""
     text = source(violations, targets, spec, secrets)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / FILE

@@ -1,11 +1,15 @@
 """The suite inside a pytest session: one test per check (`shop-contract::<check>`), one run for all.
 
-Registered by `contract_tests.pytest_plugin` only when a target is given. The suite runs once, on the
-first of its tests; each test fails with the violations of its check. When the run cannot happen
-(unreachable target, refused credentials, unreadable spec), the target is not probed again: the
-first test fails with the reason and the others are skipped, pointing to it. With `--shop-baseline FILE`,
-the checks fail on new violations only, and `shop-contract::baseline` fails on what the baseline itself
-fails the CLI's run on (a prune refused; under `--shop-baseline-strict`, entries stale or expired).
+`contract_tests.pytest_plugin` registers it only when a target is given. The suite runs once, on the
+first of its tests. Each test fails with the violations of its check.
+
+A run may be unable to happen: an unreachable target, refused credentials or an unreadable spec. Then
+the target is not probed again. The first test fails with the reason, and the others are skipped,
+pointing to it.
+
+With `--shop-baseline FILE`, the checks fail on new violations only. `shop-contract::baseline` fails
+on what the baseline itself fails the CLI's run on. That is a prune refused, and under
+`--shop-baseline-strict` also entries stale or expired.
 """
 
 from __future__ import annotations
@@ -32,14 +36,14 @@ from shop_contract.document import SpecError
 
 CANNOT_RUN = (UsageError, SpecError, TargetError, ConformanceError, ConsumerError)
 REPLAY_CHECKS = tuple(check for check in CONSUMER_CHECKS if check != "consumer_revision")
-"""A consumer contract's checks on a target (the plugin runs only with one)."""
+"""A consumer contract's checks on a target. The plugin runs only with a target."""
 BASELINE = "baseline"
 """The test of the baseline itself (`--shop-baseline FILE`), beside one per check."""
 
 
 @dataclass
 class Outcome:
-    """The one run of the session: its ledger, or why it could not run (and which test said so)."""
+    """The one run of the session: its ledger, or why it could not run and which test said so."""
 
     ledger: Ledger | None = None
     error: str | None = None
@@ -53,7 +57,7 @@ class ContractSuite:
     """The plugin object registered for a session with a target."""
 
     def __init__(self, options: Options) -> None:
-        """Reads the baseline the options name, if any: a bad one is a usage error before any test."""
+        """Reads the baseline the options name, if any. A bad one is a usage error before any test."""
         self.options = options
         self.gate = baseline.gate_of(options)
         self.outcome: Outcome | None = None
@@ -75,7 +79,7 @@ class ContractSuite:
                 report.write(ledger, self.options)
                 if self.options.export_tests is not None:
                     export_tests.write_run(ledger, self.options.export_tests, self.options.spec)
-                step_summary.append(ledger, os.environ)  # a GitHub job's summary, as the CLI writes it
+                step_summary.append(ledger, os.environ)  # A GitHub job's summary, as the CLI writes it.
         return self.outcome
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -91,7 +95,7 @@ class ContractSuite:
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
         checks = ("run_completed", *SCHEMATHESIS_CHECKS, *DOMAIN_CHECKS, *sorted(self.options.enabled_strict))
-        if self.options.consumer is not None:  # `--shop-consumer FILE`: the run is that contract's replay only
+        if self.options.consumer is not None:  # With `--shop-consumer FILE` the run is that contract's replay only.
             checks = ("run_completed", *REPLAY_CHECKS)
         if self.options.baseline is not None:
             checks = (*checks, BASELINE)
@@ -102,7 +106,7 @@ class ContractSuite:
 
 
 class ContractCheck(pytest.Item):
-    """One check of the suite; passes when the run found no violation of it."""
+    """One check of the suite. It passes when the run found no violation of it."""
 
     def __init__(self, *, suite: ContractSuite, check: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
