@@ -1,7 +1,12 @@
-"""What Schemathesis' engine found on a surface, as the ledger's entries: each check it ran passed or
-violated (with the failing request and the scenario's earlier steps), the requests it sent into the
-coverage, and a request that got no answer as a `response_time`/`response_size` violation or a run
-error with its cause. Failures the contract's own rules make harmless are passes (`excused`).
+"""What Schemathesis' engine found on a surface, as the ledger's entries.
+
+- Each check it ran passed or violated. A violation keeps the failing request and the scenario's
+  earlier steps.
+- The requests it sent go into the coverage.
+- A request that got no answer becomes a `response_time` or `response_size` violation, or a run error
+  with its cause.
+
+Failures the contract's own rules make harmless are passes (`excused`).
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ def _form_null(spec: Spec, label: str, interaction: Any) -> bool:
 
 
 def _refuses_identifier_change(case: Any, interaction: Any) -> bool:
-    """A 400 to a body that renames the item in its path: the contract makes that an error (409), so a
+    """A 400 to a body that renames the item in its path. The contract makes that an error (409), so a
     400 is a refusal too, not valid data rejected."""
     response = interaction.response
     if response is None or response.status_code != 400 or not isinstance(case.body, dict):
@@ -50,8 +55,8 @@ def _refuses_identifier_change(case: Any, interaction: Any) -> bool:
 
 
 def excused(name: str, spec: Spec, case: Any, interaction: Any) -> bool:
-    """Failures the contract's own rules make harmless: a 414 to a request line past the admitted length
-    (refusals.py), and the two predicates above."""
+    """Failures the contract's own rules make harmless. They are a 414 to a request line past the admitted
+    length (refusals.py), and the two predicates above."""
     request, response = interaction.request, interaction.response
     if response is not None and refusals.request_line_too_long(spec, request.method, request.uri, response.status_code):
         return True
@@ -108,7 +113,7 @@ def record(
 
 
 def latin1_headers(headers: Mapping[str, list[str]]) -> list[tuple[bytes, bytes]]:
-    """A Schemathesis response's headers back to the bytes they came as: http.client (under requests)
+    """A Schemathesis response's headers back to the bytes they came as. http.client, under requests,
     decodes every header line as latin-1, which encodes back byte for byte."""
     return [
         (name.encode("latin-1", "backslashreplace"), value.encode("latin-1", "backslashreplace"))
@@ -153,7 +158,7 @@ def cause(error: BaseException, kind: type[BaseException]) -> BaseException | No
 
 
 def non_fatal(spec: Spec, options: Options, surface: Surface, event: events.NonFatalError, ledger: Ledger) -> None:
-    """A request that got no answer to judge: a violation when the answer was too slow or too large."""
+    """A request that got no answer to judge. It is a violation when the answer was too slow or too large."""
     lost = cause(event.value, CredentialsLost)
     if lost is not None:
         raise lost
@@ -174,8 +179,8 @@ def non_fatal(spec: Spec, options: Options, surface: Surface, event: events.NonF
 
 
 def _request(event: events.NonFatalError, surface: Surface) -> str:
-    """The request the error happened on: the one its exception names, else its operation on the surface
-    ("GET /productlines/{productline}/" as "GET {base_url}/productlines/{productline}/"); "" for none."""
+    """The request the error happened on, or "" for none. That is the one its exception names, else its
+    operation on the surface ("GET /productlines/{productline}/" as "GET {base_url}/productlines/{productline}/")."""
     named = request_of(event.value)
     method, _, path = event.label.partition(" ")
     if named or not path.startswith("/"):

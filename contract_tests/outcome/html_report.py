@@ -1,11 +1,14 @@
 """report.html: the run for people, one self-contained file (inline CSS, script and SVG; no network).
 
-The page holds findings.json's document, unchanged, in one `<script type="application/json">` and
-renders everything from it, so the page and findings.json cannot disagree. What a target sent reaches
-the page only inside that blob (its `<`, `>` and `&` written as JSON escapes, so no text can close the
-script element) and is put into the page as text nodes, never parsed as HTML: a hostile body or
-header shows as what it is. The template is Jinja2 (contract_tests/templates/report.html.j2), with
-autoescaping on for the few values it writes itself.
+The page holds findings.json's document, unchanged, in one `<script type="application/json">`. It
+renders everything from it, so the page and findings.json cannot disagree.
+
+What a target sent reaches the page only inside that blob. Its `<`, `>` and `&` are written as JSON
+escapes, so no text can close the script element. It is put into the page as text nodes, never parsed
+as HTML, so a hostile body or header shows as what it is.
+
+The template is Jinja2 (contract_tests/templates/report.html.j2). Autoescaping is on for the few
+values it writes itself.
 """
 
 from __future__ import annotations

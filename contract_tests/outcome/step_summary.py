@@ -1,14 +1,16 @@
-"""The GitHub Actions job summary: when GITHUB_STEP_SUMMARY names a file, a short Markdown summary is
-appended to it (the verdict, the counts, the coverage figure, the first violations with their curl).
+"""The GitHub Actions job summary. When GITHUB_STEP_SUMMARY names a file, a short Markdown summary is
+appended to it: the verdict, the counts, the coverage figure and the first violations with their curl.
 
-Appended, not written whole through a temporary renamed over it as the reports are: the file is the job's,
-other steps (and other commands of this one) add to it, and a rename would drop what they wrote. The
-summary is added whole or not at all all the same (outcome/files.py, `append`): a half summary could leave
-a Markdown fence open, swallowing what the job adds after it.
+The reports are written whole through a temporary file renamed over the old one. The summary is
+appended instead, because the file is the job's. Other steps, and other commands of this one, add to
+it, and a rename would drop what they wrote. The summary is still added whole or not at all
+(outcome/files.py, `append`). A half summary could leave a Markdown fence open, swallowing what the
+job adds after it.
 
-What a target sent is already redacted (secrets masked, controls escaped); here it is also kept from
-acting as Markdown or HTML: table cells and headings have their Markdown and HTML characters escaped,
-and curl commands sit in fenced blocks whose fence is longer than any backtick run inside them.
+What a target sent is already redacted: secrets are masked and controls escaped. Here it is also kept
+from acting as Markdown or HTML.
+- Table cells and headings have their Markdown and HTML characters escaped.
+- Curl commands sit in fenced blocks whose fence is longer than any backtick run inside them.
 """
 
 from __future__ import annotations
@@ -26,12 +28,12 @@ from contract_tests.redact import Redactor
 
 VARIABLE = "GITHUB_STEP_SUMMARY"
 SHOWN = 5
-"""Violations shown with their curl; the rest are in report.html."""
+"""Violations shown with their curl. The rest are in report.html."""
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>&~])")
 
 
 def inline(text: str) -> str:
-    """`text` safe in a Markdown table cell or heading: one line, every special character escaped."""
+    """`text` safe in a Markdown table cell or heading. It is one line, with every special character escaped."""
     return _MARKDOWN.sub(r"\\\1", " ".join(text.split()))
 
 
@@ -87,8 +89,8 @@ def markdown(ledger: Ledger) -> str:
 
 
 def _baseline(ledger: Ledger) -> list[str]:
-    """The baseline's part: counts, then a table of its entries this run met or should hear about (accepted,
-    not reproduced, expired), the first `SHOWN` of each."""
+    """The baseline's part. First its counts, then a table of the entries this run met or should hear
+    about (accepted, not reproduced, expired), the first `SHOWN` of each."""
     run = ledger.baseline
     if run is None:
         return []
@@ -117,8 +119,8 @@ def _baseline(ledger: Ledger) -> list[str]:
 
 
 def append(ledger: Ledger, environ: Mapping[str, str]) -> None:
-    """Append the summary to the file GITHUB_STEP_SUMMARY names, if it is set; a file that cannot be
-    written is said on stderr, never fatal (the run's own reports are written already)."""
+    """Append the summary to the file GITHUB_STEP_SUMMARY names, if it is set. A file that cannot be
+    written is said on stderr and is never fatal, because the run's own reports are written already."""
     path = environ.get(VARIABLE)
     if not path:
         return
