@@ -1,6 +1,7 @@
-"""What stops a part of a run (a domain test, a Schemathesis plan, the consumer replay) becomes a verdict, a
-"not exercised" entry or a run error with its cause, never a crash: the verdict is then incomplete (exit
-2), and the report says which part stopped and why.
+"""What stops a part of a run becomes a verdict, a "not exercised" entry or a run error with its cause.
+
+A part is a domain test, a Schemathesis plan or the consumer replay. What stops it never crashes the
+run. The verdict is then incomplete (exit 2), and the report says which part stopped and why.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from contract_tests.outcome.findings import Ledger, RunError
 
 
 def guarded(ledger: Ledger, surface: str, check: str, work: Callable[[], None]) -> bool:
-    """Run one check's work; what stops it becomes a verdict, a "not exercised" entry or a run error with its
-    cause, never a crash. CredentialsLost goes on up: it ends the run. False when the surface is gone
-    (refused, unresolvable): its other checks cannot run either."""
+    """Run one check's work. What stops it becomes a verdict, a "not exercised" entry or a run error with
+    its cause, never a crash. CredentialsLost goes on up, because it ends the run. The answer is False
+    when the surface is gone (refused, unresolvable), since its other checks cannot run either."""
     try:
         work()
     except CredentialsLost:

@@ -1,16 +1,23 @@
 """`pagination_walk`: every list and sub-list, walked through its links both ways (and `list_scoping`).
 
 The page size is about a third of the list, never above the spec's `x-clamped-maximum`. The walk goes
-forwards through `next` and back from the last page through `previous`; `previous` of page N leads to
-page N-1 (for page 1 a link without `page` is accepted) with the same items as walking forwards. Both
-ways must agree with the list: the same count on every page, no page above page_size, `previous` null
-exactly on the first page and `next` exactly on the last, absolute links on the surface that was
-called that keep page_size, and count distinct items in all, none repeated, none missing. A list of
-more than ten pages is sampled (first, second, three in the middle, second-to-last, last, and the
-links between them), so any length costs a bounded number of requests. Before the walk, the decision
-`page-size`: page 1 without `page_size` holds the parameter's `default` (or the whole of a shorter
-list), and a `page_size` one above its `x-clamped-maximum` is clamped (200, at most the maximum), not
-refused.
+forwards through `next`, and back from the last page through `previous`. `previous` of page N leads to
+page N-1 with the same items as walking forwards. For page 1, a link without `page` is accepted.
+
+Both ways must agree with the list.
+- Every page gives the same count.
+- No page holds more than page_size items.
+- `previous` is null exactly on the first page, and `next` exactly on the last.
+- Links are absolute, on the surface that was called, and keep page_size.
+- The pages hold count distinct items in all, none repeated, none missing.
+
+A list of more than ten pages is sampled: the first, the second, three in the middle, the second-to-last,
+the last, and the links between them. So any length costs a bounded number of requests.
+
+Before the walk comes the decision `page-size`.
+- Page 1 without `page_size` holds the parameter's `default`, or the whole of a shorter list.
+- A `page_size` one above its `x-clamped-maximum` is clamped, not refused. The answer is a 200 with at
+  most the maximum.
 """
 
 from __future__ import annotations
@@ -32,8 +39,8 @@ CHECK = "pagination_walk"
 
 @dataclass(frozen=True)
 class Walk:
-    """One list walked: where, at which page size, the count its first page gave, and the URL every
-    `next` and `previous` link must start with. Every page is judged against these."""
+    """One list walked. It holds where, at which page size, the count its first page gave, and the URL
+    every `next` and `previous` link must start with. Every page is judged against these."""
 
     session: Session
     op: Operation
@@ -96,7 +103,7 @@ def page_size(count: int, maximum: int | None) -> int:
 
 
 def link_page(link: Any) -> int | None:
-    """The page a link leads to (a link without `page` leads to page 1); None when unreadable."""
+    """The page a link leads to, or None when unreadable. A link without `page` leads to page 1."""
     values = parse_qs(urlsplit(str(link)).query).get("page", ["1"])
     return int(values[-1]) if len(values) == 1 and values[-1].isdecimal() else None
 
@@ -122,7 +129,7 @@ def walk(session: Session, op: Operation, params: dict[str, Any], maximum: int |
     if not session.judge(CHECK, op, exchange, page_problem(exchange, 1, size, count, list_url)):
         return
     shown = len(exchange.json()["results"])
-    per_page = shown if count > shown else size  # a backend may clamp below the documented maximum
+    per_page = shown if count > shown else size  # A backend may clamp below the documented maximum.
     pages = math.ceil(count / per_page) if count else 1
     walking = Walk(session, op, params, size, count, list_url)
     if pages <= FULL_WALK_PAGES:
@@ -145,7 +152,7 @@ def default_problem(first: Exchange, count: int, default: int | None, maximum: i
 
 
 def clamped(session: Session, op: Operation, params: dict[str, Any], maximum: int) -> bool:
-    """A `page_size` one above the spec's maximum is clamped, not refused: a page of at most `maximum`."""
+    """A `page_size` one above the spec's maximum is clamped, not refused. The page holds at most `maximum`."""
     exchange = session.call(op, params, query={"page_size": maximum + 1})
     results = (exchange.json() or {}).get("results") if isinstance(exchange.json(), dict) else None
     if exchange.status != 200 or not isinstance(results, list):
@@ -158,7 +165,7 @@ def clamped(session: Session, op: Operation, params: dict[str, Any], maximum: in
 
 
 def walk_forwards(walking: Walk, exchange: Exchange, pages: int) -> list[Exchange] | None:
-    """Page 1 to the last through `next`; the pages when they tile the list, else None (reported)."""
+    """Page 1 to the last through `next`. The answer is the pages when they tile the list, else None (reported)."""
     session, op, params = walking.session, walking.op, walking.params
     size, count, list_url = walking.size, walking.count, walking.list_url
     walked = [exchange]
@@ -188,7 +195,7 @@ def walk_forwards(walking: Walk, exchange: Exchange, pages: int) -> list[Exchang
 
 
 def walk_backwards(walking: Walk, forwards: list[Exchange]) -> None:
-    """From the last page back to page 1 through `previous`: each leads to the page before, same items."""
+    """From the last page back to page 1 through `previous`. Each leads to the page before, with the same items."""
     session, op = walking.session, walking.op
     size, count, list_url = walking.size, walking.count, walking.list_url
     exchange = forwards[-1]
@@ -208,7 +215,7 @@ def walk_backwards(walking: Walk, forwards: list[Exchange]) -> None:
 
 
 def sample(walking: Walk, first: Exchange, per_page: int, pages: int) -> None:
-    """A long list: the first, second, a few middle, second-to-last and last pages, and their links."""
+    """A long list, sampled at the first, second, a few middle, second-to-last and last pages, with their links."""
     session, op, params = walking.session, walking.op, walking.params
     size, count, list_url = walking.size, walking.count, walking.list_url
     numbers = sorted({1, 2, pages // 3, pages // 2, 2 * pages // 3, pages - 1, pages})
