@@ -1,9 +1,10 @@
 """Credentials obtained: a token fetched from an OpenID Connect realm, and forged tokens.
 
-The forged tokens feed the auth matrix: each must be refused. A client cannot mint a realm-signed
-expired token, so "expired" is the realm token's claims moved into the past under a throwaway key
-with the realm's `kid`; "hs256_public_key" is the classic algorithm confusion (HS256 keyed with the
-realm's RSA public key), forged only when the realm publishes its keys.
+The forged tokens feed the auth matrix, and each must be refused.
+- "expired" is the realm token's claims moved into the past, signed under a throwaway key with the
+  realm's `kid`. A client cannot mint a realm-signed expired token, so this stands in for one.
+- "hs256_public_key" is the classic algorithm confusion: HS256 keyed with the realm's RSA public key.
+  It is forged only when the realm publishes its keys.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ DISCOVERY_SUFFIX = "/.well-known/openid-configuration"
 
 
 class TokenEndpointUnreachable(CredentialsError):
-    """No answer from the token endpoint (it may still be starting)."""
+    """No answer from the token endpoint. It may still be starting."""
 
 
 def _get_or_post(limits: Limits, method: str, url: str, form: dict[str, str] | None = None) -> httpx.Response:
@@ -39,7 +40,8 @@ def _get_or_post(limits: Limits, method: str, url: str, form: dict[str, str] | N
 
 
 def fetch_token(realm: Realm, limits: Limits) -> tuple[str, float | None]:
-    """A client_credentials grant against an OpenID Connect token endpoint: the token and its `expires_in`."""
+    """A client_credentials grant against an OpenID Connect token endpoint. It answers the token and its
+    `expires_in`."""
     token_url = realm.token_url
     form = {"grant_type": "client_credentials", "client_id": realm.client_id, "client_secret": realm.client_secret}
     try:
@@ -81,7 +83,7 @@ def _claims_and_header(token: str | None) -> tuple[dict[str, Any], dict[str, Any
 
 
 def realm_public_key(token: str | None, token_url: str | None, limits: Limits) -> bytes | None:
-    """The realm's first RSA public key (PEM), found through OIDC discovery; None when not published."""
+    """The realm's first RSA public key (PEM), found through OIDC discovery. None when it is not published."""
     claims, _ = _claims_and_header(token)
     realm = token_url.removesuffix(TOKEN_SUFFIX) if token_url else claims.get("iss")
     if not realm:

@@ -1,20 +1,24 @@
-"""Requests sent at the same instant: what a check of concurrent writes needs to be believed.
+"""Requests sent at the same instant, which a check of concurrent writes needs to be believed.
 
-Each request of a burst has a thread and a connection of its own (one client per place, kept across
-tries, so that from the second try on no connection is opened after the start); a barrier releases
-the threads together. Each request records, on the monotonic clock, when its first byte was written
-and when the first byte of its answer came (client/bounded.py's `Exchange`). The burst *overlapped*
-when every request was on the wire before the first answer arrived: only then could the target have
-served them side by side, and only such a try may judge a race. A serialising proxy or a one-worker
-target answers the first before the second is sent, and the try does not count.
+Each request of a burst has a thread and a connection of its own. There is one client per place, kept
+across tries, so that from the second try on no connection is opened after the start. A barrier
+releases the threads together. Each request records, on the monotonic clock, when its first byte was
+written and when the first byte of its answer came (client/bounded.py's `Exchange`).
 
-A wave of tries (judge/domain/racing.py) is one burst of all its tries' requests (`send_each`), each
-try's overlap then read from its own requests alone.
+The burst *overlapped* when every request was on the wire before the first answer arrived. Only then
+could the target have served them side by side, and only such a try may judge a race. A serialising
+proxy or a one-worker target answers the first before the second is sent, and the try does not count.
 
-A burst is one turn of the run's pacer (client/pacing.py): it waits for the pacer's limit and the
-pauses a target asked for, counts in the time budget (`--max-time`), and a burst answered 429 or 503
-is waited out and sent again, as a single request is. Its requests themselves go out at once, past
-the limit (the capacity probe's way), within the budget. What a burst saw is `client/burst.py`.
+A wave of tries (judge/domain/racing.py) is one burst of all its tries' requests (`send_each`). Each
+try's overlap is then read from its own requests alone.
+
+A burst is one turn of the run's pacer (client/pacing.py).
+- It waits for the pacer's limit and the pauses a target asked for.
+- It counts in the time budget (`--max-time`).
+- A burst answered 429 or 503 is waited out and sent again, as a single request is.
+
+Its requests themselves go out at once, past the limit, within the budget. The capacity probe sends
+its requests the same way. What a burst saw is `client/burst.py`.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ class Together:
     def __init__(self, limits: Limits, places: int) -> None:
         self.limits = limits
         self._unheld = replace(limits, held=False)
-        context = limits.trust.ssl_context()  # one for all: a wave's burst has up to 24 places
+        context = limits.trust.ssl_context()  # One for all, since a wave's burst has up to 24 places.
         self._clients = [httpx_client(self._unheld, context) for _ in range(places)]
 
     def __enter__(self) -> Together:
@@ -51,15 +55,15 @@ class Together:
             client.close()
 
     def send(self, requests: Sequence[httpx.Request]) -> Burst:
-        """`requests` (at most `places`) sent at once, as one turn of the pacer; raises what a request
+        """`requests` (at most `places`) sent at once, as one turn of the pacer. It raises what a request
         raised (a timeout, a size past the limit, `BudgetSpent`), the first in the given order."""
         if self.limits.pacer is None:
             return self._burst(requests)
         return self.limits.pacer.send(lambda: self._burst(requests), lambda b: b.overloaded, Burst.retry_after)
 
     def send_each(self, groups: Sequence[Sequence[httpx.Request]]) -> list[Burst]:
-        """The requests of all `groups` sent at once, as one burst (a wave of tries); what each group saw,
-        its overlap its own."""
+        """The requests of all `groups` sent at once, as one burst (a wave of tries). It answers what each
+        group saw, each with an overlap of its own."""
         burst = self.send([each for group in groups for each in group])
         return burst.split([len(group) for group in groups])
 
@@ -74,7 +78,7 @@ class Together:
                 response = send_httpx(client, request, self._unheld)
                 heard = bounded.exchange.heard_at if bounded.exchange.heard else 0.0
                 results[place] = Timed(request, response, bounded.exchange.sending_at, heard or float("inf"))
-            except BaseException as exc:  # handed to the caller's thread, raised there
+            except BaseException as exc:  # Handed to the caller's thread and raised there.
                 barrier.abort()
                 results[place] = exc
 

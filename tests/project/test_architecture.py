@@ -391,8 +391,10 @@ MAX_SENTENCE_WORDS = 35
 """Words a docstring sentence of a rewritten module may have: a longer one packs several facts into one."""
 WORDED = (
     "contract_tests.cli",
+    "contract_tests.client.auth",
     "contract_tests.client.bounded",
     "contract_tests.client.pacing",
+    "contract_tests.client.together",
     "contract_tests.decisions",
     "contract_tests.judge.canonical",
     "contract_tests.judge.consumer",
@@ -409,6 +411,7 @@ WORDED = (
     "contract_tests.judge.domain.placement",
     "contract_tests.judge.domain.race_references",
     "contract_tests.judge.domain.races",
+    "contract_tests.judge.domain.racing",
     "contract_tests.judge.domain.ranges",
     "contract_tests.judge.domain.referential",
     "contract_tests.judge.domain.request_shapes",

@@ -1,15 +1,21 @@
 """The tries of a race and their verdict, shared by the checks of concurrent writes
 (races.py, race_references.py).
 
-A race is tried up to `Context.race_tries` times (`--race-tries`), in waves of `wave_size` tries: the
-wave's items are made at once, its tries' bursts go out as one (`Together.send_each`), its reads and
-its cleanup at once (`at_once`). One try after the other cost a run most of its time behind a network;
-a wave costs the round trips of one try. Each try still races on its own item, and only a try whose
-own requests all were on the wire before the first answer to any of them came (`Burst.overlapped`,
-client/burst.py) is judged. The tries are judged in order, and stop at the end of the wave holding the
-first evidence plus `FREQUENCY_TRIES` more, to say how often it happens ("Broken in 3 of 10 overlapped
-tries"). With no overlapped try the check is listed as not exercised ("no overlap observed"), never
-passed: a race that was not run proves nothing.
+A race is tried up to `Context.race_tries` times (`--race-tries`), in waves of `wave_size` tries.
+- The wave's items are made at once.
+- Its tries' bursts go out as one (`Together.send_each`).
+- Its reads and its cleanup go out at once (`at_once`).
+
+One try after the other cost a run most of its time behind a network. A wave costs the round trips of
+one try.
+
+Each try still races on its own item. Only a try whose own requests were all on the wire before the
+first answer to any of them came is judged (`Burst.overlapped`, client/burst.py).
+
+The tries are judged in order. They stop at the end of the wave holding the first evidence plus
+`FREQUENCY_TRIES` more, to say how often it happens ("Broken in 3 of 10 overlapped tries"). With no
+overlapped try, the check is listed as not exercised ("no overlap observed"), never passed. A race that
+was not run proves nothing.
 """
 
 from __future__ import annotations
@@ -28,16 +34,17 @@ from contract_tests.outcome.standalone import AT_ONCE
 from contract_tests.spec import JSON, Collection, Operation
 
 FREQUENCY_TRIES = 9
-"""Tries after the first evidence, to tell how often the race is lost (bounded: the run's time matters)."""
+"""Tries after the first evidence, to tell how often the race is lost. It is bounded, since the run's time
+matters."""
 WAVE = 8
-"""Tries sent together at most: a wave's burst is 2 or 3 times as many requests, past the pacer's limit as
-every burst is, so it stays a load a service taking several clients at once serves."""
+"""Tries sent together at most. A wave's burst is 2 or 3 times as many requests, past the pacer's limit as
+every burst is. So it stays a load that a service taking several clients at once serves."""
 
 
 @dataclass(frozen=True)
 class Try:
-    """One try: its burst, the read that judges it, what it broke (None: the rule held), and the requests
-    that made the state it started from. It counts only if its burst overlapped."""
+    """One try: its burst, the read that judges it, what it broke, and the requests that made the state it
+    started from. `broken` is None when the rule held. A try counts only if its burst overlapped."""
 
     burst: Burst
     read: Exchange
@@ -46,20 +53,21 @@ class Try:
 
 
 Wave = Callable[[range], "Sequence[Try | None]"]
-"""The tries numbered `numbers`, made together, in their order; a None: that try could not be made (then
-the tries stop)."""
+"""The tries numbered `numbers`, made together, in their order. A None means that try could not be made,
+and then the tries stop."""
 
 
 class Together(Protocol):
-    """Requests sent at the same instant, as one turn of the pacer (`client.together.Together`, which the
-    checks make: named here by what it does, so that the judging needs no client module)."""
+    """Requests sent at the same instant, as one turn of the pacer. The checks make a
+    `client.together.Together`. It is named here by what it does, so that the judging needs no client
+    module."""
 
     def send(self, requests: Sequence[httpx.Request]) -> Burst: ...
 
 
 @dataclass(frozen=True)
 class Call:
-    """A request of a wave's reads, setup or cleanup: `op` at `params`, with its query and content."""
+    """A request of a wave's reads, setup or cleanup. It is `op` at `params`, with its query and content."""
 
     op: Operation
     params: dict[str, Any]
@@ -68,12 +76,12 @@ class Call:
 
 
 def wave_size(tries: int) -> int:
-    """Tries in a wave: `WAVE`, fewer when fewer are asked for."""
+    """Tries in a wave. That is `WAVE`, or fewer when fewer are asked for."""
     return max(1, min(WAVE, tries))
 
 
 def documented(op: Operation) -> set[int]:
-    """The statuses `op` documents: a race's answer outside them breaks the contract."""
+    """The statuses `op` documents. A race's answer outside them breaks the contract."""
     return {int(status) for status in op.definition.get("responses", {}) if status.isdigit()}
 
 
@@ -92,7 +100,7 @@ def request(
 
 def at_once(session: Session, together: Together, calls: Sequence[Call]) -> list[Exchange]:
     """`calls` sent at the same instant (one turn of the pacer), each then counted as `Session.call` counts
-    one; an answer refused for credentials renewed meanwhile is sent again by `Session.call`."""
+    one. An answer refused for credentials renewed meanwhile is sent again by `Session.call`."""
     if not calls:
         return []
     sent = [request(session, call.op, call.params, call.query, **(call.content or {})) for call in calls]
@@ -118,7 +126,7 @@ def counted(session: Session, ops: Sequence[Operation], burst: Burst) -> None:
 
 
 def server_errors(burst: Burst) -> str | None:
-    """The answers of a burst that are 5xx, in words (None: none)."""
+    """The answers of a burst that are 5xx, in words, or None when there are none."""
     failed = [each for each in burst.timed if each.response.status_code >= 500]
     if not failed:
         return None
@@ -127,11 +135,11 @@ def server_errors(burst: Burst) -> str | None:
 
 
 def renewed(session: Session, burst: Burst) -> bool:
-    """Whether a request of `burst` was refused for credentials that are renewed now (an expired token): the
-    try is not judged, as `Session.call` sends such a request again."""
+    """Whether a request of `burst` was refused for credentials that are renewed now (an expired token).
+    Such a try is not judged, as `Session.call` sends such a request again."""
     if session.keyring is None:
         return False
-    own = session.surface.headers  # a list, not a generator: the keyring notes every answer (401s in a row)
+    own = session.surface.headers  # A list, not a generator, so the keyring notes every answer (401s in a row).
     return any([session.keyring.answered(each.request.headers, each.response.status_code, own) for each in burst.timed])
 
 
@@ -172,15 +180,15 @@ def verdict(session: Session, check: str, op: Operation, made: int, overlapped: 
     first = hits[0]
     frequency = f"Broken in {len(hits)} of {len(overlapped)} overlapped tries ({made} tries sent)"
     timeline = "; ".join(first.burst.timeline())
-    # The first line names the defect (the fingerprint reads it): what a try broke, which field was lost or
-    # which status came, depends on which request the target served last, so it goes on the next line.
+    # The first line names the defect, and the fingerprint reads it. What a try broke, which field was lost
+    # or which status came, depends on which request the target served last. So it goes on the next line.
     broken = f"{frequency} of writes sent at the same instant\n{first.broken}. {AT_ONCE}{timeline}"
     racers = [Exchange(each.request, each.response) for each in first.burst.timed]
     session.judge(check, op, first.read, broken, [*first.setup, *racers])
 
 
 def planned(ctx: Context, collection: Collection, count: int) -> list[tuple[dict[str, Any], JSON]]:
-    """`count` new items of `collection`: each one's path parameters and body."""
+    """`count` new items of `collection`, each as its path parameters and body."""
     items = []
     for _ in range(count):
         identifier = ctx.fresh_identifier(collection)
@@ -191,8 +199,9 @@ def planned(ctx: Context, collection: Collection, count: int) -> list[tuple[dict
 def made(
     session: Session, together: Together, check: str, op: Operation, collection: Collection, bodies: list[JSON]
 ) -> list[Exchange] | None:
-    """The items of `bodies` created at once; None, with `check` listed as not exercised at `op`, when the
-    target refused one (as `Session.create_for`). Deleting them is the caller's, made or not."""
+    """The items of `bodies` created at once. When the target refused one, the answer is None and `check` is
+    listed as not exercised at `op` (as `Session.create_for` does). Deleting them is the caller's job, made
+    or not."""
     created = at_once(session, together, [Call(collection.create, {}, content={"json": body}) for body in bodies])
     refused = [each.status for each in created if each.status != 201]
     if not refused:
