@@ -1,12 +1,15 @@
 """How the suite reads an answer's body: as bytes, in the charset it declares, never trusting that
 declaration to be true or even known.
 
-A target may declare a charset no codec knows (`charset=x-unknown`, a right-to-left override), one that
-is no text encoding (`rot13`, `base64`), one that lies (`utf-16` over UTF-8 bytes), or send bytes its
-charset does not allow (latin-1 under `utf-8`). Every reader of a body (the start-up probe, the domain
-tests, Schemathesis' requests session, the checks) reads it with `text_codec` or `lenient_json`, which
-never raise for such a body; whether the body can be decoded as it says is `undecodable`, the rule of
-the `response_decodable` check.
+A target may send a body the suite must still read.
+- A charset no codec knows (`charset=x-unknown`, a right-to-left override).
+- A charset that is no text encoding (`rot13`, `base64`).
+- A charset that lies (`utf-16` over UTF-8 bytes).
+- Bytes its charset does not allow (latin-1 under `utf-8`).
+
+Every reader of a body reads it with `text_codec` or `lenient_json`, which never raise for such a body.
+The readers are the start-up probe, the domain tests, Schemathesis' requests session and the checks.
+Whether the body can be decoded as it says is `undecodable`, the rule of the `response_decodable` check.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ def is_json(content_type: str | None) -> bool:
 
 
 def declared_charset(content_type: str | None) -> str | None:
-    """The `charset` parameter of a Content-Type, as sent (quotes removed); None when there is none."""
+    """The `charset` parameter of a Content-Type, as sent with quotes removed. None when there is none."""
     for parameter in (content_type or "").split(";")[1:]:
         name, equals, value = parameter.partition("=")
         if equals and name.strip().lower() == "charset":
@@ -43,30 +46,31 @@ def declared_charset(content_type: str | None) -> str | None:
 
 
 def text_codec(charset: str | None) -> str | None:
-    """The codec of `charset` if it is a text encoding of HTTP this Python knows; None otherwise."""
+    """The codec of `charset` if it is a text encoding of HTTP this Python knows, None otherwise."""
     if charset is None:
         return None
     try:
         name = codecs.lookup(charset).name
-    except (LookupError, ValueError):  # ValueError: a NUL in the name
+    except (LookupError, ValueError):  # A NUL in the name raises ValueError.
         return None
     try:
         b"a".decode(name)
-    except LookupError:  # a codec of bytes to bytes (rot13, base64)
+    except LookupError:  # A codec of bytes to bytes (rot13, base64).
         return None
-    except UnicodeError:  # one byte is no whole character in it (UTF-16): still a text encoding
+    except UnicodeError:  # One byte is no whole character in UTF-16, which is still a text encoding.
         pass
     return None if name.replace("_", "-") in NOT_HTTP_CHARSETS else name
 
 
 def lenient_text(content: bytes, content_type: str | None) -> str:
-    """The body as text: in its charset if known, else UTF-8; a byte that does not decode becomes U+FFFD."""
+    """The body as text, in its charset if known, else UTF-8. A byte that does not decode becomes U+FFFD."""
     return content.decode(text_codec(declared_charset(content_type)) or "utf-8", "replace")
 
 
 def lenient_json(content: bytes, content_type: str | None) -> Any:
-    """The body's JSON, read as a lax client reads it: its bytes as UTF-8 (or UTF-16/32, detected), else
-    its text as `lenient_text` decodes it. Raises ValueError (not JSON) or RecursionError (too deep)."""
+    """The body's JSON, read as a lax client reads it. Its bytes are read as UTF-8 (or UTF-16/32,
+    detected), else its text as `lenient_text` decodes it. It raises ValueError when the body is not JSON
+    and RecursionError when it is too deep."""
     try:
         return json.loads(content)
     except UnicodeDecodeError:
@@ -74,7 +78,7 @@ def lenient_json(content: bytes, content_type: str | None) -> Any:
 
 
 def _named(charset: str | None) -> str:
-    """A charset as the target named it, shown by the rule for what a target sends (it may be anything)."""
+    """A charset as the target named it, shown by the rule for what a target sends, since it may be anything."""
     return bounded(escape(charset or ""), CHARSET_SHOWN)
 
 
@@ -86,10 +90,11 @@ def _at(content: bytes, error: UnicodeDecodeError) -> str:
 
 
 def undecodable(content: bytes, content_type: str | None) -> str | None:
-    """Why a client cannot read the body as its Content-Type says; None when it can (or says nothing).
+    """Why a client cannot read the body as its Content-Type says. None when it can, or says nothing.
 
-    A charset must be a text encoding a client knows, and the body's bytes valid in it. JSON is UTF-8
-    (RFC 8259, 8.1): its bytes must be valid UTF-8, and a declared charset must read them as the same text.
+    A charset must be a text encoding a client knows, and the body's bytes must be valid in it. JSON is
+    UTF-8 (RFC 8259, 8.1). So its bytes must be valid UTF-8, and a declared charset must read them as the
+    same text.
     """
     if not content:
         return None

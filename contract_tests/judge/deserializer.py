@@ -1,9 +1,10 @@
-"""How Schemathesis reads a JSON answer in this suite: as its own deserializer does, except that a body
-nested past Python's recursion limit is malformed JSON, as it is for the suite's other readers.
+"""How Schemathesis reads a JSON answer in this suite. It reads it as its own deserializer does, except
+that a body nested past Python's recursion limit is malformed JSON, as it is for the suite's other
+readers.
 
-json.loads raises RecursionError on such a body, which is no ValueError: Schemathesis' response check
-would still judge it, but the engine's other readers of an answer let it escape and the operation ended
-as an error with a traceback instead of a `response_schema_conformance` violation.
+json.loads raises RecursionError on such a body, which is no ValueError. Schemathesis' response check
+would still judge it. But the engine's other readers of an answer let it escape, and the operation
+ended as an error with a traceback instead of a `response_schema_conformance` violation.
 """
 
 from __future__ import annotations

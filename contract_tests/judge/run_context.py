@@ -1,11 +1,14 @@
 """The run object: what one run of the suite is, handed to every call instead of its five values.
 
-The spec, the options, the target, the ledger the verdicts go to and the progress line are known once
-the target is built (run/runner.py builds this then); every part of the run reads them from here, as
-Schemathesis' engine reads its own state from one context. It is frozen: a part of the run that needs
-another ledger or resized options gets a copy (`reporting_to`, `resized`), so that parts running side by
-side never share one by accident. It lives in the judging, the lowest layer that may see both the
-target (client/) and the ledger (outcome/).
+The five are the spec, the options, the target, the ledger the verdicts go to and the progress line.
+They are known once the target is built, and run/runner.py builds this object then. Every part of the
+run reads them from here, as Schemathesis' engine reads its own state from one context.
+
+It is frozen. A part of the run that needs another ledger or resized options gets a copy (`reporting_to`,
+`resized`), so that parts running side by side never share one by accident.
+
+It lives in the judging, the lowest layer that may see both the target (client/) and the ledger
+(outcome/).
 """
 
 from __future__ import annotations
@@ -33,9 +36,9 @@ class RunContext:
     progress: Progress
 
     def reporting_to(self, ledger: Ledger) -> RunContext:
-        """This run, its verdicts going to `ledger` (a part of the run, added up by the caller)."""
+        """This run, its verdicts going to `ledger`. That is a part of the run, added up by the caller."""
         return replace(self, ledger=ledger)
 
     def resized(self, options: Options) -> RunContext:
-        """This run with `options` (the same run, its workers sized to what the target keeps up with)."""
+        """This run with `options`. It is the same run, its workers sized to what the target keeps up with."""
         return replace(self, options=options)

@@ -392,6 +392,7 @@ MAX_SENTENCE_WORDS = 35
 WORDED = (
     "contract_tests.cli",
     "contract_tests.client.auth",
+    "contract_tests.client.bodies",
     "contract_tests.client.bounded",
     "contract_tests.client.pacing",
     "contract_tests.client.together",
@@ -400,6 +401,7 @@ WORDED = (
     "contract_tests.judge.consumer",
     "contract_tests.judge.consumer.replay",
     "contract_tests.judge.consumer.revision",
+    "contract_tests.judge.deserializer",
     "contract_tests.judge.domain",
     "contract_tests.judge.domain.auth_matrix",
     "contract_tests.judge.domain.bounds",
@@ -419,6 +421,7 @@ WORDED = (
     "contract_tests.judge.hooks",
     "contract_tests.judge.known",
     "contract_tests.judge.refusals",
+    "contract_tests.judge.run_context",
     "contract_tests.judge.verdicts",
     "contract_tests.outcome.baseline",
     "contract_tests.outcome.coverage",
