@@ -1,10 +1,12 @@
 """One identity space per run: every identifier the suite makes, for any surface, phase or worker.
 
-The domain tests and the Schemathesis hooks draw from the same `Identities`, so the gateway pass never
-re-creates what the backend pass created, and a backend that refuses a duplicate with 400 is never
-refused by the suite's own doing. A run starts at a random point of a large space, so reruns against
-the same database do not meet either (two runs of 10,000 creates overlap with a chance below 1 in 10^3
-for integers, and 1 in 10^7 for strings).
+The domain tests and the Schemathesis hooks draw from the same `Identities`. So the gateway pass never
+re-creates what the backend pass created. A backend that refuses a duplicate with 400 is then never
+refused by the suite's own doing.
+
+A run starts at a random point of a large space, so reruns against the same database do not meet
+either. Two runs of 10,000 creates overlap with a chance below 1 in 10^3 for integers, and 1 in 10^7
+for strings.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import string
 import threading
 from typing import Any, TypeVar
 
-INTEGER_FLOOR = 1_000_000_000  # far above a real data set's numbers, within int32
+INTEGER_FLOOR = 1_000_000_000  # Far above a real data set's numbers, within int32.
 RUN_MARK_LENGTH = 5
 RUN_MARK_ALPHABET = string.ascii_lowercase + string.digits
 V = TypeVar("V", int, str)
@@ -24,7 +26,7 @@ DIGITS = re.compile(r"[0-9]{1,19}")
 
 
 class Identities:
-    """Fresh identifiers within a field's bounds; thread-safe (Schemathesis workers share one)."""
+    """Fresh identifiers within a field's bounds. It is thread-safe, since Schemathesis workers share one."""
 
     def __init__(self, rng: random.Random | None = None) -> None:
         rng = rng or random.SystemRandom()
@@ -39,8 +41,8 @@ class Identities:
             return next(self._counter)
 
     def issued(self, value: Any) -> bool:
-        """Whether this run made `value` (or its text, as a path carries it): a value that differs from one
-        run to the next, masked where two runs are compared (judge/canonical.py)."""
+        """Whether this run made `value`, or its text as a path carries it. Such a value differs from one run
+        to the next, so it is masked where two runs are compared (judge/canonical.py)."""
         if isinstance(value, bool) or not isinstance(value, int | str):
             return False
         return value in self._issued or (

@@ -1,8 +1,8 @@
 """What the run learns of the target's data before testing (judge/known.py), and the items it makes to know it.
 
-One page of each list shows the references and external values in use; on an empty target the suite
-creates an item of each collection others name (a product line before its products), and removes it
-at the end of the run.
+One page of each list shows the references and external values in use. On an empty target, the suite
+creates an item of each collection others name, such as a product line before its products. It
+removes the item at the end of the run.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from contract_tests.judge.domain.http import Session
 from contract_tests.judge.known import Known
 from contract_tests.spec import Collection, Spec
 
-SCAN_PAGE = 100  # one page of each list is enough to learn values in use
+SCAN_PAGE = 100  # One page of each list is enough to learn the values in use.
 
 
 def first_page(session: Session, collection: Collection) -> list[Any]:
@@ -26,7 +26,7 @@ def first_page(session: Session, collection: Collection) -> list[Any]:
 
 
 def discover(spec: Spec, session: Session, identities: Identities) -> Known:
-    """Learn (or make) what the run needs; `session` is on the backend."""
+    """Learn, or make, what the run needs. `session` is on the backend."""
     known = Known(identities)
     pages = {collection.create.id: first_page(session, collection) for collection in spec.collections}
     for collection in spec.collections:
@@ -50,8 +50,9 @@ def discover(spec: Spec, session: Session, identities: Identities) -> Known:
 
 
 def make(spec: Spec, session: Session, known: Known, collection: Collection, stem: Any = None) -> None:
-    """Create one item of `collection` from the contract's example, so that others can name it; its
-    identifier keeps as much of `stem` as fits (a consumer contract's replay: shaped like the recorded one)."""
+    """Create one item of `collection` from the contract's example, so that others can name it. Its
+    identifier keeps as much of `stem` as fits. A consumer contract's replay uses that to shape it like the
+    recorded one."""
     schema = collection.request_schema
     identifier = known.identities.fresh(schema["properties"][collection.identifier], stem)
     body = {**spec.example_body(schema), collection.identifier: identifier}
@@ -66,7 +67,8 @@ def make(spec: Spec, session: Session, known: Known, collection: Collection, ste
 
 
 def remove_made(session: Session, known: Known) -> None:
-    """Delete what `discover` made, last first (a backend refuses while others still name it: kept then)."""
+    """Delete what `discover` made, last first. A backend refuses while others still name an item, which is
+    then kept."""
     for collection, identifier in reversed(known.made):
         if collection.item_ops.get("delete") is not None:
             session.call(collection.item_ops["delete"], {collection.identifier: identifier})

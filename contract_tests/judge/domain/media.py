@@ -1,9 +1,11 @@
 """The body encodings the domain tests send: JSON, urlencoded form and multipart.
 
-How a body goes out in each (a form has no null: the empty value stands for it), which of them an
-operation accepts, and what a field sent as a form's empty value may read back as (the spec's decision
-`empty-form-value`). Shared by the checks that write in every encoding (body_encodings,
-identifier_immutable, patch_locality, read_back_identical).
+This module says how a body goes out in each. A form has no null, so the empty value stands for it. It
+says which encodings an operation accepts. It also says what a field sent as a form's empty value may
+read back as, which is the spec's decision `empty-form-value`.
+
+The checks that write in every encoding share it (body_encodings, identifier_immutable, patch_locality,
+read_back_identical).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ MEDIA_TYPES = ("application/json", *FORM_MEDIA_TYPES)
 
 
 def as_form(body: JSON) -> dict[str, str]:
-    """Form fields: numbers as their decimal text, null as the empty value (the contract's encoding)."""
+    """Form fields, with numbers as their decimal text and null as the empty value (the contract's encoding)."""
     return {name: "" if value is None else str(value) for name, value in body.items()}
 
 
@@ -40,8 +42,8 @@ def media_types(op: Operation) -> list[str]:
 
 
 def admitted(ctx: Context, collection: Collection, field: str, value: Any, media: str) -> list[Any]:
-    """What `field` may read back as once sent alone as `value`: the value itself; for null in a form (the
-    empty value), each value the spec's decision admits that the field's schema allows."""
+    """What `field` may read back as once sent alone as `value`. That is the value itself. For null in a
+    form (the empty value), it is each value the spec's decision admits that the field's schema allows."""
     if value is not None or media == "application/json":
         return [value]
     schema = collection.request_schema["properties"][field]
@@ -50,13 +52,13 @@ def admitted(ctx: Context, collection: Collection, field: str, value: Any, media
 
 
 def allows_empty(schema: JSON) -> bool:
-    """Whether the field's schema lets it hold the empty string (a decimal or a date is never empty)."""
+    """Whether the field's schema lets it hold the empty string. A decimal or a date is never empty."""
     return allows_text(schema, "")
 
 
 def allows_text(schema: JSON, text: str) -> bool:
-    """Whether the field's schema lets it hold `text`: a string without a `format`, whose length bounds,
-    pattern and enum allow it."""
+    """Whether the field's schema lets it hold `text`. It must be a string without a `format`, whose length
+    bounds, pattern and enum allow `text`."""
     pattern = schema.get("pattern")
     return (
         schema.get("type") == "string"
