@@ -14,13 +14,13 @@ from contract_tests.outcome.coverage import Coverage
 from contract_tests.outcome.generation import Generated
 from contract_tests.redact import shown_bytes
 
-BODY_EXCERPT = 2000  # characters of a response body quoted in a violation's evidence
-HEADER_EXCERPT = 500  # characters of a header name or value quoted there
+BODY_EXCERPT = 2000  # Characters of a response body quoted in a violation's evidence.
+HEADER_EXCERPT = 500  # Characters of a header name or value quoted there.
 HEADERS_SHOWN = 50
 
 RULE_EXCERPT = 2000
-"""Characters of a broken rule kept: a rule may quote what the target answered, which can be megabytes
-(as an answer's body is cut in its evidence)."""
+"""Characters of a broken rule kept. A rule may quote what the target answered, which can be megabytes, so
+it is cut as an answer's body is cut in its evidence."""
 
 
 @dataclass(frozen=True)
@@ -34,12 +34,12 @@ class Violation:
     curl: str
     response: str
     setup: tuple[str, ...] = ()
-    """The requests (curl) that make the state the failing one depends on, in order; empty when none."""
+    """The requests (curl) that make the state the failing one depends on, in order. Empty when none."""
 
 
 def same_finding(one: Violation, other: Violation) -> bool:
     """Whether two violations are one finding: the same rule broken by the same requests. A flaky target
-    may answer them differently; the first answer is kept, so that every id in a report names one."""
+    may answer them differently. The first answer is kept, so that every id in a report names one."""
     return replace(one, response="") == replace(other, response="")
 
 
@@ -55,7 +55,7 @@ class Skip:
 
 @dataclass(frozen=True)
 class RunError:
-    """A part of the run that could not complete: the verdict is incomplete (exit 2), never a silent pass."""
+    """A part of the run that could not complete. The verdict is incomplete (exit 2), never a silent pass."""
 
     cause: str
     """The cause class (contract_tests.client.causes): "connection reset", "timeout", "TLS", ..."""
@@ -63,7 +63,7 @@ class RunError:
     where: str
     """The check or operation that could not complete."""
     request: str
-    """`METHOD URL` of the request it happened on; "" when it was no request's."""
+    """`METHOD URL` of the request it happened on, or "" when it was no request's."""
     detail: str
 
     def __str__(self) -> str:
@@ -80,7 +80,7 @@ class Key:
 
 @dataclass
 class RunInfo:
-    """What a report needs to say which run it is: enough to repeat it."""
+    """What a report needs to say which run it is, enough to repeat it."""
 
     seed: int | None = None
     targets: dict[str, str] = field(default_factory=dict)
@@ -104,8 +104,8 @@ class RunInfo:
     max_time: float | None = None
     """The run's time budget in seconds (`--max-time`), if any."""
     narrowed: list[str] = field(default_factory=list)
-    """The options that narrowed the run's scope (`--include`, `--checks`, ...; a shard is `shard`): empty
-    for a whole run, the only kind that can tell a baseline's entry no longer reproduces."""
+    """The options that narrowed the run's scope (`--include`, `--checks`, ...). A shard is `shard`. It is
+    empty for a whole run, the only kind that can tell a baseline's entry no longer reproduces."""
 
     def spent(self, surface: str, operation: str, seconds: float) -> None:
         key = f"{surface}.{operation}"
@@ -114,10 +114,10 @@ class RunInfo:
 
 @dataclass(frozen=True)
 class InteractionVerdict:
-    """One interaction of a consumer contract, as judged: its verdicts are in the ledger under its name."""
+    """One interaction of a consumer contract, as judged. Its verdicts are in the ledger under its name."""
 
     name: str
-    """`operation#N`, the contract's name of it: the operation under which the ledger keeps its verdicts."""
+    """`operation#N`, the contract's name of it. The ledger keeps its verdicts under that operation."""
     surface: str
     operation: str
     summary: str
@@ -125,7 +125,7 @@ class InteractionVerdict:
     recorded_status: int
     """What the mock answered the recorded example."""
     status: int | None
-    """What the backend answered the replay; None when read against a spec (or not replayed)."""
+    """What the backend answered the replay. None when read against a spec, or not replayed."""
     verdict: str
     """"ok", "broken" or "not exercised"."""
     problems: tuple[str, ...] = ()
@@ -133,7 +133,7 @@ class InteractionVerdict:
 
 @dataclass
 class ConsumerRun:
-    """A consumer contract's verification (`--consumer FILE`): against a backend or a spec revision."""
+    """A consumer contract's verification (`--consumer FILE`), against a backend or a spec revision."""
 
     consumer: str
     file: str
@@ -144,38 +144,38 @@ class ConsumerRun:
     same_spec: bool
     """Whether the spec judged against is the one recorded with (same digest)."""
     journal_full: bool
-    """The mock's journal was full when the contract was recorded: older requests may be missing from it."""
+    """The mock's journal was full when the contract was recorded. Older requests may be missing from it."""
     interactions: list[InteractionVerdict] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class Acceptance:
-    """One entry of a baseline file (`--baseline FILE`): a defect accepted, why, and until when."""
+    """One entry of a baseline file (`--baseline FILE`). It holds a defect accepted, why, and until when."""
 
     fingerprint: str
     """outcome/fingerprint.py's `fingerprint` of the violations it accepts."""
     reason: str
     expires: str | None = None
-    """The last day it accepts anything (ISO `YYYY-MM-DD`); None: no end."""
+    """The last day it accepts anything (ISO `YYYY-MM-DD`). None means no end."""
 
 
 @dataclass
 class BaselineRun:
-    """A baseline applied to a run (outcome/baseline.py): what it accepted, and which of its entries the
-    gate should hear about."""
+    """A baseline applied to a run (outcome/baseline.py). It holds what it accepted, and which of its
+    entries the gate should hear about."""
 
     file: str
     entries: list[Acceptance]
     accepted: list[Violation] = field(default_factory=list)
     """The violations an entry accepts, out of `Ledger.violations` (which holds the new ones)."""
     not_reproduced: list[Acceptance] = field(default_factory=list)
-    """Entries nothing in this run matched; only a complete whole run tells (`judged`)."""
+    """Entries nothing in this run matched. Only a complete whole run tells (`judged`)."""
     expired: list[Acceptance] = field(default_factory=list)
-    """Entries past their date: they accept nothing, their violations are new."""
+    """Entries past their date. They accept nothing, and their violations are new."""
     judged: bool = False
     """Whether the run was complete and whole, so that `not_reproduced` means fixed (or never hit)."""
     strict: bool = False
-    """`--baseline-strict`: an entry not reproduced or expired fails the gate."""
+    """Under `--baseline-strict`, an entry not reproduced or expired fails the gate."""
 
 
 @dataclass
@@ -188,23 +188,23 @@ class Ledger:
     not_exercised: list[Skip] = field(default_factory=list)
     run: RunInfo = field(default_factory=RunInfo)
     secrets: tuple[str, ...] = ()
-    """Credentials the suite sent: masked wherever the reports show what a target answered."""
+    """Credentials the suite sent. They are masked wherever the reports show what a target answered."""
     aborted: str | None = None
-    """Why the run stopped before its end (credentials lost, an internal error); the exit code is 2."""
+    """Why the run stopped before its end (credentials lost, an internal error). The exit code is 2."""
     prelude: tuple[str, ...] = ()
-    """Requests (curl) the run made before testing (on an empty target, the items others reference):
-    every violation's setup starts with them, so that its reproduction is whole."""
+    """Requests (curl) the run made before testing, such as the items others reference on an empty target.
+    Every violation's setup starts with them, so that its reproduction is whole."""
     coverage: Coverage = field(default_factory=Coverage)
     """What of the contract the run exercised (contract_tests/outcome/coverage.py)."""
     consumer: ConsumerRun | None = None
     """A consumer contract's verification, when the run is one (`--consumer FILE`)."""
     unreached: list[str] = field(default_factory=list)
-    """The parts of the run its time budget (`--max-time`) did not reach: the verdict is partial."""
+    """The parts of the run its time budget (`--max-time`) did not reach. The verdict is then partial."""
     baseline: BaselineRun | None = None
-    """The accepted findings (`--baseline FILE`), once applied: then `violations` are the new ones only."""
+    """The accepted findings (`--baseline FILE`), once applied. Then `violations` are the new ones only."""
     generated: dict[str, Generated] = field(default_factory=dict)
     """What each part of the run generated, by part ("backend conformance fuzzing", "backend read_back
-    customers", ...): a seed generates the same whatever the timing (docs/ci-gate.md)."""
+    customers", ...). A seed generates the same whatever the timing (docs/ci-gate.md)."""
 
     def passed(self, surface: str, operation: str, check: str, times: int = 1) -> None:
         self.passes[Key(surface, operation, check)] += times
@@ -218,8 +218,9 @@ class Ledger:
             self.violations.append(violation)
 
     def part(self) -> Ledger:
-        """An empty ledger for a part of the run done alongside others (same scope, same secrets); `absorb`
-        adds it back, in a fixed order, so that what is found does not depend on which part finished first."""
+        """An empty ledger for a part of the run done alongside others, with the same scope and secrets.
+        `absorb` adds it back in a fixed order, so that what is found does not depend on which part
+        finished first."""
         return Ledger(secrets=self.secrets, coverage=self.coverage.planned())
 
     def generation(self, part: str) -> Generated:
@@ -227,7 +228,7 @@ class Ledger:
         return self.generated.setdefault(part, Generated())
 
     def absorb(self, part: Ledger) -> None:
-        """Add what `part` (made by `part()`) found: verdicts, coverage, time spent."""
+        """Add what `part` (made by `part()`) found: its verdicts, coverage and time spent."""
         self.passes.update(part.passes)
         self.coverage.add(part.coverage)
         for violation in part.violations:
@@ -242,7 +243,8 @@ class Ledger:
             self.generation(name).merge(generated)
 
     def keep_only(self, selected: Callable[[str], bool]) -> None:
-        """Drop the verdicts of checks not `selected` (`--checks`, `--exclude-checks`: a domain test judges several)."""
+        """Drop the verdicts of checks not `selected` (`--checks`, `--exclude-checks`). A domain test judges
+        several checks."""
         for key in [key for key in self.passes if not selected(key.check)]:
             del self.passes[key]
         self.violations[:] = [v for v in self.violations if selected(v.check)]
@@ -272,20 +274,25 @@ class Ledger:
 
     @property
     def whole(self) -> bool:
-        """Whether the run covered the whole contract: no shard, no option narrowing it, not a consumer
-        contract's verification."""
+        """Whether the run covered the whole contract. It had no shard and no option narrowing it, and was
+        not a consumer contract's verification."""
         return self.run.shard is None and not self.run.narrowed and self.consumer is None
 
     @property
     def complete(self) -> bool:
-        """Whether every part of the run ran to its end: no budget cut, no run error, not aborted."""
+        """Whether every part of the run ran to its end, with no budget cut, no run error and no abort."""
         return not self.unreached and not self.errors and self.aborted is None
 
 
 def describe_response(status: int, headers: Iterable[tuple[bytes, bytes]], content: bytes) -> str:
-    """A response as quoted in evidence: status, headers (each value cut at `HEADER_EXCERPT` characters,
-    at most `HEADERS_SHOWN` of them), the body's first `BODY_EXCERPT` characters; every part read as the
-    bytes the target sent and shown by the one rule (redact.shown_bytes)."""
+    """A response as quoted in evidence.
+
+    - The status.
+    - The headers, at most `HEADERS_SHOWN` of them, each value cut at `HEADER_EXCERPT` characters.
+    - The body's first `BODY_EXCERPT` characters.
+
+    Every part is read as the bytes the target sent and shown by the one rule (redact.shown_bytes).
+    """
     pairs = list(headers)
     lines = [f"HTTP {status}"]
     lines += [f"{shown_bytes(name, HEADER_EXCERPT)}: {shown_bytes(value, HEADER_EXCERPT)}" for name, value in pairs]

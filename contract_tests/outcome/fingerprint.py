@@ -1,9 +1,11 @@
 """What names a violation: its fingerprint (the defect) and its id (this finding of it).
 
-The fingerprint is what a baseline accepts: surface, operation, check and the rule broken with the
-generated values left out (quoted text and numbers), so that the same defect found by another seed or
-another input is the same entry. The id is short and names one violation with its requests: the
-reports show it, `shop-contract replay ID` re-sends it.
+The fingerprint is what a baseline accepts. It holds the surface, the operation, the check and the rule
+broken, with the generated values left out (quoted text and numbers). So the same defect found by
+another seed or another input is the same entry.
+
+The id is short and names one violation with its requests. The reports show it, and `shop-contract
+replay ID` re-sends it.
 """
 
 from __future__ import annotations
@@ -14,19 +16,21 @@ import re
 from contract_tests.outcome.findings import Violation
 
 RULE_SHAPE_LENGTH = 200
-"""Characters of the rule's shape kept in a fingerprint: enough to tell rules apart, never a whole quote."""
+"""Characters of the rule's shape kept in a fingerprint. They are enough to tell rules apart, never a whole
+quote."""
 _QUOTED = re.compile(r"(?<!\w)'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
-"""A quoted value: an apostrophe inside a word (`the gateway's answer`) opens none, so that the words
-after it stay in the shape and a value after them is still found."""
+"""A quoted value. An apostrophe inside a word (`the gateway's answer`) opens none, so that the words after
+it stay in the shape and a value after them is still found."""
 _ORIGIN = re.compile(r"\bhttps?://[^/\s'\"`]+", re.IGNORECASE)
-"""A URL's scheme and authority: the target's, which a baseline outlives (a staging host, a local port)."""
+"""A URL's scheme and authority. They are the target's, which a baseline outlives (a staging host, a local
+port)."""
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _SPACE = re.compile(r"\s+")
 
 
 def rule_shape(rule: str) -> str:
-    """`rule` without what a run generated: its first line, quoted values as `'…'`, a URL's origin as
-    `<origin>`, numbers as `N`.
+    """`rule` without what a run generated. It keeps the first line, with quoted values as `'…'`, a URL's
+    origin as `<origin>` and numbers as `N`.
 
     Backquoted names (`next`, a field) stay: they name the rule, not the input.
     """
@@ -43,8 +47,8 @@ def fingerprint(violation: Violation) -> str:
 def violation_id(violation: Violation) -> str:
     """Eight hexadecimal characters from the fingerprint, the rule, the failing request and its setup.
 
-    The same finding has the same id in every report of a run (and in `merge`); two findings of one defect
-    have two. The ledger keeps one violation per id (`Ledger.violated`), so that `replay ID` names one.
+    The same finding has the same id in every report of a run, and in `merge`. Two findings of one defect
+    have two ids. The ledger keeps one violation per id (`Ledger.violated`), so that `replay ID` names one.
     """
     named = "\n".join((fingerprint(violation), violation.rule, violation.curl, *violation.setup))
     digest = hashlib.sha256(named.encode("utf-8", "replace"))

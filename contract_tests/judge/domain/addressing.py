@@ -1,13 +1,14 @@
 """`identifier_addressable`: an item the service creates can be addressed at its own path.
 
-For every collection with a string identifier, items are created whose identifiers hold each class
-of characters URLs treat specially (within the field's bounds). Each create must be refused (4xx,
-nothing stored) or the item fully addressable: GET, PUT, PATCH and DELETE at the percent-encoded
-path (every reserved character and "." itself encoded, since clients and servers fold dot segments)
-all work on it. A service that normalises the identifier (trims white space) is followed at the
-identifier it answered. For integer identifiers, the values at the bounds that matter to databases
-and JSON (0, 1, 2^31-1, 2^31, 2^53, 2^63-1, and 2^63, one past int64) are served or refused with a
-4xx, never a 5xx.
+For every collection with a string identifier, items are created whose identifiers hold each class of
+characters URLs treat specially, within the field's bounds. Each create must be refused (4xx, nothing
+stored), or the item must be fully addressable. Then GET, PUT, PATCH and DELETE all work on it at the
+percent-encoded path. Every reserved character and "." itself are encoded there, since clients and
+servers fold dot segments. A service that normalises the identifier (trims white space) is followed at
+the identifier it answered.
+
+For integer identifiers, the values at the bounds that matter to databases and JSON are served or
+refused with a 4xx, never a 5xx. They are 0, 1, 2^31-1, 2^31, 2^53, 2^63-1, and 2^63, one past int64.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from contract_tests.spec import Collection, Operation
 
 CHECK = "identifier_addressable"
 INTEGER_BOUNDS = (0, 1, 2**31 - 1, 2**31, 2**53, 2**63 - 1, 2**63)
-"""The last is one past `format: int64` (decision `integers-out-of-bounds`: a path parameter beyond is 404)."""
-# (what the identifier holds, the characters, where they go)
+"""The last is one past `format: int64`. By the decision `integers-out-of-bounds`, a path parameter beyond
+it is 404."""
+# Each entry is what the identifier holds, the characters, and where they go.
 SPECIAL = (
     ('a dot "."', ".", "middle"),
     ('a double dot ".."', "..", "middle"),
@@ -42,7 +44,7 @@ SPECIAL = (
 
 
 def encoded(value: Any) -> str:
-    """The path segment for `value`: every reserved character percent-encoded, "." too."""
+    """The path segment for `value`, with every reserved character percent-encoded, "." too."""
     return quote(str(value), safe="").replace(".", "%2E")
 
 
@@ -99,7 +101,7 @@ def special(ctx: Context, session: Session, collection: Collection, what: str, i
 def refused(
     session: Session, collection: Collection, what: str, identifier: Any, before: int | None, created: Exchange
 ) -> None:
-    """A refused create stored nothing: the count is unchanged and the item cannot be read."""
+    """A refused create stored nothing. The count is unchanged and the item cannot be read."""
     get = collection.item_ops["get"]
     read = session.call(get, url=item_url(session, get, collection.identifier, identifier))
     after = count(session, collection)
@@ -114,7 +116,7 @@ def refused(
 def addressable(
     ctx: Context, session: Session, collection: Collection, what: str, identifier: Any, created: Exchange
 ) -> bool:
-    """GET, PUT, PATCH and DELETE at the encoded path work on the created item; True when they all did."""
+    """GET, PUT, PATCH and DELETE at the encoded path work on the created item. True when they all did."""
     name = collection.identifier
     ops = collection.item_ops
     body = {**ctx.valid_body(collection, identifier), name: identifier}
@@ -126,7 +128,7 @@ def addressable(
         (ops["patch"], {"json": {field: body[field]}}, (200,)),
         (ops["delete"], {}, (200, 202, 204)),
     ]
-    done = [created]  # a violation's setup: the requests before it, so that its reproduction is whole
+    done = [created]  # A violation's setup is the requests before it, so that its reproduction is whole.
     for op, content, statuses in steps:
         exchange = session.call(op, url=item_url(session, op, name, identifier), **content)
         item = exchange.json()
@@ -145,12 +147,12 @@ def addressable(
 
 
 def bound(ctx: Context, session: Session, collection: Collection, value: int, prop: dict[str, Any]) -> None:
-    """A bound value in a path and in a create: served or refused with a 4xx, never a 5xx."""
+    """A bound value in a path and in a create is served or refused with a 4xx, never a 5xx."""
     name, get = collection.identifier, collection.item_ops["get"]
     read = session.call(get, url=item_url(session, get, name, value))
     session.judge(CHECK, get, read, None if read.status < 500 else f"{name}={value} in the path answered {read.status}")
     if read.status == 200:
-        return  # an item of the target's own: never written to
+        return  # An item of the target's own is never written to.
     created = session.call(collection.create, json=ctx.valid_body(collection, value))
     if created.status >= 500 or created.status < 200:
         session.judge(CHECK, collection.create, created, f"a create with {name}={value} answered {created.status}")
