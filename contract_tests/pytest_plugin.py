@@ -1,10 +1,12 @@
 """pytest entry point (`pytest11`): the CLI's options as `--shop-...` options, and nothing else until used.
 
-Every option of `shop-contract` (`contract_tests.run.arguments.parser()`) exists here with `--shop-` before its
-name and the same help, type and choices, so an option added to the CLI appears here without an
-edit, and a bad value is pytest's usage error. This module is loaded in every pytest session of an
-environment that has the suite installed, so it imports only the CLI's parser; the suite itself
-(`contract_tests.run.pytest_suite`) is imported once `--shop-base-url` or `--shop-gateway-url` is given.
+Every option of `shop-contract` (`contract_tests.run.arguments.parser()`) exists here with `--shop-`
+before its name. It has the same help, type and choices. So an option added to the CLI appears here
+without an edit, and a bad value is pytest's usage error.
+
+This module is loaded in every pytest session of an environment that has the suite installed, so it
+imports only the CLI's parser. The suite itself (`contract_tests.run.pytest_suite`) is imported once
+`--shop-base-url` or `--shop-gateway-url` is given.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ ATTRIBUTES = ("default", "type", "choices", "help", "metavar", "nargs", "const")
 
 def cli_actions() -> list[argparse.Action]:
     """The CLI's options that carry a value for a run (not --help, --version). argparse has no public
-    accessor for a parser's actions; `_actions` has been stable since Python 3.2."""
+    accessor for a parser's actions. `_actions` has been stable since Python 3.2."""
     return [action for action in cli_parser()._actions if action.option_strings and action.default != argparse.SUPPRESS]
 
 
@@ -69,14 +71,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def cli_arguments(config: pytest.Config) -> list[str]:
-    """The `--shop-...` options given, as the CLI's arguments (so both validate them the same way)."""
+    """The `--shop-...` options given, as the CLI's arguments, so that both validate them the same way."""
     argv = ["--quiet"]
     for action in cli_actions():
         value = config.getoption(shop_dest(action))
         option = action.option_strings[-1]
         if value == action.default:
             continue
-        if action.nargs == 0:  # a flag: given once (a count: as many times as counted)
+        if action.nargs == 0:  # A flag is given once, a count as many times as counted.
             argv += [option] * (value if isinstance(value, int) and not isinstance(value, bool) else 1)
         elif isinstance(value, list):
             for item in value:
@@ -93,7 +95,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from contract_tests.run.pytest_suite import ContractSuite
 
     try:
-        suite = ContractSuite(options_from(cli_arguments(config)))  # reads --shop-baseline's file too
+        suite = ContractSuite(options_from(cli_arguments(config)))  # It reads --shop-baseline's file too.
     except (UsageError, SpecError) as exc:
         raise pytest.UsageError(f"shop-contract: {exc}") from None
     config.pluginmanager.register(suite, "shop-contract-suite")

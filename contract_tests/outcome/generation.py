@@ -1,6 +1,6 @@
 """What a run generated, per part: the cases in a canonical form, and those timing kept from being sent.
 
-Two runs of one seed generate the same cases (docs/ci-gate.md, "What a seed fixes"); the digests let two
+Two runs of one seed generate the same cases (docs/ci-gate.md, "What a seed fixes"). The digests let two
 runs' findings.json be compared without the cases themselves.
 """
 
@@ -13,20 +13,21 @@ from dataclasses import dataclass, field
 
 @dataclass
 class Generated:
-    """What one part of a run generated: each case in a canonical form, in the order it was generated, by
-    key (an operation, or a part's one stream of calls), and the cases not sent because of timing.
+    """What one part of a run generated, and the cases not sent because of timing.
 
-    Two runs of one seed generate the same cases; `digest` lets them be compared without the cases.
+    Each case is kept in a canonical form, in the order it was generated, by key. A key is an operation,
+    or a part's one stream of calls. Two runs of one seed generate the same cases. `digest` lets them be
+    compared without the cases.
     """
 
     cases: dict[str, list[str]] = field(default_factory=dict)
     not_sent: list[str] = field(default_factory=list)
-    """"key #position: why": a case generated but not sent (the time budget), or whose answer was the
-    target's refusal after every retry (429/503): what timing, not the seed, changed."""
+    """"key #position: why" for each case that timing, not the seed, changed. Such a case was generated but
+    not sent (the time budget), or its answer was the target's refusal after every retry (429/503)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, key: str, case: str) -> int:
-        """Record `case` after the others of `key`; its position there."""
+        """Record `case` after the others of `key`, and answer its position there."""
         with self._lock:
             stream = self.cases.setdefault(key, [])
             stream.append(case)
@@ -52,7 +53,7 @@ class Generated:
         return {"digest": self.digest(), "cases": self.count(), "not_sent": list(self.not_sent)}
 
     def merge(self, other: Generated) -> None:
-        """Add the cases of `other`, recorded apart for the same part (a part's ledger, absorbed)."""
+        """Add the cases of `other`, recorded apart for the same part, as when a part's ledger is absorbed."""
         with self._lock:
             for key, stream in other.cases.items():
                 self.cases.setdefault(key, []).extend(stream)
@@ -60,7 +61,7 @@ class Generated:
 
 
 def generated_digest(generated: dict[str, Generated]) -> str:
-    """One sha256 over every part's digest, by part name: two runs generated the same when they are equal."""
+    """One sha256 over every part's digest, by part name. Two runs generated the same when they are equal."""
     digest = hashlib.sha256()
     for name in sorted(generated):
         digest.update(f"{name}\t{generated[name].digest()}\n".encode())

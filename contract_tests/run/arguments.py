@@ -1,9 +1,11 @@
 """The `shop-contract` command line as data: its parsers, and the `Options` an argv makes.
 
-The CLI (`cli.py`) and the pytest plugin (`pytest_plugin.py`, which offers every option with
-`--shop-` before it) both read options here, so that neither imports the other and the plugin's
-import stays cheap (it runs in every pytest session). Secrets may come from the environment
-(`SECRET_VARIABLES`), so that no command line or CI log holds them.
+The CLI (`cli.py`) and the pytest plugin (`pytest_plugin.py`) both read options here, so that neither
+imports the other. The plugin offers every option with `--shop-` before it. Its import stays cheap,
+which matters since it runs in every pytest session.
+
+Secrets may come from the environment (`SECRET_VARIABLES`), so that no command line or CI log holds
+them.
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ class _VersionAction(argparse.Action):
 
 
 def add_target(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
-    """The target's options, shared by a run and `replay`: where it is, which contract, how to trust it."""
+    """The target's options, shared by a run and `replay`. They say where it is, which contract, and how to
+    trust it."""
     target = p.add_argument_group("target")
     target.add_argument("--base-url", help="the backend's mount point, e.g. http://127.0.0.1:8000/shop/api/v1")
     target.add_argument("--gateway-url", help="the gateway's mount point, e.g. http://127.0.0.1:8000/customers/v1")
@@ -61,7 +64,7 @@ def add_target(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
 
 
 def add_credentials(p: argparse.ArgumentParser) -> None:
-    """The credentials' options, shared by a run and `replay` (each secret may come from SECRET_VARIABLES)."""
+    """The credentials' options, shared by a run and `replay`. Each secret may come from SECRET_VARIABLES."""
     creds = p.add_argument_group("credentials")
     creds.add_argument("--api-key", help="sent as X-API-Key (backend only; or SHOP_CONTRACT_API_KEY)")
     creds.add_argument("--token", help="a JWT, sent as Authorization: Bearer (or SHOP_CONTRACT_TOKEN)")
@@ -71,7 +74,7 @@ def add_credentials(p: argparse.ArgumentParser) -> None:
 
 
 def secrets_from_environment(args: argparse.Namespace, environ: Mapping[str, str]) -> None:
-    """Fill each secret not given as a flag from its variable (a realm's token replaces a static one)."""
+    """Fill each secret not given as a flag from its variable. A realm's token replaces a static one."""
     for name, variable in SECRET_VARIABLES.items():
         realm_given = name == "token" and args.token_url is not None
         if getattr(args, name) is None and variable in environ and not realm_given:
@@ -158,7 +161,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def workers(text: str) -> int | None:
-    """`--workers`: `auto` (None) or a whole number; the range is checked with the other options."""
+    """`--workers`: `auto` (None) or a whole number. The range is checked with the other options."""
     if text.strip().lower() == "auto":
         return None
     try:
