@@ -1,8 +1,8 @@
 """What is under test, as data: the surfaces, the credentials they were given, the keyring and the limits.
 
-Apart from client/target.py, which builds and probes it, so that the run object (judge/run_context.py)
-can hold a target without importing the HTTP probing and token fetching below it: the chain of imports
-stays within the suite's eight levels.
+It is apart from client/target.py, which builds and probes it. So the run object (judge/run_context.py)
+can hold a target without importing the HTTP probing and token fetching below it. The chain of imports
+then stays within the suite's eight levels.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ class Target:
 
     surfaces: tuple[Surface, ...]
     credentials: Credentials
-    """The credentials as they were at the start (forged tokens are made from them)."""
+    """The credentials as they were at the start. Forged tokens are made from them."""
     keyring: Keyring
-    """The credentials as they are now: send `keyring.current(surface.headers)`."""
+    """The credentials as they are now. Send `keyring.current(surface.headers)`."""
     limits: Limits
 
     def surface(self, name: str) -> Surface | None:

@@ -1,9 +1,10 @@
 """The domain tests' HTTP side: calls by operation, and verdicts recorded with their evidence.
 
-Every request goes through `Session.call`, so each verdict can show the exact request as a curl command
-(credentials masked, as Schemathesis masks them) and the response it got. A session sends through the
-`Sender` it is given (the client layer's bounded httpx client, wired in by the run): the judging states
-what it needs of a client and imports none.
+Every request goes through `Session.call`. So each verdict can show the exact request as a curl command,
+credentials masked as Schemathesis masks them, and the response it got.
+
+A session sends through the `Sender` it is given, the client layer's bounded httpx client wired in by
+the run. The judging states what it needs of a client and imports none.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ QUIET_HEADERS = ("accept", "accept-encoding", "connection", "user-agent", "conte
 
 
 class Sender(Protocol):
-    """Requests built and sent within the run's limits (`client.bounded_httpx.BoundedHttpx`): `send` raises
+    """Requests built and sent within the run's limits (`client.bounded_httpx.BoundedHttpx`). `send` raises
     httpx's timeout at the deadline and ResponseTooLarge past the size limit."""
 
     limits: Limits
@@ -53,7 +54,7 @@ class Unreachable(Exception):
 
 
 class Abandoned(Exception):
-    """A request got no answer to judge (too slow, too large); its violation is recorded, the test stops."""
+    """A request got no answer to judge (too slow, too large). Its violation is recorded and the test stops."""
 
 
 @dataclass(frozen=True)
@@ -66,10 +67,10 @@ class Exchange:
         return self.response.status_code
 
     def json(self) -> Any:
-        """The body's JSON, read leniently (client/bodies.py); None when it is none."""
+        """The body's JSON, read leniently (client/bodies.py). None when it is none."""
         try:
             return lenient_json(self.response.content, self.response.headers.get("content-type"))
-        except (ValueError, RecursionError):  # RecursionError: a body nested too deep to parse
+        except (ValueError, RecursionError):  # RecursionError means a body nested too deep to parse.
             return None
 
     def curl(self) -> str:
@@ -94,7 +95,7 @@ class Exchange:
 
 
 def _sent_body(request: httpx.Request) -> bytes:
-    """The body sent, also a streamed one (multipart): read again from its stream."""
+    """The body sent. A streamed one (multipart) is read again from its stream."""
     try:
         return request.content
     except httpx.RequestNotRead:
@@ -108,8 +109,8 @@ def _sent(
     content: dict[str, Any],
     request: httpx.Request,
 ) -> Sent:
-    """What a call exercises: its parameters (a path parameter is always in the URL), top-level body
-    fields (a JSON object, form fields or files) and media type."""
+    """What a call exercises: its parameters, top-level body fields and media type. A path parameter is
+    always in the URL. Body fields are a JSON object's, form fields or files."""
     parameters = {f"path:{name}" for name in op.path_parameters}
     parameters |= {f"query:{name}" for name in query or {}}
     parameters |= {f"header:{name}" for name in headers or {}}
@@ -133,25 +134,25 @@ class Session:
         self.limits = sender.limits
         self.keyring = keyring
         self._judged: weakref.WeakSet[httpx.Response] = weakref.WeakSet()
-        """Responses a check judged already: each counts once in the coverage."""
+        """Responses a check judged already. Each counts once in the coverage."""
         self._owns_client = True
         self._undecodable: set[str] = set()
-        """Operations with a `response_decodable` violation already: one is shown for each."""
+        """Operations with a `response_decodable` violation already. One is shown for each."""
         self._record: tuple[Generated, Canonical] | None = None
-        """Where every call is recorded in canonical form: the digest of what a part generated."""
+        """Where every call is recorded in canonical form, for the digest of what a part generated."""
 
     def reporting_to(self, ledger: Ledger, record: tuple[Generated, Canonical] | None = None) -> Session:
-        """A session on the same surface and connections (httpx's pool is thread-safe) whose verdicts go to
-        `ledger`: a part of the run done alongside others (run/scheduling.py), its calls recorded into
-        `record` (the part's record, and the canonical form). Closing it keeps the client."""
+        """A session on the same surface and connections, whose verdicts go to `ledger`. httpx's pool is
+        thread-safe. The session is a part of the run done alongside others (run/scheduling.py). Its calls
+        are recorded into `record`, the part's record and the canonical form. Closing it keeps the client."""
         other = copy.copy(self)
         other.ledger, other._judged, other._owns_client = ledger, weakref.WeakSet(), False
         other._record = record
-        return other  # `_undecodable` stays shared: one violation shown per operation, whichever part saw it
+        return other  # `_undecodable` stays shared, so one violation is shown per operation, whichever part saw it.
 
     def serves(self, *ops: Operation) -> bool:
-        """Whether this surface serves every one of `ops`: a test needing one it does not serve is not run
-        here (the gateway serves a part of the API)."""
+        """Whether this surface serves every one of `ops`. A test needing one it does not serve is not run
+        here, since the gateway serves a part of the API."""
         return all(op.id in self.surface.operations for op in ops)
 
     def close(self) -> None:
@@ -174,7 +175,7 @@ class Session:
         url: str | None = None,
         **content: Any,
     ) -> Exchange:
-        """`op` at `path_params`; `headers` replace the surface's credentials; `content` goes to httpx.
+        """`op` at `path_params`. `headers` replace the surface's credentials, and `content` goes to httpx.
 
         Raises Abandoned (after recording a `response_time` or `response_size` violation) when the
         answer does not come whole within the deadline or the size limit, Unreachable when none comes.
@@ -185,7 +186,7 @@ class Session:
         request = self.sender.build_request(
             op.method.upper(), url or self.url(op, path_params or {}), params=query, headers=sent, **content
         )
-        request.read()  # a multipart body streams; read it once so that the reproduction can show it
+        request.read()  # A multipart body streams. Read it once so that the reproduction can show it.
         exercised = _sent(op, query, headers, content, request)
         at = self._recorded(op, path_params, query, headers, url, content)
         try:
@@ -209,8 +210,8 @@ class Session:
         return exchange
 
     def heard(self, op: Operation, exchange: Exchange, query: dict[str, Any] | None, content: dict[str, Any]) -> None:
-        """An exchange sent with others at once (client/together.py), counted as `call` counts one: in the
-        coverage, and its body judged `response_decodable`."""
+        """An exchange sent with others at once (client/together.py), counted as `call` counts one. It goes in
+        the coverage, and its body is judged `response_decodable`."""
         exercised = _sent(op, query, None, content, exchange.request)
         self.ledger.coverage.sent(self.surface.name, op.id, exchange.status, exercised)
         self._decodable(op, exchange)
@@ -224,7 +225,7 @@ class Session:
         url: str | None,
         content: dict[str, Any],
     ) -> int | None:
-        """Record a call about to be sent, as the test asked for it; its position in the part's calls."""
+        """Record a call about to be sent, as the test asked for it. Answer its position in the part's calls."""
         if self._record is None:
             return None
         generated, canonical = self._record
@@ -278,8 +279,8 @@ class Session:
         self.ledger.violated(Violation(check, self.surface.name, op.id, rule, exchange.curl(), shown))
 
     def create_for(self, check: str, op: Operation, collection: Collection, body: JSON, what: str) -> Exchange | None:
-        """Create the item `check` works on at `op`; None, with the check listed as not exercised there,
-        when the target refuses it (`what` names the item: "the item to patch")."""
+        """Create the item `check` works on at `op`. When the target refuses it, the answer is None and the
+        check is listed as not exercised there. `what` names the item, such as "the item to patch"."""
         created = self.call(collection.create, json=body)
         if created.status == 201:
             return created
@@ -289,9 +290,9 @@ class Session:
     def judge(
         self, check: str, op: Operation, exchange: Exchange, broken: str | None, setup: Sequence[Exchange] = ()
     ) -> bool:
-        """Record a pass, or the violation `broken` describes; True when the rule held.
+        """Record a pass, or the violation `broken` describes. True when the rule held.
 
-        `setup`: the requests that made the state `exchange` depends on, for a self-contained reproduction.
+        `setup` is the requests that made the state `exchange` depends on, for a self-contained reproduction.
         """
         if exchange.response not in self._judged:
             self._judged.add(exchange.response)

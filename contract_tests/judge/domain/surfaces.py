@@ -1,7 +1,7 @@
 """`surface_parity`: the gateway and the backend answer the same representation of the same data.
 
-Every read the gateway serves is sent to both surfaces (owners taken from the first page of their
-list); the bodies must be equal, except the pagination links, which must each stay on the surface that
+Every read the gateway serves is sent to both surfaces, with owners taken from the first page of their
+list. The bodies must be equal, except the pagination links. Each link must stay on the surface that
 was called.
 """
 
@@ -30,7 +30,7 @@ def run(ctx: Context, backend: Session, gateway: Session) -> None:
 
 
 def owner_params(ctx: Context, session: Session, op: Operation) -> dict[str, Any] | None:
-    """The first listed owner for each path parameter, {} for none; None when the list is empty."""
+    """The first listed owner for each path parameter, or {} for none. None when the list is empty."""
     params = {}
     for name in op.path_parameters:
         collection = next(c for c in ctx.spec.collections if c.identifier == name)
