@@ -1,13 +1,15 @@
 """What a target sends, made safe to show: secrets masked, control characters escaped.
 
-Answers reach the terminal, summary.txt, findings.json and the JUnit file. A target may put ANSI escape
-sequences in an error body (clearing the screen, faking a green result), characters XML 1.0 forbids
-(making the JUnit file unparsable), or echo the request's headers (the API key, the token). So every
-text the suite writes passes through a `Redactor`: each secret the suite sent becomes MASK, and every
-control character but newline and tab is shown as a Python-style escape (`\\x1b`).
+Answers reach the terminal, summary.txt, findings.json and the JUnit file. A target may put harm in them.
+- ANSI escape sequences in an error body can clear the screen or fake a green result.
+- Characters XML 1.0 forbids make the JUnit file unparsable.
+- An echo of the request's headers shows the API key or the token.
 
-What a target sends is read as bytes (status line, header names and values, body): `shown_bytes` is the
-one rule turning them into text to show, bounded, before any report sees them.
+So every text the suite writes passes through a `Redactor`. Each secret the suite sent becomes MASK.
+Every control character but newline and tab is shown as a Python-style escape (`\\x1b`).
+
+What a target sends is read as bytes: the status line, header names and values, and the body.
+`shown_bytes` is the one rule turning them into text to show, bounded, before any report sees them.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 
 MASK = "[masked]"
 MIN_SECRET = 4
-"""Shorter values are not masked: masking "k" would garble every text and hide nothing worth hiding."""
+"""Shorter values are not masked. Masking "k" would garble every text and hide nothing worth hiding."""
 
 # C0 and C1 controls but \t and \n, DEL, lone surrogates, non-characters XML forbids, and bidi overrides.
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u202a-\u202e\u2066-\u2069]")
@@ -39,9 +41,10 @@ def bounded(text: str, limit: int) -> str:
 
 
 def shown_bytes(data: bytes, limit: int | None = None) -> str:
-    """Bytes a target sent, as the suite shows them: UTF-8 where they are, every other byte as `\\xNN`,
-    then escaped like any text (and cut to `limit` characters). Whatever a target sends (a header of
-    latin-1 or of bidi overrides, a body in a charset that lies) shows the same way in every report."""
+    """Bytes a target sent, as the suite shows them. They are UTF-8 where they are, every other byte as
+    `\\xNN`, then escaped like any text and cut to `limit` characters. So whatever a target sends (a
+    header of latin-1 or of bidi overrides, a body in a charset that lies) shows the same way in every
+    report."""
     text = escape(data.decode("utf-8", "backslashreplace"))
     return text if limit is None else bounded(text, limit)
 

@@ -1,11 +1,13 @@
 """Why a part of a run could not complete, in words a user acts on, from the exception types alone.
 
-The domain tests send with httpx (over httpcore), Schemathesis with requests (over urllib3 and
-http.client); both wrap the socket's and ssl's own errors. A failure is a chain: `__cause__`,
+The domain tests send with httpx (over httpcore), and Schemathesis with requests (over urllib3 and
+http.client). Both wrap the socket's and ssl's own errors. A failure is a chain: `__cause__`,
 `__context__`, urllib3's `MaxRetryError.reason` and the exceptions requests and urllib3 keep in their
-`args`. `classify` looks at every exception of the chain and answers the first cause of `CAUSES` any of
-them is, so the innermost fact wins over its wrappers (a reset under urllib3's "Connection aborted."
-is a reset). No message text is ever matched.
+`args`.
+
+`classify` looks at every exception of the chain and answers the first cause of `CAUSES` any of them
+is. So the innermost fact wins over its wrappers: a reset under urllib3's "Connection aborted." is a
+reset. No message text is ever matched.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ CAUSES: tuple[tuple[str, tuple[type[BaseException], ...]], ...] = (
             httpx.TimeoutException,
             httpcore.TimeoutException,
             requests.Timeout,
-            urllib3.exceptions.ReadTimeoutError,  # not its base: urllib3's NewConnectionError (refused) is one
+            urllib3.exceptions.ReadTimeoutError,  # Not its base, since urllib3's NewConnectionError (refused) is one.
         ),
     ),
     ("name resolution", (socket.gaierror, urllib3.exceptions.NameResolutionError)),
@@ -78,7 +80,7 @@ def chain(error: BaseException) -> Iterator[BaseException]:
 
 
 def classify(error: BaseException) -> str:
-    """The cause class of `error`; for anything that is not the network, "other (<its type>)"."""
+    """The cause class of `error`. For anything that is not the network, it is "other (<its type>)"."""
     found = list(chain(error))
     for cause, kinds in CAUSES:
         if any(isinstance(item, kinds) for item in found):
@@ -87,13 +89,13 @@ def classify(error: BaseException) -> str:
 
 
 def request_of(error: BaseException) -> str:
-    """`METHOD URL` of the first request the chain names (httpx and requests errors carry it); "" if none."""
+    """`METHOD URL` of the first request the chain names, or "" if none. httpx and requests errors carry it."""
     for item in chain(error):
         request: object = None
         if isinstance(item, httpx.RequestError):
             try:
                 request = item.request
-            except RuntimeError:  # httpx raises when the error was made without its request
+            except RuntimeError:  # httpx raises when the error was made without its request.
                 request = None
         elif isinstance(item, requests.RequestException):
             request = item.request

@@ -1,13 +1,17 @@
 """`patch_locality`: a PATCH changes what it sends and nothing else.
 
-On an item the test creates, each writable field in turn (strings, integers, decimals; a nullable
-one also set to null and back), in each body encoding the operation accepts, is patched alone. The
-answer and the next read hold the new value and every other field's value unchanged. Identifiers and
-references stay (other checks cover them); an external reference changes only to another value the
-target serves. A form carries null as the empty value: what it reads back as is the spec's decision
-`empty-form-value`, whose admitted values (null or "") each count where the field's schema allows them.
+The test creates an item. Each writable field in turn (strings, integers, decimals) is patched alone,
+in each body encoding the operation accepts. A nullable one is also set to null and back. The answer
+and the next read hold the new value, and every other field's value unchanged.
+
+Identifiers and references stay, since other checks cover them. An external reference changes only to
+another value the target serves.
+
+A form carries null as the empty value. What it reads back as is the spec's decision
+`empty-form-value`. Its admitted values (null or "") each count where the field's schema allows them.
+
 A nullable string is also set to the text `null`, which a form parser may take for null (Connexion's
-did): only the empty value is a form's null, and the text reads back as sent (decision `form-text`).
+did). Only the empty value is a form's null, and the text reads back as sent (decision `form-text`).
 """
 
 from __future__ import annotations
@@ -34,8 +38,8 @@ def run(ctx: Context, session: Session) -> None:
 
 
 def changes(ctx: Context, collection: Collection, state: JSON) -> Iterator[tuple[str, Any]]:
-    """(field, value) for each PATCH in turn: every writable field changed; a nullable one nulled, set to
-    the text `null` where its schema allows it, and back."""
+    """(field, value) for each PATCH in turn. Every writable field is changed. A nullable one is nulled,
+    set to the text `null` where its schema allows it, and back."""
     props = collection.request_schema["properties"]
     fixed = ctx.fixed_fields(collection)
     for name, value in state.items():
@@ -67,14 +71,14 @@ def patch_each(ctx: Context, session: Session, collection: Collection, media: st
         if broken is None:
             evidence, broken = read, judged(read, 200, state, f"a read after a PATCH of `{field}` alone ({media})")
         if not session.judge(CHECK, patch, evidence, broken, setup):
-            return  # the item stays, named in the violation
+            return  # The item stays, named in the violation.
         setup.append(patched)
     session.call(collection.item_ops["delete"], params)
 
 
 def stored(patched: Exchange, field: str, choices: list[Any]) -> Any:
-    """The admitted value the PATCH answered for `field` (the rest of the check holds the target to it), or
-    the first one: the answer is then judged against it."""
+    """The admitted value the PATCH answered for `field`, and the rest of the check holds the target to it.
+    When the answer holds none of them, it is the first one, and the answer is judged against it."""
     answer = patched.json()
     answered = answer.get(field) if isinstance(answer, dict) else None
     return answered if answered in choices else choices[0]
