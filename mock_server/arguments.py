@@ -1,9 +1,11 @@
-"""The command line of `shop-mock` as data: the parser of its options, their checks, and the
-`Settings` they make (`parse_settings`). The CLI (cli.py) and the tests read it; it imports nothing
-of the mock's stack, so that `shop-mock` can say in one line what to install when that is missing.
+"""The command line of `shop-mock` as data.
+
+It holds the parser of the options, their checks, and the `Settings` they make (`parse_settings`).
+The CLI (cli.py) and the tests read it. It imports nothing of the mock's stack, so that `shop-mock`
+can say in one line what to install when that is missing.
 
 Every option can also come from an environment variable, `--some-option` from `SHOP_MOCK_SOME_OPTION`.
-The command line wins; the rule and its checks are in mock_server/environment.py.
+The command line wins. The rule and its checks are in mock_server/environment.py.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ ADMIN_OPTIONS = ("--admin-token", "--admin-token-file", "--no-admin")
 def version() -> str:
     try:
         return metadata.version(DISTRIBUTION)
-    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+    except metadata.PackageNotFoundError:  # Run from a source tree that was never installed.
         return "unknown (not installed)"
 
 
@@ -48,7 +50,7 @@ def is_http_url(text: str) -> bool:
 
 
 def parse_settings(argv: list[str] | None = None) -> Settings:
-    """The settings of the command line and the environment; a bad option is one line and exit 2."""
+    """The settings of the command line and the environment. A bad option is one line and exit 2."""
     parser = options()
     args = parser.parse_with_environment(argv, os.environ)
     check(parser, args)
@@ -193,10 +195,12 @@ def options() -> Parser:
 
 
 def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """What the parser cannot check alone, each failure one line (`parser.error`, exit 2). It reads
-    `--admin-token-file` into `args.admin_token`."""
+    """Check what the parser cannot check alone. Each failure is one line and exit 2, by `parser.error`.
+
+    It reads `--admin-token-file` into `args.admin_token`.
+    """
     chosen = [option for option in ADMIN_OPTIONS if getattr(args, option[2:].replace("-", "_"))]
-    if len(chosen) > 1:  # the group cannot see the environment's
+    if len(chosen) > 1:  # The group cannot see the environment's.
         parser.error(f"{chosen[0]} and {chosen[1]} exclude each other")
     if args.admin_token_file is not None:
         try:
@@ -230,7 +234,7 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(f"--journal-size must be at least 1, not {args.journal_size}")
     if args.max_sessions < 0:
         parser.error(f"--max-sessions must be 0 (no sessions) or more, not {args.max_sessions}")
-    if not 0 < args.shutdown_timeout <= MAX_SHUTDOWN_S:  # NaN too
+    if not 0 < args.shutdown_timeout <= MAX_SHUTDOWN_S:  # NaN fails it too.
         parser.error(
             f"--shutdown-timeout must be above 0 and at most {MAX_SHUTDOWN_S:g} seconds, not {args.shutdown_timeout}"
         )
@@ -242,10 +246,10 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
 
 
 def settings_of(args: argparse.Namespace) -> Settings:
-    """The `Settings` of checked options: an admin token is generated for a bind beyond loopback."""
+    """The `Settings` of checked options. An admin token is generated for a bind beyond loopback."""
     token = args.admin_token
     if token is None and not args.no_admin and not is_loopback(args.host):
-        token = new_admin_token()  # printed in the banner
+        token = new_admin_token()  # The banner prints it.
     return Settings(
         host=args.host,
         port=args.port,

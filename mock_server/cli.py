@@ -1,16 +1,18 @@
-"""`python -m mock_server` / `shop-mock`: serve the mock with uvicorn: one worker, or several on a
-shared state (`--state redis://... --workers N`).
+"""`python -m mock_server` or `shop-mock` serves the mock with uvicorn.
 
-`shop-mock contract --out FILE` writes the consumer contract of a running mock's traffic (its
-`/__mock__/contract`, control/contract.py) and prints its summary. `shop-mock generate` writes a
-large data set in the fixtures' format (generate.py).
+It runs one worker, or several on a shared state with `--state redis://... --workers N`.
 
-Every option can also come from an environment variable, `--some-option` from `SHOP_MOCK_SOME_OPTION`,
-for containers. The options, their checks and the `Settings` they make are mock_server/arguments.py.
+`shop-mock contract --out FILE` writes the consumer contract of a running mock's traffic and prints
+its summary. It reads the mock's `/__mock__/contract`, which control/contract.py serves.
+`shop-mock generate` writes a large data set in the fixtures' format (generate.py).
 
-The port is bound before anything is announced: the banner (and `--port-file`) give the real port,
-also for `--port 0`, and a busy port is one line and exit 2. Without the `mock` extra installed,
-this module still imports, so that `shop-mock` can say in one line what to install.
+Every option can also come from an environment variable, for containers. `--some-option` comes from
+`SHOP_MOCK_SOME_OPTION`. The options, their checks and the `Settings` they make are
+mock_server/arguments.py.
+
+The port is bound before anything is announced. So the banner and `--port-file` give the real port,
+also for `--port 0`, and a busy port is one line and exit 2. This module still imports without the
+`mock` extra installed, so that `shop-mock` can say in one line what to install.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from mock_server.settings import MEMORY, Settings
 if TYPE_CHECKING:
     from mock_server.app import MockApp
 
-# The top-level modules of the `mock` extra's requirements (python-multipart installs `multipart`).
+# The top-level modules of the `mock` extra's requirements. python-multipart installs `multipart`.
 MOCK_MODULES = (
     *("connexion", "starlette", "uvicorn", "jsonschema", "jsonschema_rs", "orjson", "multipart"),
     "prometheus_client",
@@ -82,7 +84,7 @@ def missing_mock_modules() -> list[str]:
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A listening-ready TCP socket on host:port (raises OSError: busy port, unknown host...)."""
+    """A listening-ready TCP socket on host:port. A busy port or an unknown host raises OSError."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
@@ -100,7 +102,7 @@ def fail(message: str) -> int:
 
 
 def contract(argv: list[str]) -> int:
-    """`shop-mock contract --out FILE`: fetch a running mock's consumer contract, write it, say what it holds."""
+    """`shop-mock contract --out FILE` fetches a running mock's consumer contract, writes it and says what it holds."""
     import json
     import urllib.error
     import urllib.request
@@ -138,7 +140,7 @@ def contract(argv: list[str]) -> int:
     except OSError as error:
         return fail(f"cannot write {args.out}: {error.strerror or error}")
     shown = "".join(c if c.isprintable() or c == "\n" else f"\\x{ord(c):02x}" for c in summary(document))
-    print(shown)  # recorded traffic names fields as any client sent them: none acts on the terminal
+    print(shown)  # Recorded traffic names fields as any client sent them, so none may act on the terminal.
     print(f"wrote {args.out}")
     return 0
 
@@ -158,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     if settings.workers > 1 and settings.state == MEMORY:
         return fail("--workers needs --state redis://... (each process has its own state)")
 
-    from mock_server.app import create_app  # the mock's stack: only now that it is known to be there
+    from mock_server.app import create_app  # The mock's stack is imported only now that it is known to be there.
     from mock_server.backends import open_store
     from mock_server.replicas import serve_workers
     from mock_server.shutdown import exit_quietly_on_sigterm
@@ -167,29 +169,29 @@ def main(argv: list[str] | None = None) -> int:
     from mock_server.state.store import StateError
     from shop_contract.document import SpecError
 
-    try:  # first, so that a busy port fails at once, not after loading a large data set
+    try:  # First, so that a busy port fails at once, not after loading a large data set.
         sock = bind(settings.host, settings.port)
     except OSError as error:
         return fail(f"cannot listen on {settings.host}:{settings.port}: {error.strerror or error}")
-    settings = dataclasses.replace(settings, port=sock.getsockname()[1])  # `--port 0`: the realm's issuer names it
+    settings = dataclasses.replace(settings, port=sock.getsockname()[1])  # The realm's issuer names it, for `--port 0`.
     try:
         if settings.workers == 1:
             app = create_app(settings)
         else:
-            open_store(settings, load_spec(settings.spec))  # seeds the shared state once, before the workers join
+            open_store(settings, load_spec(settings.spec))  # It seeds the shared state once, before the workers join.
     except (FixtureError, SpecError, StateError, RealmFileError, KeyFileError) as error:
         sock.close()
         return fail(str(error))
-    gc.freeze()  # the data set lives as long as the process: keep the collector from walking it again
+    gc.freeze()  # The data set lives as long as the process, so the collector need not walk it again.
     if settings.log_format == "json":
         log_json_lines(settings.log_level)
     else:
         logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("connexion").setLevel(max(logging.WARNING, logging.getLogger().level))
-    # httpx's line per proxied request repeats the journal and quotes the backend's reason phrase (up to 100 KiB)
+    # httpx's line per proxied request repeats the journal. It also quotes the backend's reason phrase, up to 100 KiB.
     logging.getLogger("httpx").setLevel(max(logging.WARNING, logging.getLogger().level))
     exit_quietly_on_sigterm()
-    with sock, contextlib.suppress(KeyboardInterrupt):  # a stop asked by SIGINT or SIGTERM (mock_server.shutdown)
+    with sock, contextlib.suppress(KeyboardInterrupt):  # A stop asked by SIGINT or SIGTERM (mock_server.shutdown).
         if settings.workers == 1:
             serve(app, settings, sock)
         else:
@@ -199,8 +201,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def announce(settings: Settings, port: int, backend: str, gateway: str) -> None:
-    """The banner (a JSON line with `--log-format json`), and the port file: once connections to
-    `port` are accepted (or queued, for workers)."""
+    """The banner, and the port file, once connections to `port` are accepted, or queued for workers.
+
+    With `--log-format json` the banner is a JSON line.
+    """
     if settings.log_format == "json":
         origin = f"http://{settings.host}:{port}"
         event = {"event": "serving", "origin": origin, "admin": admin_line(settings, origin)}

@@ -1,25 +1,23 @@
-"""`shop-mock generate`: a large, internally consistent shop data set, for benchmarks and `--fixtures`.
+"""`shop-mock generate`, a large and internally consistent shop data set for benchmarks and `--fixtures`.
 
-The committed fixtures in ``fixtures/`` are small and hand-made; load tests
-and benchmarks need the same six collections at a much larger scale (up to
-millions of products).  This module writes them in the fixtures' format (one
-JSON array of objects per collection) with every reference resolvable:
-order details point at existing orders and products, orders and payments at
-existing customers.
+The committed fixtures in ``fixtures/`` are small and hand-made. Load tests and benchmarks need the
+same six collections at a much larger scale, up to millions of products. This module writes them in
+the fixtures' format, one JSON array of objects per collection. Every reference resolves. Order
+details point at existing orders and products, and orders and payments at existing customers.
 
-Records are streamed to disk one at a time and every product attribute is
-derived from its index, so memory stays bounded whatever the size.  Only the
-standard library is used, so it runs without the server's dependencies::
+Records are streamed to disk one at a time, and every product attribute is derived from its index.
+So memory stays bounded whatever the size. Only the standard library is used, so it runs without the
+server's dependencies::
 
     shop-mock generate --products 1000000 --out /tmp/bench [--seed 7]
 
 It is a tool beside the server, not a layer of it. Nothing in the mock imports it, and the CLI
 hands it the subcommand's arguments.
 
-Long because a third of it is the vocabulary the records are drawn from (product lines, vendors,
-names, cities), each table next to the one generator that reads it. The rest is one pass that
-writes the six collections so that every reference resolves; split, the parts would only import
-each other.
+Long because a third of it is the vocabulary the records are drawn from, such as product lines,
+vendors, names and cities. Each table sits next to the one generator that reads it. The rest is one
+pass that writes the six collections so that every reference resolves. Split, the parts would only
+import each other.
 """
 
 from __future__ import annotations
@@ -142,7 +140,7 @@ LAST_NAMES: tuple[str, ...] = (
     "Saveley",
     "Tamuri",
 )
-# city, state (or None), country, postal code (or None)
+# Each place is a city, a state or None, a country, and a postal code or None.
 PLACES: tuple[tuple[str, str | None, str, str | None], ...] = (
     ("Nantes", None, "France", "44000"),
     ("Las Vegas", "NV", "USA", "83030"),
@@ -171,11 +169,11 @@ FIRST_ORDER_DAY = date(2003, 1, 6)
 ORDER_SPAN_DAYS = 880
 MAX_LINES_PER_ORDER = 8
 _ENCODER = json.JSONEncoder(ensure_ascii=False)
-_MIX = 2654435761  # Knuth's multiplicative hash constant
+_MIX = 2654435761  # Knuth's multiplicative hash constant.
 
 
 class UsageError(Exception):
-    """Bad command-line input; reported as one line with exit code 2."""
+    """Bad command-line input. It is reported as one line with exit code 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -204,7 +202,7 @@ def _money(cents: int) -> str:
 
 
 MIN_MSRP_CENTS, MSRP_RANGE_CENTS = 3000, 20000
-# Every product and order-line price is below the highest MSRP: look them up.
+# Every product and order-line price is below the highest MSRP, so their texts are looked up, not formatted.
 _PRICE_TEXT: tuple[str, ...] = tuple(_money(cents) for cents in range(MIN_MSRP_CENTS + MSRP_RANGE_CENTS))
 
 
@@ -316,7 +314,7 @@ def _order_record(number: int, day: date, customer: int, rng: random.Random) -> 
 
 
 def _distinct_indexes(rng: random.Random, total: int, count: int) -> list[int]:
-    """``count`` distinct product indexes (all of them if there are fewer)."""
+    """``count`` distinct product indexes, or all of them if there are fewer."""
     if count >= total:
         return list(range(total))
     chosen: dict[int, None] = {}
@@ -376,8 +374,8 @@ def order_batches(sizes: Sizes) -> Iterator[OrderBatch]:
 class JsonArrayWriter:
     """Stream records into a file as one JSON array, one record per line.
 
-    Records are encoded in batches: one C-encoder call per batch is several
-    times faster than one ``json.dumps`` call per record.
+    Records are encoded in batches. One C-encoder call per batch is several times faster than one
+    ``json.dumps`` call per record.
     """
 
     BATCH = 5000
@@ -395,8 +393,8 @@ class JsonArrayWriter:
     def _flush(self) -> None:
         if not self._batch:
             return
-        # "[{...}, {...}]" -> "{...},\n{...}": the item separator after a
-        # record is the only "}, {" because generated strings hold no braces.
+        # "[{...}, {...}]" becomes "{...},\n{...}". The item separator after a record is the only
+        # "}, {", because generated strings hold no braces.
         text = _ENCODER.encode(self._batch)[1:-1].replace("}, {", "},\n{")
         self._stream.write(",\n" if self._count else "[\n")
         self._stream.write(text)
@@ -436,7 +434,7 @@ def _write_orders(out: Path, sizes: Sizes) -> dict[str, int]:
 
 
 def generate(out: Path, sizes: Sizes) -> dict[str, int]:
-    """Write the six collections into ``out``; return record counts by file stem."""
+    """Write the six collections into ``out``, and return the record counts by file stem."""
     out.mkdir(parents=True, exist_ok=True)
     counts = {
         "productlines": _write_all(out / "productlines.json", productlines()),

@@ -1,7 +1,7 @@
 """The one renderer of every error, wherever raised, in the spec's Problem shape (`spec/errors.py`).
 
-Connexion calls `render_error` for each exception type the app registers, its own included: a
-security refusal, a media type it does not take, a route it does not know.
+Connexion calls `render_error` for each exception type the app registers, its own included. Those
+are a security refusal, a media type it does not take and a route it does not know.
 """
 
 from __future__ import annotations
@@ -37,8 +37,10 @@ def problem_response(status: int, detail: str, errors: Iterable[FieldError] = ()
 
 
 def unauthorized_detail(request: ConnexionRequest, detail: str) -> str:
-    """Connexion's 401 text, said precisely where it reads "No authorization token provided": what
-    this surface takes, and that the gateway does not take an API key."""
+    """Connexion's 401 text, said precisely where it reads "No authorization token provided".
+
+    It says what this surface takes, and that the gateway does not take an API key.
+    """
     if "authorization" in request.headers:
         return detail
     if request.url.path.startswith(f"{GATEWAY_PREFIX}/"):
@@ -63,7 +65,7 @@ def render_error(request: ConnexionRequest, error: Exception) -> ConnexionRespon
             return problem_response(503, str(error))
         case domain.InvalidReference():
             return problem_response(400, str(error), [FieldError(error.field, str(error))])
-        case ProblemException():  # Connexion's own: security, media type
+        case ProblemException():  # Connexion's own, for security and the media type.
             detail = str(error.detail or error.title).split("\n")[0]
             if error.status == 401:
                 detail = unauthorized_detail(request, detail)

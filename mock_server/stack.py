@@ -1,13 +1,16 @@
 """The mock's middleware, outermost first. `layers` is the one place that states their order.
 
 Connexion runs them between its error middleware and its exception handlers, in the order of the
-list (`install`, at `MiddlewarePosition.BEFORE_EXCEPTION`). The first, `Observe`, counts every
-request; the layers from `LastResort` up to `Steering` are the control layers. Without `--proxy`,
-`control.bypass.Bypass` wraps them, so that a request asking for none of them goes straight from
-`Observe` to the layer after `Steering` (`with_bypass`). The app's entry asks that layer first, as
-Connexion built it, and sends such a request through the bypass alone, whose journal tells the
-`Observer` of it (`app.MockApp`). ARCHITECTURE.md lists the layers in this order, and tests/mock_server/test_stack.py
-holds the list there to this one.
+list. `install` puts them at `MiddlewarePosition.BEFORE_EXCEPTION`. The first, `Observe`, counts
+every request. The layers from `LastResort` up to `Steering` are the control layers.
+
+Without `--proxy`, `control.bypass.Bypass` wraps the control layers (`with_bypass`). So a request
+asking for none of them goes straight from `Observe` to the layer after `Steering`. The app's entry
+(`app.MockApp`) asks that layer first, as Connexion built it. It sends such a request through the
+bypass alone, whose journal tells the `Observer` of it.
+
+ARCHITECTURE.md lists the layers in this order, and tests/mock_server/test_stack.py holds the list
+there to this one.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from mock_server.state.store import Store
 from mock_server.surfaces import Surfaces
 
 
-# Seven parameters because: each layer takes its own piece of what app.py composed; this is where they meet.
+# Seven parameters because: each layer takes its own piece of what app.py composed, and this is where they meet.
 def layers(
     settings: Settings,
     surfaces: Surfaces,
@@ -58,7 +61,7 @@ def layers(
     store: ScopedStore,
     shortcuts: list[Route] | None,
 ) -> list[Middleware]:
-    """Every layer, outermost first; `shortcuts` are the fast path's routes (None: no fast path)."""
+    """Every layer, outermost first. `shortcuts` are the fast path's routes, or None for no fast path."""
     path_templates = templates(surfaces.spec, surfaces.mounts())
 
     def scratch() -> Store:
@@ -89,12 +92,12 @@ def layers(
     observer = Observer(index, count=settings.metrics, log_requests=log_requests, replica=replica_name(settings))
     observe = [Middleware(Observe, observer=observer)] if settings.metrics or log_requests else []
     return [
-        # Outside the bypass: every request counted and timed, a plain one too.
+        # Outside the bypass, so that every request is counted and timed, a plain one too.
         *observe,
         Middleware(LastResort),
-        # Before the guard: an orchestrator's probe has no token and the pod's address as its Host.
+        # Before the guard, since an orchestrator's probe has no token and the pod's address as its Host.
         Middleware(Probes, ready=control.ready),
-        # Faults owns the connection, so it can close it; it journals what it answers itself.
+        # Faults owns the connection, so it can close it. It journals what it answers itself.
         Middleware(Faults, rules=control.faults, journal=control.journal),
         Middleware(RequestJournal, journal=control.journal, unrecorded=ADMIN_PREFIX),
         Middleware(
@@ -113,7 +116,7 @@ def layers(
             allow_headers=["Authorization", "Content-Type", "X-API-Key", SESSION_HEADER],
             expose_headers=["WWW-Authenticate", "Allow"],
         ),
-        # Inside CORS, so that a refusal has its headers; outside every layer reading the state.
+        # Inside CORS, so that a refusal has its headers. Outside every layer that reads the state.
         Middleware(SessionScope, registry=sessions),
         Middleware(RawPath, templates=path_templates),
         # With --proxy, the API's traffic goes to a real backend, checked.
@@ -133,10 +136,11 @@ def layers(
 
 
 def with_bypass(entries: list[Middleware], control: Control) -> list[Middleware]:
-    """The same layers, the control layers (from `LastResort` up to `Steering`) wrapped in a `Bypass`.
+    """The same layers, with the control layers (from `LastResort` up to `Steering`) wrapped in a `Bypass`.
 
     The proxy must see every request, so a stack with a `Proxy` is left whole. The bypass takes only
-    a path that the `RawPath` layer would leave as sent, so it reads that layer's templates."""
+    a path that the `RawPath` layer would leave as sent, so it reads that layer's templates.
+    """
     classes: list[object] = [entry.cls for entry in entries]
     if Proxy in classes:
         return entries

@@ -18,7 +18,7 @@ from mock_server.realm import Realm
 from mock_server.spec.operations import OperationIndex
 from mock_server.spec.schemas import Schema, load_spec, mount_points
 
-BACKEND_PREFIX, GATEWAY_PREFIX = mount_points(load_spec())  # the bundled spec's; an app has its own
+BACKEND_PREFIX, GATEWAY_PREFIX = mount_points(load_spec())  # The bundled spec's. An app has its own.
 GATEWAY_SECURITY: list[dict[str, list[str]]] = [{"JWTAuth": []}]
 
 
@@ -46,7 +46,7 @@ class Surfaces:
 
 
 def gateway_spec(spec: Schema) -> Schema:
-    """The customers operations only, as the gateway serves them: bearer token required."""
+    """The customers operations only, as the gateway serves them, with a bearer token required."""
     gateway = copy.deepcopy(spec)
     gateway["paths"] = {path: item for path, item in gateway["paths"].items() if "servers" in item}
     for item in gateway["paths"].values():
@@ -58,7 +58,7 @@ def gateway_spec(spec: Schema) -> Schema:
 
 
 def operation_index(spec: Schema, backend_prefix: str, gateway_prefix: str) -> OperationIndex:
-    """The spec's operations as each surface serves them: steering, faults and the journal name them so."""
+    """The spec's operations as each surface serves them, since steering, faults and the journal name them so."""
     mounts = {
         "backend": (backend_prefix, list(spec["paths"])),
         "gateway": (gateway_prefix, list(gateway_spec(spec)["paths"])),
@@ -84,7 +84,7 @@ def security_map(api_keys: ApiKeys, realm: Realm) -> dict[str, type]:
 
 
 def credential_checks(schemes: dict[str, Schema], api_keys: ApiKeys, realm: Realm) -> dict[str, Credential]:
-    """The spec's schemes, by name, as `FastPath` checks them: the same functions as `security_map`'s."""
+    """The spec's schemes, by name, as `FastPath` checks them, with the same functions as `security_map`'s."""
     checks = {}
     for name, scheme in schemes.items():
         if scheme["type"] == "apiKey" and scheme["in"] == "header":

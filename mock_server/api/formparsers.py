@@ -1,7 +1,7 @@
-"""Starlette's form parsers, strict about UTF-8: a field that is not UTF-8 is 400 naming it.
+"""Starlette's form parsers, made strict about UTF-8. A field that is not UTF-8 is a 400 naming it.
 
-Starlette replaces undecodable escapes of an urlencoded body with U+FFFD and decodes a multipart
-text part that is not UTF-8 as Latin-1: either way the mock would store text the client never sent.
+Starlette replaces undecodable escapes of an urlencoded body with U+FFFD. It decodes a multipart text
+part that is not UTF-8 as Latin-1. Either way the mock would store text the client never sent.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ from mock_server.spec.inputs import decode_strictly
 
 
 class StrictFormParser(FormParser):
-    """Starlette's urlencoded parser, except that a value whose escapes are not UTF-8 is refused
-    (Starlette replaces them with U+FFFD, silently storing something the client never sent)."""
+    """Starlette's urlencoded parser, except that a value whose escapes are not UTF-8 is refused.
+
+    Starlette replaces them with U+FFFD, silently storing something the client never sent.
+    """
 
     def on_field_end(self) -> None:
         name = decode_strictly(unquote_to_bytes(bytes(self._field_name).replace(b"+", b" ")), "(name)", "form body")
@@ -27,8 +29,10 @@ class StrictFormParser(FormParser):
 
 
 class StrictMultiPartParser(MultiPartParser):
-    """Starlette's multipart parser, except that a text part that is not UTF-8 is refused (Starlette
-    falls back to Latin-1)."""
+    """Starlette's multipart parser, except that a text part that is not UTF-8 is refused.
+
+    Starlette falls back to Latin-1.
+    """
 
     def on_part_end(self) -> None:
         part = self._current_part

@@ -1,6 +1,6 @@
 """Page numbers to slices, and the paginated envelope with absolute `next` / `previous` links.
 
-Pure: the caller passes the URL the client called (already rebuilt for proxies) and gets a dict.
+It is pure. The caller passes the URL the client called, already rebuilt for proxies, and gets a dict.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 
 class PageNotFound(Exception):
-    """`page` is past the last page (page 1 always exists, even when empty)."""
+    """`page` is past the last page. Page 1 always exists, even when empty."""
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class PageSizePolicy:
 
 
 def paginate(request: PageRequest, count: int, results: list[dict[str, Any]], url: str) -> dict[str, Any]:
-    """The envelope of one page: `results` are the items at `request.offset` (the caller reads only those)."""
+    """The envelope of one page. `results` are the items at `request.offset`, the only ones the caller reads."""
     last_page = max(1, -(-count // request.size))
     if request.page > last_page:
         raise PageNotFound(f"Invalid page: {request.page} is past the last page ({last_page}).")
@@ -53,8 +53,10 @@ def paginate(request: PageRequest, count: int, results: list[dict[str, Any]], ur
 
 
 def _links(url: str, size: int) -> Callable[[int], str]:
-    """Links to pages of `url`: `page` set (dropped for page 1, as DRF does), the page size kept, the
-    other query parameters as they were. `url` is parsed once for both links of a page."""
+    """Links to pages of `url`, with `page` set and the page size and other query parameters kept.
+
+    `page` is dropped for page 1, as DRF does. `url` is parsed once for both links of a page.
+    """
     scheme, netloc, path, query, _ = urlsplit(url)
     kept = urlencode([(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k not in {"page", "page_size"}])
     base = urlunsplit((scheme, netloc, path, "", ""))

@@ -1,4 +1,7 @@
-"""The one explicit table: operationId -> handler (a reader for a GET). A test checks it against the spec."""
+"""The one explicit table of the handler of each operationId, a reader for a GET.
+
+A test checks it against the spec.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ def page_size_policy(spec: Schema | None = None) -> PageSizePolicy:
 
 
 def operation_table(store: Store, spec: Schema | None = None) -> tuple[dict[str, Reader], dict[str, Writer]]:
-    """(the readers of the GET operations, the handlers of the others), by operationId."""
+    """The readers of the GET operations and the handlers of the others, each by operationId."""
     pages = page_size_policy(spec)
     productlines = Collection(store, "productlines", component_schema("ProductLine", spec), pages)
     products = Collection(store, "products", component_schema("Product", spec), pages)
@@ -55,7 +58,7 @@ def operation_table(store: Store, spec: Schema | None = None) -> tuple[dict[str,
 
 
 def handler_table(readers: dict[str, Reader], writers: dict[str, Writer]) -> dict[str, Handler]:
-    """operationId -> the handler Connexion calls."""
+    """The handler Connexion calls for each operationId."""
     return {
         **{name: read_handler(reader) for name, reader in readers.items()},
         **{name: write_handler(writer) for name, writer in writers.items()},

@@ -1,6 +1,6 @@
-"""Credentials: the accepted API keys, and the names of the default dev realm (mock_server.realm).
+"""Credentials, the accepted API keys and the names of the default dev realm (mock_server.realm).
 
-The dev realm's users and clients come from its realm file; the names below are those of the file
+The dev realm's users and clients come from its realm file. The names below are those of the file
 that ships with the mock (mock_server/realm/shop-realm.json), for the banner and the tests.
 """
 
@@ -26,7 +26,7 @@ class ApiKeys:
 
     @functools.cached_property
     def encoded(self) -> tuple[bytes, ...]:
-        """The keys as bytes, encoded once (every API request is checked against them)."""
+        """The keys as bytes, encoded once, since every API request is checked against them."""
         return tuple(known.encode() for known in self.keys)
 
     def accepts(self, key: str) -> bool:

@@ -1,9 +1,9 @@
-"""`GET /__mock__/metrics`: the Prometheus text exposition, behind the admin guard.
+"""`GET /__mock__/metrics`, the Prometheus text exposition, behind the admin guard.
 
-The counters and histograms are `ops.instruments` and the requests' `ops.tally` (copied on the event
-loop, where it changes), every worker's under `--workers N`. The figures of the shared state (live
-test sessions, journal entries) are read when scraped, by `StateFigures`, from this replica's view
-of it: the same in every replica of one Redis state.
+The counters and histograms are `ops.instruments` and the requests' `ops.tally`, every worker's
+under `--workers N`. The tally is copied on the event loop, where it changes. The figures of the
+shared state, live test sessions and journal entries, are read when scraped, by `StateFigures`. They
+come from this replica's view of it, which is the same in every replica of one Redis state.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ PATH = "/__mock__/metrics"
 
 
 class StateFigures(Collector):
-    """Gauges read at scrape time: a figure Redis cannot give now is left out, and counted there."""
+    """Gauges read at scrape time. A figure Redis cannot give now is left out, and counted there."""
 
     def __init__(self, sessions: Sessions, journal: Journal) -> None:
         self.sessions = sessions
@@ -59,7 +59,7 @@ class StateFigures(Collector):
 
 
 class MetricsRoute:
-    """ASGI middleware inside the admin guard answering `PATH` (404 with `--no-metrics`)."""
+    """ASGI middleware inside the admin guard answering `PATH`. It is a 404 with `--no-metrics`."""
 
     def __init__(self, app: ASGIApp, sessions: Sessions, journal: Journal, enabled: bool) -> None:
         self.app = app
@@ -74,6 +74,6 @@ class MetricsRoute:
             await send_problem(send, 404, "The metrics are off (--no-metrics).")
         elif scope["method"] not in ("GET", "HEAD"):
             await send_problem(send, 405, "The metrics are read with GET.", [("allow", "GET, HEAD")])
-        else:  # the figures may wait for Redis, and every worker's files are read: not on the event loop
+        else:  # The figures may wait for Redis, and every worker's files are read, so not on the event loop.
             body = await asyncio.to_thread(exposition, self.local, TALLY.snapshot())
             await send_whole(send, 200, body, CONTENT_TYPE_LATEST, [("cache-control", "no-store")])

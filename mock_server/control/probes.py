@@ -1,11 +1,11 @@
-"""Liveness and readiness for an orchestrator: `/__mock__/livez` and `/__mock__/readyz`.
+"""Liveness and readiness for an orchestrator, at `/__mock__/livez` and `/__mock__/readyz`.
 
-A kubelet's probe sends no token, and its `Host` is the pod's address, so these two routes are
-answered before the admin guard, with `--no-admin` too. They reveal nothing but `up` and `ready`
-(or `not ready`, 503): no counts, no names, no version. Ready means the data is loaded (the app is
-built only once it is) and, with a shared state, Redis answering a PING within its bound. They live
-under `/__mock__/`, the mock's own prefix, where no path of a spec is served, and the journal does
-not record them.
+A kubelet's probe sends no token, and its `Host` is the pod's address. So these two routes are
+answered before the admin guard, with `--no-admin` too. They reveal nothing but `up` and `ready`,
+or `not ready` with a 503. They give no counts, no names and no version. Ready means the data is
+loaded, since the app is built only once it is. With a shared state it also means Redis answers a
+PING within its bound. They live under `/__mock__/`, the mock's own prefix, where no path of a spec
+is served, and the journal does not record them.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class Probes:
             await send_problem(send, 405, "A probe is read with GET or HEAD.", [("allow", "GET, HEAD")])
         elif path == LIVE:
             await send_whole(send, 200, b"up\n", TEXT, NO_STORE)
-        elif await asyncio.to_thread(self.ready):  # a PING to Redis waits on the network: not on the event loop
+        elif await asyncio.to_thread(self.ready):  # A PING to Redis waits on the network, so not on the event loop.
             await send_whole(send, 200, b"ready\n", TEXT, NO_STORE)
         else:
             await send_whole(send, 503, b"not ready\n", TEXT, NO_STORE)

@@ -1,8 +1,8 @@
-"""The scheme and host a client called, as a reverse proxy reports them (X-Forwarded-Proto / -Host).
+"""The scheme and host a client called, as a reverse proxy reports them in X-Forwarded-Proto and -Host.
 
-Absolute URLs the mock hands out (page links, the realm's issuer) must name what the client called,
-not the mock's own address. The first value of a header counts, and the first entry of a
-comma-separated list (the proxy nearest the client), as in Starlette's `Headers`.
+Absolute URLs the mock hands out, such as page links and the realm's issuer, must name what the
+client called, not the mock's own address. The first value of a header counts, as in Starlette's
+`Headers`. So does the first entry of a comma-separated list, from the proxy nearest the client.
 """
 
 from __future__ import annotations

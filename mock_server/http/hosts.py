@@ -1,14 +1,14 @@
 """The `Host` and `Origin` headers read as the admin guard and the command line need them.
 
-A module of its own, importing nothing of the web stack, so that `--allowed-host` is checked by the
-same rule the guard applies (mock_server/arguments.py must import without the `mock` extra).
+It is a module of its own, importing nothing of the web stack. So `--allowed-host` is checked by the
+same rule the guard applies, since mock_server/arguments.py must import without the `mock` extra.
 """
 
 from __future__ import annotations
 
 import re
 
-# A Host header: a name or an IPv4 address, or an IPv6 address in brackets; then an optional port.
+# A Host header is a name, an IPv4 address or an IPv6 address in brackets, then an optional port.
 HOST = re.compile(r"(?P<name>\[[0-9a-f:.]+\]|[a-z0-9_.-]+)(?::(?P<port>[0-9]{1,5}))?")
 ORIGIN = re.compile(r"https?://(?P<authority>[^/?#]+)")
 DEFAULT_PORTS = {"http": "80", "https": "443"}
@@ -20,15 +20,15 @@ def bracketed(name: str) -> str:
 
 
 def split_host(value: str) -> tuple[str, str] | None:
-    """(name, port) of a Host header value (port "" when absent), or None when it is not one."""
+    """The (name, port) of a Host header value, or None when it is not one. The port is "" when absent."""
     match = HOST.fullmatch(value.lower())
     return None if match is None else (match["name"].rstrip("."), match["port"] or "")
 
 
 def same_origin(origin: str, host: str) -> bool:
-    """Whether a page's `Origin` is the one the request's `Host` names (a default port written or not)."""
+    """Whether a page's `Origin` is the one the request's `Host` names, with a default port written or not."""
     match = ORIGIN.fullmatch(origin)
-    if match is None:  # "null", or no web origin at all
+    if match is None:  # It is "null", or no web origin at all.
         return False
     scheme = origin.partition(":")[0]
     default = DEFAULT_PORTS[scheme]

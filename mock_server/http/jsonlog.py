@@ -1,11 +1,12 @@
-"""`--log-format json`: every log record as one JSON object on one line, for a log pipeline.
+"""`--log-format json` writes every log record as one JSON object on one line, for a log pipeline.
 
-A record's own fields (`extra={"event": {...}}`, as the request observer and the banner give them)
-go into the object beside `time`, `level`, `logger` and `message`. JSON escapes every control
-character and, with ASCII output, every line separator and lone surrogate, so a value a client sent
-can never start a line of its own; a traceback is one string field. What a record holds is masked
-where it is made (the request's line carries its path masked as the journal masks it, no header
-and no body).
+A record's own fields go into the object beside `time`, `level`, `logger` and `message`. The request
+observer and the banner give them as `extra={"event": {...}}`. JSON escapes every control character.
+With ASCII output it also escapes every line separator and lone surrogate. So a value a client sent
+can never start a line of its own, and a traceback is one string field.
+
+What a record holds is masked where it is made. The request's line carries its path masked as the
+journal masks it, and no header and no body.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class JsonLines(logging.Formatter):
 
 
 def log_json_lines(level: str) -> None:
-    """Every logger's records, uvicorn's included, as JSON lines on stdout (the root's one handler)."""
+    """Every logger's records, uvicorn's included, as JSON lines on stdout, by the root's one handler."""
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(JsonLines())
     root = logging.getLogger()
@@ -49,5 +50,5 @@ def log_json_lines(level: str) -> None:
 
 
 def uvicorn_log_options(log_format: str) -> dict[str, Any]:
-    """uvicorn's logging: its own handlers for text; none for JSON, its records going to the root's lines."""
+    """uvicorn's logging options. Text keeps its own handlers. JSON has none, so its records go to the root's lines."""
     return {"log_config": None} if log_format == "json" else {}

@@ -1,5 +1,5 @@
-"""What a platform team watches: the mock's Prometheus instruments (`instruments`), at the bottom.
+"""What a platform team watches, the mock's Prometheus instruments (`instruments`), at the bottom.
 
-Every layer may count into them; they import nothing of the mock. The layers that serve them (the
-probes, the metrics route, the request observer) are in `control/`.
+Every layer may count into them, and they import nothing of the mock. The layers that serve them are
+in `control/`. They are the probes, the metrics route and the request observer.
 """

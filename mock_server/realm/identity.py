@@ -1,8 +1,8 @@
 """HTTP endpoints of the dev identity realm, at Keycloak's paths under /realms/NAME.
 
-Only the HTTP side lives here (forms, cookies, redirects, pages); the flows are
-`mock_server.realm.flows`. Every answer is a Keycloak-shaped error or page, never a 5xx: forms are
-read strictly (UTF-8, each field once) and anything unreadable is `invalid_request`.
+Only the HTTP side lives here: forms, cookies, redirects and pages. The flows are
+`mock_server.realm.flows`. Every answer is a Keycloak-shaped error or page, never a 5xx. Forms are
+read strictly, as UTF-8 with each field once, and anything unreadable is `invalid_request`.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from mock_server.realm.login_page import error_page, logged_out_page, login_page
 from mock_server.realm.logins import RealmUnavailable
 
 Endpoint = Callable[[Request], Any]
-SESSION_COOKIE = "KEYCLOAK_IDENTITY"  # the single-sign-on cookie: a secret of its own, never the `sid`
-LOGIN_COOKIE = "AUTH_SESSION_ID"  # binds a login form to the browser it was served to
+SESSION_COOKIE = "KEYCLOAK_IDENTITY"  # The single-sign-on cookie. It is a secret of its own, never the `sid`.
+LOGIN_COOKIE = "AUTH_SESSION_ID"  # It binds a login form to the browser it was served to.
 NO_STORE = {"cache-control": "no-store", "pragma": "no-cache"}
-PAGE = {  # Keycloak's default browser security headers: no other site may frame the login form
+PAGE = {  # Keycloak's default browser security headers, so that no other site may frame the login form.
     **NO_STORE,
     "x-frame-options": "SAMEORIGIN",
     "content-security-policy": "frame-src 'self'; frame-ancestors 'self'; object-src 'none';",
@@ -41,10 +41,10 @@ class FormError(Exception):
 
 
 def form_fields(body: bytes) -> dict[str, str]:
-    """An urlencoded form or query, strictly: UTF-8 only, each field once (as Keycloak insists)."""
+    """An urlencoded form or query, read strictly as Keycloak insists, in UTF-8 only and each field once."""
     try:
         pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, errors="strict")
-    except (UnicodeDecodeError, ValueError) as error:  # UnicodeDecodeError from the percent-escapes too
+    except (UnicodeDecodeError, ValueError) as error:  # The percent-escapes raise UnicodeDecodeError too.
         raise FormError("The form is not valid UTF-8 URL-encoded text.") from error
     fields = dict(pairs)
     if len(fields) != len(pairs):
@@ -53,7 +53,7 @@ def form_fields(body: bytes) -> dict[str, str]:
 
 
 def basic_credentials(request: Request) -> tuple[str, str] | None:
-    """Client credentials sent as HTTP Basic (client_secret_basic, URL-encoded UTF-8), if any."""
+    """Client credentials sent as HTTP Basic, if any. They are client_secret_basic, URL-encoded UTF-8."""
     scheme, _, value = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "basic":
         return None
@@ -62,7 +62,7 @@ def basic_credentials(request: Request) -> tuple[str, str] | None:
         if not colon:
             raise ValueError("no colon")
         return unquote(client_id, errors="strict"), unquote(secret, errors="strict")
-    except (binascii.Error, ValueError) as error:  # UnicodeDecodeError is a ValueError
+    except (binascii.Error, ValueError) as error:  # UnicodeDecodeError is a ValueError.
         raise FormError("Invalid Basic credentials.") from error
 
 
@@ -83,8 +83,11 @@ def page_error(error: PageError | FormError) -> HTMLResponse:
 
 
 def answering(endpoint: Endpoint) -> Endpoint:
-    """`endpoint`, with the realm's shared memory not answering as a 503: a JSON OAuth error
-    (`temporarily_unavailable`) where a client reads JSON, a page where a browser does."""
+    """`endpoint`, with the realm's shared memory not answering as a 503.
+
+    Where a client reads JSON, the 503 is a JSON OAuth error, `temporarily_unavailable`. Where a
+    browser reads, it is a page.
+    """
 
     async def call(request: Request) -> Response:
         try:
@@ -106,10 +109,13 @@ class Identity:
 
     def __init__(self, realm: Realm) -> None:
         self.realm = realm
-        mask_access_log()  # the realm puts credentials in URLs: codes in redirects, ID tokens in logouts
+        mask_access_log()  # The realm puts credentials in URLs, codes in redirects and ID tokens in logouts.
 
     def routes(self) -> list[tuple[str, str, Endpoint]]:
-        """(method, path, endpoint); an endpoint whose shared memory does not answer is a 503 (`answering`)."""
+        """The (method, path, endpoint) routes.
+
+        An endpoint whose shared memory does not answer is a 503, by `answering`.
+        """
         return [(method, path, answering(endpoint)) for method, path, endpoint in self._routes()]
 
     def _routes(self) -> list[tuple[str, str, Endpoint]]:
@@ -131,8 +137,8 @@ class Identity:
     def base(self, request: Request) -> str:
         """The realm's URL on the host the client called, for the endpoints discovery lists.
 
-        The issuer itself is fixed (`Realm.issuer`); only where the endpoints are reached follows
-        the request, so that a browser that reaches the mock by another name reaches them too.
+        The issuer itself is fixed, as `Realm.issuer`. Only where the endpoints are reached follows the
+        request. So a browser that reaches the mock by another name reaches them too.
         """
         return f"{str(request.base_url).rstrip('/')}{self.realm.path}"
 
@@ -153,7 +159,7 @@ class Identity:
         except OAuthError as error:
             TOKEN_ERRORS.labels(error.error).inc()
             return oauth_error(error)
-        LOGINS.labels(fields["grant_type"]).inc()  # a grant succeeded: its type is one of the four
+        LOGINS.labels(fields["grant_type"]).inc()  # A grant succeeded, so its type is one of the four.
         return JSONResponse(grant, headers=NO_STORE)
 
     async def authorize(self, request: Request) -> Response:
@@ -177,7 +183,10 @@ class Identity:
         return response
 
     def _set_cookie(self, response: Response, name: str, value: str) -> None:
-        """One of the realm's browser cookies: HttpOnly, SameSite=Lax, the realm's path, the session's."""
+        """One of the realm's browser cookies, HttpOnly and SameSite=Lax on the realm's path.
+
+        It lasts as long as the browser's session.
+        """
         response.set_cookie(name, value, path=self.realm.path, httponly=True, samesite="lax")
 
     def _login_form(self, client_id: str, tab_id: str, error: str | None = None, username: str = "") -> Response:
@@ -214,7 +223,7 @@ class Identity:
             params = form_fields(request.scope["query_string"])
             if request.method == "POST":
                 params |= form_fields(await request.body())
-            if "refresh_token" in params:  # a client's own logout with its refresh token
+            if "refresh_token" in params:  # A client logs itself out with its refresh token.
                 client = self.realm.authenticate_client(params, basic_credentials(request))
                 self.realm.backchannel_logout(client, params["refresh_token"])
                 return Response(status_code=204, headers=NO_STORE)
@@ -240,7 +249,7 @@ class Identity:
         return self._logged_out(target)
 
     def _logged_out(self, target: str | None) -> Response:
-        """Back to the client's URI, or the logged-out page; the SSO cookie removed either way."""
+        """Back to the client's URI, or the logged-out page. The SSO cookie is removed either way."""
         response: Response = (
             RedirectResponse(target, status_code=302) if target else HTMLResponse(logged_out_page(), headers=PAGE)
         )

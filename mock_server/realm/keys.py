@@ -1,7 +1,7 @@
-"""The realm's signing keys: RSA keys kept in one PEM file across restarts; the first signs, all verify.
+"""The realm's signing keys, RSA keys kept in one PEM file across restarts. The first signs, and all verify.
 
 A developer's browser holds tokens across restarts of the mock, so the key must outlive the process.
-Each key's `kid` is its RFC 7638 thumbprint: the same key has the same `kid` in every run, with no
+Each key's `kid` is its RFC 7638 thumbprint. So the same key has the same `kid` in every run, with no
 metadata to keep beside the PEM. Rotation puts a new key first and keeps the previous ones in the
 JWKS, so tokens signed before the rotation still verify until they expire.
 """
@@ -21,7 +21,7 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-KEEP_KEYS = 3  # after a rotation: the new key and the two before it
+KEEP_KEYS = 3  # After a rotation, the new key and the two before it.
 PEM_KEY = re.compile(rb"-----BEGIN (?:RSA )?PRIVATE KEY-----.*?-----END (?:RSA )?PRIVATE KEY-----", re.DOTALL)
 
 
@@ -30,7 +30,7 @@ class KeyFileError(Exception):
 
 
 def default_key_file() -> Path:
-    """Where the mock keeps its realm keys unless told otherwise: the user's cache directory."""
+    """Where the mock keeps its realm keys unless told otherwise, in the user's cache directory."""
     cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(cache) / "shop-mock" / "realm-keys.pem"
 
@@ -45,7 +45,7 @@ def public_jwk(key: rsa.RSAPublicKey) -> dict[str, Any]:
 
 
 def thumbprint(key: rsa.RSAPublicKey) -> str:
-    """RFC 7638: the SHA-256 of the key's required members, canonical JSON, base64url."""
+    """The RFC 7638 thumbprint, the SHA-256 of the key's required members as canonical JSON, in base64url."""
     jwk = public_jwk(key)
     canonical = json.dumps({"e": jwk["e"], "kty": "RSA", "n": jwk["n"]}, separators=(",", ":"), sort_keys=True)
     return base64.urlsafe_b64encode(hashlib.sha256(canonical.encode()).digest()).rstrip(b"=").decode()
@@ -53,7 +53,7 @@ def thumbprint(key: rsa.RSAPublicKey) -> str:
 
 @dataclass(frozen=True)
 class KeyRing:
-    """The realm's keys, newest first: `signing` signs; every key verifies the tokens it signed."""
+    """The realm's keys, newest first. `signing` signs, and every key verifies the tokens it signed."""
 
     keys: tuple[rsa.RSAPrivateKey, ...]
 
@@ -63,12 +63,12 @@ class KeyRing:
 
     @classmethod
     def generated(cls) -> KeyRing:
-        """One fresh key, held in memory only (tests, and runs that must not touch the disk)."""
+        """One fresh key, held in memory only, for tests and for runs that must not touch the disk."""
         return cls((new_key(),))
 
     @classmethod
     def from_file(cls, path: Path, rotate: bool = False) -> KeyRing:
-        """The keys in `path`, created (mode 0600) if missing; `rotate` puts a new signing key first."""
+        """The keys in `path`, created with mode 0600 if missing. `rotate` puts a new signing key first."""
         try:
             keys = read_keys(path) if path.exists() else ()
             if not keys or rotate:
@@ -83,7 +83,7 @@ class KeyRing:
         return cls(parse_keys(pem, source))
 
     def pem(self) -> bytes:
-        """The keys as PEM (PKCS#8), newest first: what a key file holds."""
+        """The keys as PEM (PKCS#8), newest first, as a key file holds them."""
         return b"".join(
             key.private_bytes(
                 serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
@@ -131,7 +131,7 @@ def parse_keys(pem: bytes, source: str) -> tuple[rsa.RSAPrivateKey, ...]:
 
 
 def write_keys(path: Path, keys: tuple[rsa.RSAPrivateKey, ...]) -> None:
-    """Atomically, readable by the owner only: the file holds private keys."""
+    """Write `keys` to `path` at once, readable by the owner only, since the file holds private keys."""
     pem = KeyRing(keys).pem()
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}")

@@ -1,7 +1,8 @@
-"""The realm's pages: the login form for the dev users, and the pages that end a flow in the browser.
+"""The realm's pages, the login form for the dev users and the pages that end a flow in the browser.
 
-The form keeps Keycloak's element ids and field names (`kc-form-login`, `username`, `password`,
-`kc-login`, `input-error`), so a browser test written against Keycloak's login page runs here too.
+The form keeps Keycloak's element ids and field names, so a browser test written against Keycloak's
+login page runs here too. They are `kc-form-login`, `username`, `password`, `kc-login` and
+`input-error`.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def page(title: str, body: str) -> str:
 def login_page(
     realm: str, client_id: str, action: str, users: list[str], error: str | None = None, username: str = ""
 ) -> str:
-    """The login form; `action` is where it posts (the pending request's URL)."""
+    """The login form. `action` is where it posts, the pending request's URL."""
     message = f'<span id="input-error" role="alert">{escape(error)}</span>' if error else ""
     hint = f'<p class="hint">Dev realm of the shop mock. Users: {escape(", ".join(users))}.</p>' if users else ""
     return page(
@@ -57,7 +58,7 @@ def error_page(message: str) -> str:
 
 
 def logout_confirm_page(action: str, code: str) -> str:
-    """Keycloak's logout confirmation: its form posts `session_code` with the button `confirmLogout`."""
+    """Keycloak's logout confirmation. Its form posts `session_code` with the button `confirmLogout`."""
     return page(
         "Logging out",
         '<h1>Logging out</h1><div id="kc-logout-confirm"><p class="instruction">Do you want to log out?</p>'

@@ -1,8 +1,9 @@
-"""Which operation of the spec a request is: method and path -> operationId, template, surface.
+"""Which operation of the spec a request is, found from its method and path.
 
-Steering, faults and the journal all speak of operations as the spec names them. This index is
-built once from the spec's paths under each mount point; a lookup is a scan of compiled patterns,
-done only when one of those features asks (never on a plain request).
+An operation has an operationId, a template and a surface. Steering, faults and the journal all
+speak of operations as the spec names them. This index is built once from the spec's paths under
+each mount point. A lookup is a scan of compiled patterns. It is done only when one of those
+features asks, never on a plain request.
 """
 
 from __future__ import annotations
@@ -21,20 +22,20 @@ METHODS = ("get", "put", "post", "patch", "delete")
 @dataclass(frozen=True)
 class Operation:
     operation_id: str
-    method: str  # upper case
-    template: str  # the spec's path template, e.g. /products/{productcode}/
-    surface: str  # the mount point's name: "backend" or "gateway"
-    responses: dict[str, Schema]  # status -> the dereferenced response object
-    request_body: Schema  # the dereferenced requestBody object; {} when it takes none
+    method: str  # In upper case.
+    template: str  # The spec's path template, such as /products/{productcode}/.
+    surface: str  # The mount point's name, "backend" or "gateway".
+    responses: dict[str, Schema]  # The dereferenced response object of each status.
+    request_body: Schema  # The dereferenced requestBody object, or {} when it takes none.
 
     def declared(self) -> list[int]:
-        """The declared statuses, ascending (a `default` or `4XX` range is not a status to steer to)."""
+        """The declared statuses, ascending. A `default` or a `4XX` range is not a status to steer to."""
         return sorted(int(code) for code in self.responses if code.isdecimal())
 
 
 class OperationIndex:
     def __init__(self, spec: Schema, mounts: Mapping[str, tuple[str, list[str]]]) -> None:
-        """`mounts`: surface name -> (its prefix, the spec paths it serves)."""
+        """`mounts` maps each surface's name to its prefix and the spec paths it serves."""
         self.operations: list[tuple[re.Pattern[str], Operation]] = []
         for surface, (prefix, paths) in mounts.items():
             for path in paths:

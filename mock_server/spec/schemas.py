@@ -1,6 +1,6 @@
 """The spec, loaded once, and compiled validators for its schemas.
 
-OpenAPI 3.0 schemas are not JSON Schema: `nullable` has to become a `null` type, and the formats the
+OpenAPI 3.0 schemas are not JSON Schema. `nullable` has to become a `null` type, and the formats the
 spec relies on (`decimal`, `date`, `byte`) need checkers. Validators are compiled once with
 jsonschema-rs, so that validating a request or a million fixture records stays cheap.
 """
@@ -27,7 +27,7 @@ Schema = dict[str, Any]
 
 @functools.cache
 def load_spec(path: Path | None = None) -> Schema:
-    """The spec at `path` (default: the bundled one), as written (with `$ref`s); cached: read-only."""
+    """The spec at `path`, or the bundled one, as written with its `$ref`s. It is cached, so it is read-only."""
     return read(path)
 
 
@@ -49,7 +49,10 @@ def server_path(server: Schema) -> str:
 
 
 def mount_points(spec: Schema) -> tuple[str, str]:
-    """(backend, gateway): the spec's top-level server, and the other server of the gateway's paths."""
+    """The (backend, gateway) mount points.
+
+    The backend is the spec's top-level server. The gateway is the other server of the gateway's paths.
+    """
     try:
         backend = server_path(spec["servers"][0])
         gateways = [path for item in spec["paths"].values() for path in map(server_path, item.get("servers", []))]
@@ -62,7 +65,7 @@ def mount_points(spec: Schema) -> tuple[str, str]:
 
 
 def to_json_schema(schema: Schema) -> Schema:
-    """Translate an OpenAPI 3.0 schema to JSON Schema Draft 4 (`nullable` -> a `null` type)."""
+    """Translate an OpenAPI 3.0 schema to JSON Schema Draft 4, where `nullable` becomes a `null` type."""
     converted = {key: value for key, value in schema.items() if key not in OPENAPI_ONLY}
     if "properties" in converted:
         converted["properties"] = {name: to_json_schema(sub) for name, sub in converted["properties"].items()}
@@ -73,13 +76,13 @@ def to_json_schema(schema: Schema) -> Schema:
     return converted
 
 
-# Plain decimals, the form almost every value has: certainly valid, so checked without Decimal.
+# Plain decimals, the form almost every value has. They are certainly valid, so they are checked without Decimal.
 PLAIN_DECIMAL = re.compile(r"-?[0-9]+(?:\.[0-9]*)?|-?\.[0-9]+")
 
 
 def is_decimal(value: str) -> bool:
-    """`format: decimal`: a number with at least one digit (the documented pattern alone allows "." and "")."""
-    if PLAIN_DECIMAL.fullmatch(value):  # fast path: a 10^6-product data set has 3 million of them
+    """`format: decimal`, a number with at least one digit. The documented pattern alone allows "." and ""."""
+    if PLAIN_DECIMAL.fullmatch(value):  # The fast path, since a 10^6-product data set has 3 million of them.
         return True
     if not any(char.isdigit() for char in value):
         return False
@@ -110,7 +113,7 @@ FORMATS = {"decimal": is_decimal, "date": is_date, "byte": is_byte}
 
 @dataclass(frozen=True)
 class FieldError:
-    """One rule a value broke, named by the field it concerns ("" for the body as a whole)."""
+    """One rule a value broke, named by the field it concerns. The field is "" for the body as a whole."""
 
     field: str
     message: str
@@ -123,12 +126,14 @@ class SchemaValidator:
         self._validator = jsonschema_rs.Draft4Validator(to_json_schema(schema), formats=FORMATS, validate_formats=True)
 
     def errors(self, instance: Any) -> list[FieldError]:
-        """Every rule `instance` breaks: found all at once, at a cost per error (tens of µs each)."""
+        """Every rule `instance` breaks, found all at once. Each error costs tens of µs."""
         return [_field_error(error) for error in self._validator.iter_errors(instance)]
 
     def first_error(self, instance: Any) -> FieldError | None:
-        """A rule `instance` breaks, None if it breaks none, at the cost of a check that it is valid:
-        for a value that may break millions (a peer's body)."""
+        """A rule `instance` breaks, or None if it breaks none, at the cost of a check that it is valid.
+
+        It is for a value that may break millions of rules, such as a peer's body.
+        """
         try:
             self._validator.validate(instance)
         except jsonschema_rs.ValidationError as error:

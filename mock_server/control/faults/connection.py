@@ -3,9 +3,9 @@
 Closing a connection needs the server's transport. Under uvicorn, the only server the mock runs on,
 it is the `transport` of the `send` callable uvicorn hands to the app. `MockApp` notes it in the
 scope (`note_connection`) before Connexion's error middleware wraps `send`. The note is a weak
-reference, because uvicorn's per-request object holds the scope: a strong one made a reference
-cycle of every request, left to the garbage collector (a tenth of a POST's time). The dashboard's
-stream reads it too, to end a slow client's stream.
+reference, because uvicorn's per-request object holds the scope. A strong one made a reference cycle
+of every request, left to the garbage collector, which cost a tenth of a POST's time. The
+dashboard's stream reads it too, to end a slow client's stream.
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from typing import Any
 
 from starlette.types import Scope, Send
 
-CONNECTION = "mock.connection"  # the scope key of a weak reference to the server's per-request object
+CONNECTION = "mock.connection"  # The scope key of a weak reference to the server's per-request object.
 
 
 def note_connection(scope: Scope, send: Send) -> None:
-    """Keep, weakly, the server's object behind `send` (uvicorn's: it has the `transport`)."""
+    """Keep, weakly, the server's object behind `send`. uvicorn's has the `transport`."""
     try:
         scope[CONNECTION] = weakref.ref(send.__self__)  # type: ignore[attr-defined]
-    except (AttributeError, TypeError):  # a plain function, or an object that takes no weak reference
+    except (AttributeError, TypeError):  # A plain function, or an object that takes no weak reference.
         scope[CONNECTION] = None
 
 
@@ -34,13 +34,13 @@ def connection(scope: Scope) -> Any:
 
 
 async def hang_up(scope: Scope) -> None:
-    """Close the client's connection now, whatever was sent (uvicorn: the transport behind its `send`)."""
+    """Close the client's connection now, whatever was sent. Under uvicorn it closes the transport behind `send`."""
     cycle = connection(scope)
     transport = getattr(cycle, "transport", None)
     if transport is None:
         raise ConnectionAbortedError("injected fault: this server gives no access to the connection")
     transport.close()
-    for _ in range(10):  # let the server see the connection lost before it checks for an answer
+    for _ in range(10):  # Let the server see the connection lost before it checks for an answer.
         if getattr(cycle, "disconnected", True):
             return
         await asyncio.sleep(0)

@@ -1,4 +1,4 @@
-"""Latency and faults, as WireMock injects them: `Prefer: delay=MS`, and the rules at /__mock__/faults.
+"""Latency and faults, as WireMock injects them, by `Prefer: delay=MS` and the rules at /__mock__/faults.
 
 Both apply to the API's operations only. On the admin API and the realm, `Prefer` is ignored and no
 rule matches. Every applied fault is noted in the journal.
@@ -26,7 +26,7 @@ from mock_server.state.store import StateUnavailable
 
 
 class Faults:
-    """ASGI middleware, the outermost: it owns the connection, so it can close it."""
+    """ASGI middleware, the outermost, since it owns the connection and so can close it."""
 
     def __init__(self, app: ASGIApp, rules: FaultRules, journal: Journal) -> None:
         self.app = app
@@ -36,19 +36,19 @@ class Faults:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         asking = scope["type"] == "http" and (self.rules.active() or sent(scope))
         operation = self.rules.index.find(scope["method"], routing_path(scope)) if asking else None
-        if operation is None:  # only the spec's operations meet faults and Prefer
+        if operation is None:  # Only the spec's operations meet faults and Prefer.
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
         try:
             preferred = preferences(scope, operation)
-        except PreferenceError as error:  # the outermost layer to read Prefer answers for every preference
+        except PreferenceError as error:  # The outermost layer to read Prefer answers for every preference.
             await send_problem(send, 400, error.detail)
             return
         delay_ms = preferred.delay_ms if preferred is not None else None
         try:
             rule = self.rules.pick(scope, operation) if self.rules.active() else None
-        except StateUnavailable as error:  # the rules are shared, and Redis does not answer
+        except StateUnavailable as error:  # The rules are shared, and Redis does not answer.
             await send_problem(send, 503, str(error))
             self.journal.record(scope, started, 503)
             return
@@ -82,14 +82,14 @@ class Faults:
 
 
 def rule_label(rule: Rule | None) -> str:
-    """A rule as a metric's label: its fields as installed, but its remaining `count`, which changes."""
+    """A rule as a metric's label, its fields as installed except its remaining `count`, which changes."""
     if rule is None:
         return "Prefer: delay"
     return ",".join(f"{name}={value}" for name, value in sorted(rule.as_json().items()) if name != "count")
 
 
 class Mangled:
-    """A `send` that spoils the answer: `empty` keeps status and headers, `cut` and `lost` send less."""
+    """A `send` that spoils the answer. `empty` keeps status and headers, and `cut` and `lost` send less."""
 
     def __init__(self, send: Send, kind: str) -> None:
         self.send = send
@@ -110,7 +110,7 @@ class Mangled:
                 return
             if self.kind == "empty":
                 await self.send({"type": "http.response.body", "body": b""})
-            else:  # cut: half, and the promise of more that never comes
+            else:  # A cut sends half, and the promise of more that never comes.
                 await self.send(
                     {"type": "http.response.body", "body": bytes(self.body[: len(self.body) // 2]), "more_body": True}
                 )

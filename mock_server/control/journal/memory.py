@@ -1,4 +1,4 @@
-"""The journal of this process: its ring is the journal (`Settings.journal_size` exchanges).
+"""The journal of this process. Its ring of `Settings.journal_size` exchanges is the journal.
 
 A dashboard page follows it through `subscribers`, called with each row as it is kept.
 """
@@ -12,10 +12,10 @@ from mock_server.control.journal.base import Entry, Journal
 
 
 class MemoryJournal(Journal):
-    """This process's exchanges; a shared state's replicas share theirs (`redis.RedisJournal`)."""
+    """This process's exchanges. A shared state's replicas share theirs (`redis.RedisJournal`)."""
 
     def follow(self, subscriber: Callable[[tuple[Any, ...]], None]) -> None:
-        """Call `subscriber` with each row from now on (the dashboard's stream)."""
+        """Call `subscriber` with each row from now on, for the dashboard's stream."""
         self.subscribers.append(subscriber)
 
     def unfollow(self, subscriber: Callable[[tuple[Any, ...]], None]) -> None:

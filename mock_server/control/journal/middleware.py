@@ -11,13 +11,14 @@ from mock_server.control.journal.base import BODY_LIMIT, FAULT, NO_HEADERS, VIOL
 
 
 class RequestJournal:
-    """ASGI middleware: records each HTTP exchange in the `Journal`, bodies up to `BODY_LIMIT` + 1 bytes.
+    """ASGI middleware that records each HTTP exchange in the `Journal`, bodies up to `BODY_LIMIT` + 1 bytes.
 
-    Requests under `unrecorded` (the admin API, as WireMock leaves out /__admin) are not recorded:
-    reading the journal does not fill it.
+    Requests under `unrecorded` are not recorded, so reading the journal does not fill it. That is the
+    admin API, as WireMock leaves out /__admin.
 
-    `done`, if given, is told of each recorded exchange too (its status, its seconds): the bypass's
-    request observer (control/observe.py), which this layer's tap spares a tap of its own."""
+    `done`, if given, is told of each recorded exchange too, with its status and its seconds. It is
+    the bypass's request observer (control/observe.py), which this layer's tap spares a tap of its own.
+    """
 
     def __init__(
         self,
@@ -61,10 +62,10 @@ class RequestJournal:
             await self.app(scope, tap_receive, tap_send)
         finally:
             fault = scope.get(FAULT)
-            if fault is not None:  # the delay was spent before this layer: the client waited for it too
+            if fault is not None:  # The delay was spent before this layer, and the client waited for it too.
                 started -= fault["delay_ms"] / 1000
             if status is None and fault is None:
-                status = 500  # the server answers 500 to a crash
+                status = 500  # The server answers 500 to a crash.
             violations = scope.get(VIOLATIONS)
             self.journal.record(
                 scope, started, status, response_headers, request_body, response_body, fault, violations

@@ -1,8 +1,8 @@
-"""The validation proxy's violations in this process: the last `KEPT`, listed at /__mock__/violations.
+"""The validation proxy's violations in this process. The last `KEPT` are listed at /__mock__/violations.
 
-Each violation is logged (one line), kept, and noted in the request's journal entry. Its message is
-cut by `quoting.cut` because it quotes the offending value, and a request or a response lists at
-most `VIOLATIONS_PER_PART`. A shared state's replicas keep theirs in Redis (`redis.RedisViolations`).
+Each violation is logged on one line, kept, and noted in the request's journal entry. Its message is
+cut by `quoting.cut` because it quotes the offending value. A request or a response lists at most
+`VIOLATIONS_PER_PART`. A shared state's replicas keep theirs in Redis (`redis.RedisViolations`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from mock_server.control.journal.base import VIOLATIONS
 from mock_server.spec.operations import Operation
 from mock_server.spec.quoting import cut
 
-KEPT = 500  # violations kept for /__mock__/violations
-VIOLATIONS_PER_PART = 100  # listed per request or response: one per item of the largest page, at most
+KEPT = 500  # The violations kept for /__mock__/violations.
+VIOLATIONS_PER_PART = 100  # Listed per request or response, at most one per item of the largest page.
 log = logging.getLogger("mock_server.proxy")
 
 
@@ -29,23 +29,26 @@ class Violation:
     time: str
     method: str
     path: str
-    operationId: str  # the name the admin API and the spec use
-    status: int | None  # the backend's status; None for a request violation with no answer
-    part: str  # "request" or "response"
+    operationId: str  # The name the admin API and the spec use.
+    status: int | None  # The backend's status, or None for a request violation with no answer.
+    part: str  # Either "request" or "response".
     message: str
 
 
 class Violations:
-    """This process's violations; a shared state's replicas share theirs (`redis.RedisViolations`)."""
+    """This process's violations. A shared state's replicas share theirs (`redis.RedisViolations`)."""
 
     def __init__(self) -> None:
         self.kept: deque[Violation] = deque(maxlen=KEPT)
 
     def report(self, scope: Scope, operation: Operation, status: int | None, part: str, problems: list[str]) -> None:
-        """Keep, log and note in the journal each of `problems`: cut, and the first `VIOLATIONS_PER_PART`;
-        the path they are kept and logged with is cut too (the journal keeps it whole)."""
+        """Keep, log and note in the journal each of `problems`.
+
+        Each is cut, and only the first `VIOLATIONS_PER_PART` count. The path they are kept and logged
+        with is cut too, while the journal keeps it whole.
+        """
         now = datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
-        path = cut(scope["path"])  # the client's: up to the request head's limit, 32 KiB, in each violation
+        path = cut(scope["path"])  # The client's path may be up to the request head's limit, 32 KiB, in each violation.
         messages = [cut(problem) for problem in problems[:VIOLATIONS_PER_PART]]
         if len(problems) > VIOLATIONS_PER_PART:
             messages.append(f"more violations of this {part} are not listed (the first {VIOLATIONS_PER_PART} are)")

@@ -1,10 +1,10 @@
-"""The validation proxy's violations shared by the replicas of one Redis state: recorded by any
-replica, listed and cleared through every one.
+"""The validation proxy's violations shared by the replicas of one Redis state.
 
-One Redis list (`KEPT`, the newest `proxy.KEPT`), pushed to before the proxied answer goes out: a
-replica killed after answering has lost none. A push Redis does not take is logged, not failed: the
-answer is the backend's, the violation is still in the log and in the request's journal entry.
-Listing or clearing while Redis does not answer is the store's 503.
+Any replica records them, and every one lists and clears them. They are one Redis list, `LIST`,
+holding the newest `memory.KEPT`. It is pushed to before the proxied answer goes out, so a replica
+killed after answering has lost none. A push Redis does not take is logged, not failed. The answer
+is the backend's, and the violation is still in the log and in the request's journal entry. Listing
+or clearing while Redis does not answer is the store's 503.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from mock_server.control.violations.memory import KEPT, Violation, Violations
 from mock_server.state.redis.layout import HASH_TAG
 from mock_server.state.redis.store import unavailable
 
-LIST = f"{HASH_TAG}:violations"  # LIST: each violation as JSON, oldest first
+LIST = f"{HASH_TAG}:violations"  # A Redis LIST of each violation as JSON, oldest first.
 
 log = logging.getLogger("mock_server.proxy")
 
