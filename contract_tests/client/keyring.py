@@ -1,13 +1,16 @@
-"""Credentials for the whole run: the API key and the bearer token the suite sends, kept valid.
+"""Credentials for the whole run, kept valid: the API key and the bearer token the suite sends.
 
-A token from a realm (`--token-url`) is renewed before it expires (its `expires_in`, less a margin) and
-once after an unexpected 401. A static `--token` whose `exp` passes cannot be renewed: the run stops
-(`CredentialsLost`, exit 2). Both HTTP clients take the current credentials from here and report each
-answer to them, so a stretch of refusals of credentials accepted at the start ends the run with exit 2,
-never a pass. The keyring also knows every secret the suite sends, for masking what it prints.
+A token from a realm (`--token-url`) is renewed before it expires, at its `expires_in` less a margin.
+It is also renewed once after an unexpected 401. A static `--token` whose `exp` passes cannot be
+renewed, so the run stops (`CredentialsLost`, exit 2).
 
-It fetches a token through the function it is given (`client.auth.fetch_token` under the run's limits,
-wired by `client.target`) and imports no HTTP client, so that every client and session can hold it.
+Both HTTP clients take the current credentials from here and report each answer to them. So a stretch
+of refusals of credentials accepted at the start ends the run with exit 2, never a pass. The keyring
+also knows every secret the suite sends, so that what the suite prints can mask them.
+
+It fetches a token through the function it is given, which `client.target` wires to
+`client.auth.fetch_token` under the run's limits. It imports no HTTP client, so that every client and
+session can hold it.
 """
 
 from __future__ import annotations
@@ -22,12 +25,12 @@ from typing import Any
 import jwt
 
 MARGIN_SHARE = 0.2
-"""Renew when this share of the token's lifetime is left (at most MAX_MARGIN seconds before expiry)."""
+"""Renew when this share of the token's lifetime is left. The margin is at most MAX_MARGIN seconds."""
 MAX_MARGIN = 30.0
 REFUSALS_IN_A_ROW = 3
-"""Answers 401 to the suite's own credentials in a row (after a renewal) that end the run."""
+"""This many answers 401 in a row to the suite's own credentials, after a renewal, end the run."""
 MIN_AGE_TO_RENEW = 1.0
-"""A token younger than this is not renewed after a 401: the refusal is the target's, not the token's."""
+"""A token younger than this is not renewed after a 401. The refusal is then the target's, not the token's."""
 
 
 class CredentialsError(Exception):
@@ -35,7 +38,7 @@ class CredentialsError(Exception):
 
 
 class CredentialsLost(Exception):
-    """Credentials valid at the start are no longer: expired and not renewable, or refused again and again."""
+    """Credentials valid at the start are no longer. They expired beyond renewal, or were refused again and again."""
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,7 @@ class Realm:
 
 
 Fetch = Callable[[Realm], tuple[str, float | None]]
-"""A client_credentials grant at a realm: the token and its `expires_in`; CredentialsError when it fails."""
+"""A client_credentials grant at a realm. It answers the token and its `expires_in`, or raises CredentialsError."""
 
 
 def _expiry(token: str) -> float | None:
@@ -58,7 +61,7 @@ def _expiry(token: str) -> float | None:
 
 
 class Keyring:
-    """The credentials of a run, renewed when due; thread-safe (Schemathesis may use workers)."""
+    """The credentials of a run, renewed when due. It is thread-safe because Schemathesis may use workers."""
 
     def __init__(self, api_key: str | None, token: str | None, realm: Realm | None, fetch: Fetch) -> None:
         self.api_key = api_key
@@ -91,13 +94,14 @@ class Keyring:
             token, expires_in = self.fetch(self.realm)
         except CredentialsError as exc:
             raise CredentialsLost(str(exc)) from exc
-        # The earlier of `expires_in` and the token's own `exp` (whole seconds: up to a second earlier).
+        # The earlier of `expires_in` and the token's own `exp`. The `exp` is in whole seconds, so it may be up to a
+        # second earlier.
         candidates = [t for t in (_expiry(token), time.time() + expires_in if expires_in else None) if t is not None]
         self._use(token, min(candidates, default=None))
 
     @property
     def token(self) -> str | None:
-        """The bearer token to send now: renewed first when due; CredentialsLost when expired for good."""
+        """The bearer token to send now, renewed first when due. CredentialsLost when it expired for good."""
         with self._lock:
             if self._expires is not None and time.time() >= self._expires - self._margin:
                 if self.realm is not None:
@@ -125,8 +129,8 @@ class Keyring:
         return current
 
     def _renewed_since(self, sent: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
-        """Whether `sent` carried a token of the suite's that was renewed since: a 401 to it says nothing
-        of the current one, and is no refusal of the suite's credentials."""
+        """Whether `sent` carried a token of the suite's that was renewed since. A 401 to it says nothing of
+        the current one, so it is no refusal of the suite's credentials."""
         for name, value in wanted.items():
             was = sent.get(name)
             if name.lower() == "authorization" and was != value and str(was).removeprefix("Bearer ") in self._issued:
@@ -134,14 +138,14 @@ class Keyring:
         return False
 
     def answered(self, sent: Mapping[str, Any], status: int, expected: Mapping[str, str]) -> bool:
-        """Note an answer to a request that carried `sent`; True when it is worth sending again.
+        """Note an answer to a request that carried `sent`. True when the request is worth sending again.
 
-        Only requests carrying the surface's own credentials (`expected`, current) count: a 401 to those
-        renews the token once; REFUSALS_IN_A_ROW of them raise CredentialsLost.
+        Only requests carrying the surface's own current credentials (`expected`) count. A 401 to those
+        renews the token once. REFUSALS_IN_A_ROW of them raise CredentialsLost.
         """
         wanted = self.current(expected)
         if status == 401 and self._renewed_since(sent, wanted):
-            return True  # another thread renewed the token while this request was out: send it again
+            return True  # Another thread renewed the token while this request was out, so send it again.
         if not wanted or any(sent.get(name) != value for name, value in wanted.items()):
             return False
         if status != 401:

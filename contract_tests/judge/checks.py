@@ -1,11 +1,11 @@
 """Domain checks Schemathesis runs on every response it gets, registered with `@schemathesis.check`.
 
-Each judges one response from what the request and the response say; none needs the spec beyond the
-operation it came with. A check returns True when it does not apply (Schemathesis then counts it as
-skipped), None when it passed, and raises a titled AssertionError when the rule is broken.
+Each judges one response from what the request and the response say. None needs the spec beyond the
+operation it came with. A check returns True when it does not apply, and Schemathesis then counts it as
+skipped. It returns None when it passed, and raises a titled AssertionError when the rule is broken.
 
-`exact_page_size` is strict: by default DRF-like clamping of `page_size` to any maximum is allowed;
-strictly, only to the maximum the spec documents.
+`exact_page_size` is strict. By default, DRF-like clamping of `page_size` to any maximum is allowed.
+Strictly, only clamping to the maximum the spec documents is.
 """
 
 from __future__ import annotations
@@ -26,17 +26,17 @@ WRITE_STATUSES = {"post": 201, "put": 200, "patch": 200}
 
 
 def _json(response: Any) -> Any:
-    """The answer's JSON, or None; parsed once for all the checks judging the answer (`_parsed`)."""
+    """The answer's JSON, or None. It is parsed once for all the checks judging the answer (`_parsed`)."""
     return _parsed(response.content, _content_type(response))
 
 
 @functools.lru_cache(maxsize=64)
 def _parsed(content: bytes, content_type: str | None) -> Any:
-    """A body's JSON, kept for the checks after the first (Schemathesis runs each check on the same answer,
-    one after the other; a list page was parsed three times). The checks only read it."""
+    """A body's JSON, kept for the checks after the first. Schemathesis runs each check on the same answer,
+    one after the other, and a list page was parsed three times. The checks only read it."""
     try:
         return lenient_json(content, content_type)
-    except (ValueError, RecursionError):  # not JSON, or nested too deep to parse: not the JSON asked for
+    except (ValueError, RecursionError):  # Not JSON, or nested too deep to parse, so not the JSON asked for.
         return None
 
 
@@ -46,7 +46,7 @@ def _content_type(response: Any) -> str | None:
 
 @schemathesis.check
 def response_decodable(ctx: Any, response: Any, case: Any) -> bool | None:
-    """A body is text a client can read as its Content-Type says (client/bodies.py: `undecodable`)."""
+    """A body is text a client can read as its Content-Type says (`undecodable` in client/bodies.py)."""
     if not response.content:
         return True
     problem = undecodable(response.content, _content_type(response))
@@ -56,7 +56,7 @@ def response_decodable(ctx: Any, response: Any, case: Any) -> bool | None:
 
 
 def _single_int(query: dict[str, list[str]], name: str) -> int | bool | None:
-    """The query's integer value of `name`: None when absent, False when unusable (invalid or repeated)."""
+    """The query's integer value of `name`. None when absent, False when invalid or repeated."""
     values = query.get(name)
     if values is None:
         return None
@@ -109,7 +109,8 @@ def _fits_last_page(count: int, page: int, shown: int, size: int | None) -> bool
 
 @schemathesis.check
 def pagination_page(ctx: Any, response: Any, case: Any) -> bool | None:
-    """One page of a list: size bound, count, and next/previous links that stay on the list and keep page_size."""
+    """One page of a list keeps its size bound and count. Its next and previous links stay on the list and
+    keep page_size."""
     envelope = _envelope(response, case)
     if envelope is None:
         return True
@@ -150,8 +151,8 @@ def _documented_clamp(case: Any) -> int | None:
 
 @schemathesis.check
 def exact_page_size(ctx: Any, response: Any, case: Any) -> bool | None:
-    """Strict: a page that is not the last holds exactly the page_size asked for, or the maximum the
-    spec documents for it (no other, silent clamping)."""
+    """Strict. A page that is not the last holds exactly the page_size asked for, or the maximum the spec
+    documents for it. No other, silent clamping passes."""
     envelope = _envelope(response, case)
     if envelope is None:
         return True
@@ -180,9 +181,10 @@ def list_scoping(ctx: Any, response: Any, case: Any) -> bool | None:
 
 @schemathesis.check
 def item_identity(ctx: Any, response: Any, case: Any) -> bool | None:
-    """An item read or written at its path carries that identifier: in its own spelling, which may differ
-    from the path's in letter case only where the service ignores case (`identifiers-exact`, whose
-    consistency `identifier_variants` judges)."""
+    """An item read or written at its path carries that identifier, in its own spelling.
+
+    The spelling may differ from the path's in letter case only where the service ignores case
+    (`identifiers-exact`). `identifier_variants` judges that this is consistent."""
     body = _json(response) if 200 <= response.status_code < 300 else None
     if not isinstance(body, dict) or body.keys() >= ENVELOPE_KEYS or not case.path_parameters:
         return True
