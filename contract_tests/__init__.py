@@ -1,4 +1,4 @@
-"""Contract suite of the shop service: checks any implementation (a URL) against openapi/openapi.yaml."""
+"""Contract suite of the shop service. It checks any implementation, given by its URL, against openapi/openapi.yaml."""
 
 from importlib.metadata import PackageNotFoundError, version
 

@@ -1,4 +1,4 @@
-"""`python -m contract_tests`: the same as the `shop-contract` command."""
+"""`python -m contract_tests` runs the same as the `shop-contract` command."""
 
 from contract_tests.cli import main
 

@@ -1,6 +1,6 @@
-"""The names of every check the suite runs, by family: what `--checks` accepts, what the reports group by.
+"""The names of every check the suite runs, by family. `--checks` accepts them, and the reports group by them.
 
-At the bottom of the suite so that the options, the judging and the outcome all read one list.
+The module sits at the bottom of the suite so that the options, the judging and the outcome all read one list.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ DOMAIN_CHECKS = (
     "concurrent_sub_list_count",
 )
 RACE_TRIES = 44
-"""Tries of each check of concurrent writes (`concurrent_*`, `--race-tries`): a race lost one try in ten is
+"""Tries of each check of concurrent writes (`concurrent_*`, `--race-tries`). A race lost one try in ten is
 found in more than 99 runs in 100, as 1 - 0.9**44 > 0.99 (judge/domain/racing.py)."""
 STRICT_CHECKS = (
     "negative_data_rejection",
@@ -46,12 +46,14 @@ STRICT_CHECKS = (
     "external_reference_accepted",
 )
 CONSUMER_CHECKS = ("consumer_status", "consumer_response", "consumer_fields", "consumer_revision")
-"""A consumer contract's interactions (`--consumer FILE`, contract_tests/judge/consumer/): replayed on a backend
-(the same status class as the mock, a conforming answer, every field the consumer received) or read
-against a spec revision."""
+"""A consumer contract's interactions (`--consumer FILE`, contract_tests/judge/consumer/).
+
+They are replayed on a backend, which must give the same status class as the mock, a conforming answer
+and every field the consumer received. Otherwise they are read against a spec revision."""
 TRANSPORT_CHECKS = ("response_time", "response_size", "response_decodable")
-"""Verdicts on any request of the run: no whole answer within the deadline, one past the size limit, or a
-body that cannot be read as its Content-Type says (an unknown charset, bytes invalid in it, one that lies)."""
+"""Verdicts on any request of the run. `response_time` finds no whole answer within the deadline, and
+`response_size` one past the size limit. `response_decodable` finds a body that cannot be read as its
+Content-Type says: an unknown charset, bytes invalid in it, or a charset that lies."""
 SCHEMATHESIS_CHECKS = (
     "not_a_server_error",
     "status_code_conformance",

@@ -390,6 +390,9 @@ def test_a_function_with_seven_parameters_is_found() -> None:
 MAX_SENTENCE_WORDS = 35
 """Words a docstring sentence of a rewritten module may have: a longer one packs several facts into one."""
 WORDED = (
+    "contract_tests",
+    "contract_tests.__main__",
+    "contract_tests.check_names",
     "contract_tests.cli",
     "contract_tests.client.auth",
     "contract_tests.client.bodies",
