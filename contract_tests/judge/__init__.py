@@ -1,5 +1,7 @@
-"""The verdicts: Schemathesis' plans (`conformance`, `engine`), the dedicated domain tests (`domain/`)
-and the consumer contracts (`consumer/`), each reporting to the ledger and never rendering it.
+"""The verdicts: Schemathesis' plans, the dedicated domain tests and the consumer contracts.
+
+Schemathesis' plans are `conformance` and `engine`, the domain tests are in `domain/`, and the consumer
+contracts in `consumer/`. Each reports to the ledger and never renders it.
 
 May import: the bottom layer, `client` and `outcome` (but no renderer).
 """
