@@ -1,7 +1,7 @@
-"""A surface: a mount point of the interface (the backend, the gateway) and the credentials sent there.
+"""A surface is a mount point of the interface, such as the backend or the gateway, and the credentials sent there.
 
-Plain data, importing nothing, so that the judging can name the surface it calls without the target
-that built it (client/target.py).
+It is plain data, importing nothing, so that the judging can name the surface it calls without the
+target that built it (client/target.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ class Surface:
     name: str
     base_url: str
     operations: tuple[str, ...]
-    """Every operation served there; `--include` narrows what is tested, not what can be called."""
+    """Every operation served there. `--include` narrows what is tested, not what can be called."""
     headers: dict[str, str]
     """The credentials every conformance request carries."""
     accepted: dict[str, dict[str, str]]
