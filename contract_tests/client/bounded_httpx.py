@@ -1,10 +1,13 @@
-"""The domain tests' httpx client, bounded (`contract_tests.client.bounded`): its connections come from an
-httpcore network backend whose every read and write waits at most what is left of the deadline.
+"""The domain tests' httpx client, bounded as `contract_tests.client.bounded` says.
 
-The client is httpx's own transport, direct or through the environment's proxies, with that backend.
-Private internals touched, here only: httpx's `HTTPTransport._pool` and httpcore's
-`ConnectionPool._network_backend` (httpx has no parameter for the backend), and
-`httpx._utils.get_environment_proxies` (httpx drops the environment's proxies once given a transport).
+Its connections come from an httpcore network backend whose every read and write waits at most what
+is left of the deadline. The client is httpx's own transport, direct or through the environment's
+proxies, with that backend.
+
+It touches private internals, here only. httpx's `HTTPTransport._pool` and httpcore's
+`ConnectionPool._network_backend` are set because httpx has no parameter for the backend.
+`httpx._utils.get_environment_proxies` is read because httpx drops the environment's proxies once given
+a transport.
 """
 
 from __future__ import annotations
@@ -88,7 +91,7 @@ class _DeadlineBackend(httpcore.NetworkBackend):
 
 
 def _httpx_transport(verify: Any, proxy: str | None = None) -> httpx.HTTPTransport:
-    """httpx's own transport (direct or through `proxy`), its connections on the deadline backend."""
+    """httpx's own transport, direct or through `proxy`, with its connections on the deadline backend."""
     transport = httpx.HTTPTransport(verify=verify, proxy=proxy, trust_env=False)
     transport._pool._network_backend = _DeadlineBackend()
     return transport
@@ -97,9 +100,9 @@ def _httpx_transport(verify: Any, proxy: str | None = None) -> httpx.HTTPTranspo
 def httpx_client(limits: Limits, verify: ssl.SSLContext | None = None) -> httpx.Client:
     """A client whose requests, sent with `send_httpx`, end by the deadline and the size limit.
 
-    The environment's proxies are mounted as httpx would mount them (it ignores them once given a
-    transport), each with the same bounds. `verify`: a TLS context of `limits.trust` already made, shared
-    by many clients (client/together.py), as making one loads the CA bundle (about 25 ms of CPU).
+    The environment's proxies are mounted as httpx would mount them, each with the same bounds. httpx
+    itself ignores them once given a transport. `verify` is a TLS context of `limits.trust` already made,
+    shared by many clients (client/together.py). Making one loads the CA bundle, about 25 ms of CPU.
     """
     verify = verify or limits.trust.ssl_context()
     mounts = {
@@ -115,8 +118,8 @@ def httpx_client(limits: Limits, verify: ssl.SSLContext | None = None) -> httpx.
 
 
 def send_httpx(client: httpx.Client, request: httpx.Request, limits: Limits) -> httpx.Response:
-    """Send `request` within the deadline, paced; the answer with its body read (at most the size limit)."""
-    request.read()  # a streamed body could not be sent a second time
+    """Send `request` within the deadline, paced. The answer comes with its body read, at most the size limit."""
+    request.read()  # A streamed body could not be sent a second time.
     return limits.paced(
         functools.partial(_send_httpx, client, request, limits),
         lambda response: response.status_code,
@@ -125,21 +128,21 @@ def send_httpx(client: httpx.Client, request: httpx.Request, limits: Limits) -> 
 
 
 def _send_httpx(client: httpx.Client, request: httpx.Request, limits: Limits) -> httpx.Response:
-    with deadline(limits.seconds()):  # the budget's end cuts it (client/pacing.py)
+    with deadline(limits.seconds()):  # The budget's end cuts it (client/pacing.py).
         send = functools.partial(client.send, request, stream=True)
         response = once_more_if_dropped(send, (httpx.NetworkError, httpx.RemoteProtocolError))
         try:
             body = read_bounded(response.iter_bytes(), limits.max_response_size, request.method, str(request.url))
         finally:
             response.close()
-    # The body is decoded already: the copy keeps every header but the encoding, so it is not decoded twice.
-    # Headers are copied as the bytes they came as: their text is httpx's guess, which may not encode back.
+    # The body is decoded already, so the copy keeps every header but the encoding and is not decoded twice.
+    # Headers are copied as the bytes they came as. Their text is httpx's guess, which may not encode back.
     headers = [(k, v) for k, v in response.headers.raw if k.lower() != b"content-encoding"]
     return httpx.Response(response.status_code, headers=headers, content=body, request=request)
 
 
 class BoundedHttpx:
-    """A client and the limits it sends under, as one: what a domain test's session sends through."""
+    """A client and the limits it sends under, as one. A domain test's session sends through it."""
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits

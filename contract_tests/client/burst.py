@@ -1,9 +1,9 @@
-"""What a burst of requests sent at the same instant saw (client/together.py sends it): each request with
-when it went and when its answer came, and whether they overlapped.
+"""What a burst of requests sent at the same instant saw. client/together.py sends it.
 
-The burst *overlapped* when every request was on the wire (its first byte written) before the first
-byte of any answer came: only then could the target have served them side by side. Plain data, so that
-the judging reads it without the sending.
+It holds each request with when it went and when its answer came, and whether they overlapped. The
+burst *overlapped* when every request was on the wire, its first byte written, before the first byte
+of any answer came. Only then could the target have served them side by side. It is plain data, so
+that the judging reads it without the sending.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class Burst:
 
     @property
     def overloaded(self) -> int:
-        """The first 429 or 503 among the answers (0: none): the pacer waits it out and sends the burst again."""
+        """The first 429 or 503 among the answers, or 0 for none. The pacer waits it out and sends the burst again."""
         return next((each.response.status_code for each in self.timed if each.response.status_code in OVERLOADED), 0)
 
     def retry_after(self) -> str | None:
@@ -46,7 +46,7 @@ class Burst:
         return overloaded[0].headers.get("Retry-After") if overloaded else None
 
     def split(self, sizes: list[int]) -> list[Burst]:
-        """The burst cut into consecutive parts of `sizes` requests (each try of a wave, client/together.py)."""
+        """The burst cut into consecutive parts of `sizes` requests, one per try of a wave (client/together.py)."""
         parts, start = [], 0
         for size in sizes:
             parts.append(Burst(self.timed[start : start + size]))

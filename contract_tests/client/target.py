@@ -1,11 +1,12 @@
 """Building what is under test (client/under_test.py): one or two surfaces, each a base URL with its credentials.
 
-Tests never branch on the target; they iterate over its surfaces. Building a target fetches the token,
-forges the refused ones, and proves each surface answers and accepts its credentials, so a run that
+Tests never branch on the target. They iterate over its surfaces. Building a target fetches the token,
+forges the refused ones, and proves each surface answers and accepts its credentials. So a run that
 cannot work stops before testing anything.
 
-This is where the client's pieces meet: the options make the limits (deadline, size, trust, pacer), the
-keyring gets its token fetcher (`auth.fetch_token` under those limits); none of them imports another.
+This is where the client's pieces meet, so that none of them imports another. The options make the
+limits: deadline, size, trust and pacer. The keyring gets its token fetcher, `auth.fetch_token` under
+those limits.
 """
 
 from __future__ import annotations
@@ -41,11 +42,11 @@ WAIT_STEP = 0.5
 
 
 class TargetError(Exception):
-    """The target cannot be tested: unreachable, not this API, or it refuses the given credentials."""
+    """The target cannot be tested. It is unreachable, not this API, or it refuses the given credentials."""
 
 
 class Unreached(TargetError):
-    """No answer yet: worth probing again while `--wait` lasts."""
+    """No answer yet, so it is worth probing again while `--wait` lasts."""
 
 
 def _refused(credentials: Credentials, forged: dict[str, str]) -> dict[str, dict[str, str]]:
@@ -55,8 +56,8 @@ def _refused(credentials: Credentials, forged: dict[str, str]) -> dict[str, dict
 
 
 def limits_of(options: Options) -> Limits:
-    """How the run's requests are sent: `--request-timeout`, `--max-response-size`, the TLS trust
-    (`--ca-bundle`, `--insecure`), and a pacer for `--workers`."""
+    """How the run's requests are sent. The limits hold `--request-timeout`, `--max-response-size`, the TLS
+    trust (`--ca-bundle`, `--insecure`) and a pacer for `--workers`."""
     trust = Trust(options.ca_bundle, options.insecure)
     return Limits(options.request_timeout, options.max_response_size, trust, Pacer(options.workers or 1))
 
@@ -113,8 +114,9 @@ def build_target(options: Options, spec: Spec) -> Target:
 
 
 def waiting_time(options: Options) -> float:
-    """Seconds to wait for a target still starting: `--wait`, never past the `--max-time` budget, which
-    counts from the run's start (no request starts once it is spent, the first probes' neither)."""
+    """Seconds to wait for a target still starting. It is `--wait`, but never past the `--max-time` budget.
+
+    The budget counts from the run's start. No request starts once it is spent, not even the first probes."""
     return options.wait if options.max_time is None else min(options.wait, options.max_time)
 
 
@@ -170,8 +172,8 @@ def _is_this_api(spec: Spec, op: Operation, response: httpx.Response) -> bool:
     """A JSON object holding every property the contract's 200 answer requires."""
     schema = op.definition.get("responses", {}).get("200", {}).get("content", {}).get("application/json", {})
     required = schema.get("schema", {}).get("required", [])
-    try:  # read as a lax client reads it: a body in another charset is still this API, judged later
+    try:  # Read as a lax client reads it. A body in another charset is still this API, judged later.
         body = lenient_json(response.content, response.headers.get("content-type"))
-    except (ValueError, RecursionError):  # RecursionError: a body nested too deep to parse
+    except (ValueError, RecursionError):  # A RecursionError is a body nested too deep to parse.
         return False
     return isinstance(body, dict) and all(name in body for name in required)
