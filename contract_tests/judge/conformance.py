@@ -1,6 +1,6 @@
 """The Schemathesis part of a run: every phase (examples, coverage, fuzzing, stateful) on one surface.
 
-Each plan (judge/engine.py) is one run of the engine, configured in code; its events become entries of
+Each plan (judge/engine.py) is one run of the engine, configured in code. Its events become entries of
 the shared ledger (judge/verdicts.py). Once the run's time budget is spent the engine is stopped, and
 what it did not reach is said.
 """
@@ -20,11 +20,13 @@ from contract_tests.schemathesis_seam import Status, events, from_schema
 
 
 def run(run_ctx: RunContext, surface: Surface, known: Known, plan: Plan | None = None) -> None:
-    """Run `plan` (by default, every plan of `surface` in turn, see `plans`), its requests through the
-    target's limits (the run's bounds, pacer and budget: `client.target.limits_of`)."""
+    """Run `plan`, or by default every plan of `surface` in turn (see `plans`).
+
+    Its requests go through the target's limits (`client.target.limits_of`): the run's bounds, pacer and
+    budget."""
     ledger, pacer = run_ctx.ledger, run_ctx.target.limits.pacer
     for each in [plan] if plan is not None else plans(run_ctx.spec, run_ctx.options, surface):
-        if pacer is not None and pacer.spent:  # said as a stopped engine says it (`execute`)
+        if pacer is not None and pacer.spent:  # Said as a stopped engine says it (`execute`).
             ledger.unreached.append(f"[{surface.name}] schemathesis: every phase")
             return
         schema = load_schema(run_ctx, surface, each, known, ledger.generation(f"{surface.name} {each.part}"))
@@ -32,8 +34,10 @@ def run(run_ctx: RunContext, surface: Surface, known: Known, plan: Plan | None =
 
 
 def execute(run_ctx: RunContext, surface: Surface, schema: Any) -> None:
-    """Run the phases `schema` is configured for, its events into the run's ledger; once the run's time
-    budget is spent, the engine is stopped and what it did not reach is listed in `ledger.unreached`."""
+    """Run the phases `schema` is configured for, with its events into the run's ledger.
+
+    Once the run's time budget is spent, the engine is stopped. What it did not reach is listed in
+    `ledger.unreached`."""
     spec, options, ledger, progress = run_ctx.spec, run_ctx.options, run_ctx.ledger, run_ctx.progress
     pacer = run_ctx.target.limits.pacer
     stream = from_schema(schema).execute()

@@ -1,8 +1,8 @@
-"""A consumer contract file read back: input like any other, so bounded and schema-valid before use.
+"""A consumer contract file read back. It is input like any other, so it is bounded and schema-valid before use.
 
-`load` reuses `findings_file.load` (size, nesting and item bounds counted before parsing, Unicode text,
-then the shipped `consumer_contract.schema.json`); every refusal is one `ConsumerError` line naming the
-file and the field.
+`load` reuses `findings_file.load`. That counts the size, nesting and item bounds before parsing,
+requires Unicode text, then validates against the shipped `consumer_contract.schema.json`. Every
+refusal is one `ConsumerError` line naming the file and the field.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 
 class ConsumerError(Exception):
-    """The consumer contract cannot be used: unreadable, too large, or not valid against its schema."""
+    """The consumer contract cannot be used. It is unreadable, too large, or not valid against its schema."""
 
 
 @dataclass(frozen=True)
@@ -65,14 +65,16 @@ class Interaction:
         return int(self.example["status"])
 
     def judged(self, status: int | None, verdict: str, problems: tuple[str, ...] = ()) -> InteractionVerdict:
-        """This interaction as judged: `status` the target's answer (None: read against a spec, or not
-        replayed), `verdict` "ok", "broken" or "not exercised"."""
+        """This interaction as judged. `verdict` is "ok", "broken" or "not exercised".
+
+        `status` is the target's answer. It is None when the interaction was read against a spec, or not
+        replayed."""
         return InteractionVerdict(
             self.name, self.surface, self.operation, self.summary(), self.recorded_status, status, verdict, problems
         )
 
     def summary(self) -> str:
-        """`METHOD path?query media {fields} as auth`: the shape in a few words."""
+        """The shape in a few words, as `METHOD path?query media {fields} as auth`."""
         request = self.request
         query = "?" + "&".join(request["query_parameters"]) if request["query_parameters"] else ""
         empty = set(request["empty_fields"])
@@ -105,7 +107,7 @@ class Contract:
 
 
 def load(path: Path) -> Contract:
-    """The contract in `path`; ConsumerError (one line) when it cannot be used."""
+    """The contract in `path`. ConsumerError, one line, when it cannot be used."""
     try:
         return Contract(path, findings_file.load(path, SCHEMA_NAME))
     except OSError as exc:
@@ -115,7 +117,7 @@ def load(path: Path) -> Contract:
 
 
 def field_paths(value: Any, prefix: str = "") -> set[str]:
-    """The field names in a JSON value as the mock records them: nested ones dotted, a list's items `name[]`."""
+    """The field names in a JSON value as the mock records them. Nested ones are dotted, a list's items `name[]`."""
     found: set[str] = set()
     if isinstance(value, dict):
         for key, item in value.items():
@@ -129,7 +131,7 @@ def field_paths(value: Any, prefix: str = "") -> set[str]:
 
 
 def empty_lists(value: Any, prefix: str = "") -> set[str]:
-    """The paths (as `field_paths` names them) of the empty lists in a JSON value: nothing under them can show."""
+    """The paths of the empty lists in a JSON value, as `field_paths` names them. Nothing under them can show."""
     found: set[str] = set()
     if isinstance(value, dict):
         for key, item in value.items():

@@ -1,6 +1,6 @@
 """Request bodies for the domain tests, built from the contract's examples, and representation diffs.
 
-Valid data is the schema's own `example`s with a fresh identifier and existing references; changed
+Valid data is the schema's own `example`s with a fresh identifier and existing references. Changed
 data moves every other field to another valid value within its bounds.
 """
 
@@ -16,7 +16,7 @@ from contract_tests.outcome.standalone import same_value
 from contract_tests.sharding import collection_name
 from contract_tests.spec import JSON, Collection, Operation, Spec
 
-LONG_TEXT = 60  # a difference in longer text is shown as where it starts, not whole
+LONG_TEXT = 60  # A difference in longer text is shown as where it starts, not whole.
 
 
 @dataclass
@@ -28,9 +28,9 @@ class Context:
     strict: frozenset[str] = frozenset()
     include: frozenset[str] = frozenset()
     shard_operations: frozenset[str] | None = None
-    """Operations whose per-operation checks are this shard's (None: all; contract_tests/sharding.py)."""
+    """Operations whose per-operation checks are this shard's, or None for all (contract_tests/sharding.py)."""
     shard_collections: frozenset[str] | None = None
-    """Collections whose per-collection checks are this shard's, by name (None: all)."""
+    """Collections whose per-collection checks are this shard's, by name, or None for all."""
     race_tries: int = RACE_TRIES
     """Tries of each check of concurrent writes at most (`--race-tries`)."""
 
@@ -38,11 +38,11 @@ class Context:
         return not self.include or any(op.id in self.include for op in ops)
 
     def operation_is_mine(self, op: Operation) -> bool:
-        """Whether this shard checks `op` (a check that judges one operation at a time)."""
+        """Whether this shard checks `op`, for a check that judges one operation at a time."""
         return self.shard_operations is None or op.id in self.shard_operations
 
     def collection_is_mine(self, collection: Collection) -> bool:
-        """Whether this shard checks `collection` (a check that works on a collection's items)."""
+        """Whether this shard checks `collection`, for a check that works on a collection's items."""
         return self.shard_collections is None or collection_name(collection) in self.shard_collections
 
     def fresh_identifier(self, collection: Collection) -> Any:
@@ -50,12 +50,13 @@ class Context:
         return self.known.identities.fresh(collection.request_schema["properties"][collection.identifier])
 
     def missing_identifier(self, collection: Collection) -> Any:
-        """An identifier of an item that does not exist (fresh, never created)."""
+        """An identifier of an item that does not exist. It is fresh and never created."""
         return self.fresh_identifier(collection)
 
     def valid_body(self, collection: Collection, identifier: Any, *, nulls: bool = True) -> JSON:
-        """The contract's example body with `identifier`, existing references, external references the
-        target serves and, unless `nulls`, no null."""
+        """The contract's example body with `identifier` and existing references.
+
+        External references hold values the target serves. Unless `nulls`, the body holds no null."""
         schema = collection.request_schema
         body = self.spec.example_body(schema)
         body[collection.identifier] = identifier
@@ -67,7 +68,7 @@ class Context:
         return body if nulls else {name: value for name, value in body.items() if value is not None}
 
     def fixed_fields(self, collection: Collection) -> set[str]:
-        """Fields a change keeps: the identifier, references, and external references with no other value."""
+        """Fields a change keeps. They are the identifier, references, and external references with no other value."""
         schema = collection.request_schema
         external = {
             name for name in self.spec.external_references(schema) if len(self.known.external.get(name) or []) < 2
@@ -75,7 +76,7 @@ class Context:
         return {collection.identifier, *self.spec.references(collection.create), *external}
 
     def changed_value(self, collection: Collection, name: str, value: Any) -> Any:
-        """Another valid value for the field `name` (for an external reference, another served value)."""
+        """Another valid value for the field `name`. For an external reference, it is another served value."""
         if name in self.spec.external_references(collection.request_schema):
             served = self.known.external.get(name) or []
             return next((other for other in served if other != value), value)
@@ -103,7 +104,7 @@ def changed_body(ctx: Context, collection: Collection, body: JSON) -> JSON:
 
 
 def differences(expected: JSON, actual: Any, *, form: bool = False) -> list[str]:
-    """The fields of `expected` that `actual` does not hold (decimals compared by value)."""
+    """The fields of `expected` that `actual` does not hold. Decimals are compared by value."""
     if not isinstance(actual, dict):
         return [f"expected a JSON object, got {actual!r}"[:200]]
     return [
@@ -114,7 +115,8 @@ def differences(expected: JSON, actual: Any, *, form: bool = False) -> list[str]
 
 
 def difference(name: str, expected: Any, actual: Any) -> str:
-    """One field's difference; for long text, the lengths and where the two part (a cut, a re-encoding)."""
+    """One field's difference. For long text, it is the lengths and where the two part, as a cut or a
+    re-encoding shows."""
     if isinstance(expected, str) and isinstance(actual, str) and max(len(expected), len(actual)) > LONG_TEXT:
         at = next((i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b), None)
         at = min(len(expected), len(actual)) if at is None else at
