@@ -1,7 +1,7 @@
 """`body_encodings`: JSON, urlencoded form and multipart bodies with the same fields create the same item.
 
-Each collection gets three items from the contract's example (nulls left out, since a form has no
-null), one per media type; each is read back and compared with the JSON one, identifier aside.
+Each collection gets three items from the contract's example, one per media type. Nulls are left out,
+since a form has no null. Each item is read back and compared with the JSON one, identifier aside.
 """
 
 from __future__ import annotations

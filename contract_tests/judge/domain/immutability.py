@@ -1,10 +1,12 @@
 """`identifier_immutable`: a PUT or PATCH cannot change the identifier of the item in its path.
 
 For every collection, PUT and PATCH in each body encoding the operation accepts carry a different
-identifier than the path. The contract answers 409 (a 400 is accepted by default; strict
-`identifier_change_is_conflict` requires 409) and nothing changes: the old item reads back as it was
-and the new identifier does not exist. When the service accepts, the report says what it did: the
-item was copied (both exist), moved (only the new one exists) or changed in place.
+identifier than the path. The contract answers 409. A 400 is accepted by default, and the strict
+`identifier_change_is_conflict` requires 409. Nothing changes either: the old item reads back as it
+was and the new identifier does not exist.
+
+When the service accepts, the report says what it did. The item was copied (both exist), moved (only
+the new one exists) or changed in place.
 """
 
 from __future__ import annotations

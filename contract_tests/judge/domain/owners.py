@@ -1,7 +1,7 @@
-"""The items that own a sub-list (a product line owns its products): one the target serves, else one made.
+"""The items that own a sub-list, as a product line owns its products. One the target serves, else one made.
 
-Shared by the checks that read sub-lists (pagination_walk, list_order, read_back_identical,
-referential_rules): which owner to list under, and which collection a sub-list lists.
+The checks that read sub-lists share it: pagination_walk, list_order, read_back_identical and
+referential_rules. It says which owner to list under, and which collection a sub-list lists.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ OWNER_CANDIDATES = 20
 
 @dataclass(frozen=True)
 class Made:
-    """An owner the test created because the target had none (an empty target)."""
+    """An owner the test created because the target had none, as an empty target has."""
 
     collection: Collection
     identifier: Any
@@ -29,8 +29,9 @@ class Made:
 
 
 def owner(ctx: Context, session: Session, op: Operation) -> tuple[dict[str, Any] | None, Made | None]:
-    """Path parameters naming an owner with at least two items (else the first owner, else one made now),
-    {} for a top list; None when there is no owner."""
+    """Path parameters naming an owner with at least two items, else the first owner, else one made now.
+
+    They are {} for a top list, and None when there is no owner."""
     if not op.path_parameters:
         return {}, None
     (name,) = op.path_parameters
@@ -51,7 +52,7 @@ def owner(ctx: Context, session: Session, op: Operation) -> tuple[dict[str, Any]
 
 
 def dependant_collection(ctx: Context, owner: Collection, sub_list: Operation) -> Collection | None:
-    """The collection whose items `sub_list` lists, when the client creates them (they name `owner`)."""
+    """The collection whose items `sub_list` lists, when the client creates them. Its items name `owner`."""
     return next(
         (
             child

@@ -1,8 +1,10 @@
 """`unknown_not_found`: every URL naming something that does not exist is 404, before and after a delete.
 
-For each collection, an identifier never created: a read, a PUT with a valid body (PUT never creates,
-`put-never-creates`), a PATCH, a DELETE and each sub-list it would own (`unknown-resource`) all answer
-404. Then an item is created and deleted, and the same requests at its identifier answer 404 again: a
+For each collection, the check takes an identifier never created. A read, a PUT with a valid body, a
+PATCH, a DELETE and each sub-list it would own (`unknown-resource`) all answer 404 at it. The PUT
+answers 404 because PUT never creates (`put-never-creates`).
+
+Then an item is created and deleted, and the same requests at its identifier answer 404 again. A
 service that caches the item, or lists a sub-list without looking its owner up, answers otherwise.
 A PUT that creates the missing item is undone by the DELETE that ends each series.
 """
@@ -42,7 +44,7 @@ def run(ctx: Context, session: Session) -> None:
 def all_not_found(
     ctx: Context, session: Session, collection: Collection, identifier: Any, what: str, setup: list[Exchange]
 ) -> None:
-    """Every operation at `identifier` answers 404; one that answers otherwise is a violation."""
+    """Every operation at `identifier` answers 404. One that answers otherwise is a violation."""
     name = collection.identifier
     params = {name: identifier}
     body = ctx.valid_body(collection, identifier)
