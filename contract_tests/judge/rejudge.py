@@ -1,9 +1,11 @@
 """One answer judged again by the Schemathesis check that found a violation (`shop-contract replay`).
 
-The check is the one a run registered (Schemathesis' own, or this suite's in `checks.py`), run on a Case
-rebuilt from the request as sent: its operation, path parameters, query, headers and body. Checks that
-judge more than the request and its answer (what the generator meant to send, a stateful chain's
-history, a request of their own) cannot be re-judged on one answer: they are `NEEDS_CONTEXT`.
+The check is the one a run registered, Schemathesis' own or this suite's in `checks.py`. It runs on a
+Case rebuilt from the request as sent: its operation, path parameters, query, headers and body.
+
+Some checks judge more than the request and its answer. They read what the generator meant to send or
+a stateful chain's history, or they send a request of their own. They cannot be re-judged on one
+answer, so they are `NEEDS_CONTEXT`.
 """
 
 from __future__ import annotations
@@ -36,13 +38,13 @@ NEEDS_CONTEXT = frozenset(
         "external_reference_accepted",
     }
 )
-"""Schemathesis checks that read the generation's context (the case's metadata, the scenario's
-history) or send requests of their own: one answer does not decide them."""
+"""Schemathesis checks that read the generation's context, such as the case's metadata or the scenario's
+history, or that send requests of their own. One answer does not decide them."""
 
 
 def judges_one_answer(check: str) -> bool:
     """Whether `check` is a registered Schemathesis check that one request and its answer decide."""
-    load_all_checks()  # Schemathesis registers its own checks when first needed
+    load_all_checks()  # Schemathesis registers its own checks only when first needed.
     return check in CHECKS.get_all_names() and check not in NEEDS_CONTEXT
 
 
@@ -62,7 +64,7 @@ def path_parameters(op: Operation, base_url: str, url: str) -> dict[str, str] | 
 
 
 def _body(request: standalone.Request) -> Any:
-    """The body as the Case had it: a JSON document, form fields, or the text sent."""
+    """The body as the Case had it. That is a JSON document, form fields, or the text sent."""
     body = request.get("body")
     if body is None:
         return NOT_SET
@@ -77,7 +79,7 @@ def _body(request: standalone.Request) -> Any:
 def broken(
     spec: Spec, op: Operation, check: str, base_url: str, request: standalone.Request, response: httpx.Response
 ) -> str | None:
-    """The rule `check` finds broken in `response` to `request` (sent to `op` under `base_url`), or None."""
+    """The rule `check` finds broken in `response` to `request`, or None. The request went to `op` under `base_url`."""
     operation = _schema(spec).find_operation_by_id(op.id)
     query = {
         name: values[0] if len(values) == 1 else values
@@ -100,7 +102,7 @@ def broken(
 
 def _as_schemathesis(response: httpx.Response) -> schemathesis.Response:
     """`response` as Schemathesis holds one. Its own conversion of an httpx answer adds the URL's query to
-    the request a second time (`page_size=2&page_size=2`), which the page checks read as no valid page."""
+    the request a second time (`page_size=2&page_size=2`). The page checks read that as no valid page."""
     sent = response.request
     prepared = requests.Request(sent.method, str(sent.url), headers=dict(sent.headers), data=sent.content).prepare()
     return schemathesis.Response(
@@ -108,7 +110,7 @@ def _as_schemathesis(response: httpx.Response) -> schemathesis.Response:
         headers={name: response.headers.get_list(name) for name in response.headers},
         content=response.content,
         request=prepared,
-        elapsed=0.0,  # a bounded client's answer is rebuilt from its body: no timing, and no check reads it here
+        elapsed=0.0,  # A bounded client's answer is rebuilt from its body, so it has no timing. No check reads it here.
         verify=True,
         message=response.reason_phrase,
         http_version=response.http_version,

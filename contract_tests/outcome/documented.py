@@ -1,7 +1,8 @@
-"""What the contract documents of each operation in a run's scope: the documented side of API coverage.
+"""What the contract documents of each operation in a run's scope. It is the documented side of API coverage.
 
-Read from the spec once, when the run starts, into the ledger's coverage (outcome/coverage.py), which
-from then on needs no spec: the reports and `shop-contract merge` render it from the ledger alone.
+It is read from the spec once, when the run starts, into the ledger's coverage (outcome/coverage.py).
+From then on the coverage needs no spec. The reports and `shop-contract merge` render it from the
+ledger alone.
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ from contract_tests.spec import Operation, Spec
 
 
 def documented_parameters(op: Operation) -> tuple[str, ...]:
-    """`in:name` of every parameter of `op` (its path item's and its own)."""
+    """`in:name` of every parameter of `op`, its path item's and its own."""
     params = [*op.path_item.get("parameters", []), *op.definition.get("parameters", [])]
     return tuple(sorted({f"{param['in']}:{param['name']}" for param in params}))
 
 
 def documented(surface: str, op: Operation) -> OperationCoverage:
-    """`op` on `surface` as the contract documents it, nothing exercised yet."""
+    """`op` on `surface` as the contract documents it, with nothing exercised yet."""
     body = op.definition.get("requestBody", {}).get("content", {})
     schema = op.request_schema or {}
     return OperationCoverage(

@@ -1,6 +1,7 @@
-"""A violation as people read it: its check and place, the rule it broke, then its evidence (the requests that
-set up its state, the failing request, the answer). One text for the summary, the JUnit file and the
-pytest plugin's failures.
+"""A violation as people read it: its check and place, the rule it broke, then its evidence.
+
+The evidence is the requests that set up its state, the failing request and the answer. The summary,
+the JUnit file and the pytest plugin's failures all show this one text.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from contract_tests.outcome.fingerprint import violation_id
 
 
 def describe(number: int, violation: Violation) -> str:
-    """Violation `number` of a run, with its evidence, one part a line (a multi-line part indented)."""
+    """Violation `number` of a run, with its evidence, one part a line. A multi-line part is indented."""
     indent = "\n       "
     setup = [
         "   setup (the requests that make the state it depends on, in order):"
