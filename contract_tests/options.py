@@ -1,7 +1,8 @@
 """The options of a run, shared by the CLI and the pytest plugin so both behave the same.
 
-Profiles set the effort: `default` (every phase, 25 examples per operation) and `fast` (6 examples,
-shorter stateful runs, no coverage phase: the bounds are still tested by `invalid_values_rejected`).
+Profiles set the effort. `default` runs every phase, with 25 examples per operation. `fast` runs 6
+examples, shorter stateful runs and no coverage phase. Without that phase, `invalid_values_rejected`
+still tests the bounds.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from contract_tests.check_names import ALL_CHECKS, RACE_TRIES, STRICT_CHECKS
 from contract_tests.sharding import WHOLE, Shard
 from contract_tests.usage import UsageError
 
-DEFAULT_DEADLINE = 10.0  # seconds for one whole request: connect, headers and body
-DEFAULT_MAX_RESPONSE_SIZE = 10 * 1024 * 1024  # bytes of one response body, decompressed
+DEFAULT_DEADLINE = 10.0  # Seconds for one whole request, with connect, headers and body.
+DEFAULT_MAX_RESPONSE_SIZE = 10 * 1024 * 1024  # Bytes of one response body, decompressed.
 MAX_WORKERS = 64
 MAX_TIME = 7 * 24 * 3600.0
 MAX_RACE_TRIES = 10_000
@@ -26,7 +27,7 @@ MAX_RACE_TRIES = 10_000
 class Profile:
     max_examples: int
     stateful_steps: int
-    coverage: bool  # Schemathesis' coverage phase: every boundary value and unexpected method, slow
+    coverage: bool  # Schemathesis' coverage phase tries every boundary value and unexpected method, so it is slow.
 
 
 PROFILES = {
@@ -44,18 +45,18 @@ class Options:
     token_url: str | None = None
     client_id: str | None = None
     client_secret: str | None = None
-    spec: Path | None = None  # None: the bundled spec
+    spec: Path | None = None  # None means the bundled spec.
     profile: str = "default"
     max_examples: int | None = None
     workers: int | None = None
-    """Requests in flight at most (`--workers N`); None: `--workers auto`, sized from the target's
-    latency (client/pacing.py), one on loopback."""
+    """Requests in flight at most (`--workers N`). None is `--workers auto`, sized from the target's
+    latency (client/pacing.py), and one on loopback."""
     max_time: float | None = None
-    """A budget in seconds (`--max-time`): the run ends with what it found by then, and says what it did
-    not reach; the verdict is then partial."""
+    """A budget in seconds (`--max-time`). The run ends with what it found by then, and says what it did
+    not reach. The verdict is then partial."""
     seed: int | None = None
     race_tries: int = RACE_TRIES
-    """Tries of each race at most (`--race-tries`; judge/domain/racing.py)."""
+    """Tries of each race at most (`--race-tries`, judge/domain/racing.py)."""
     include: tuple[str, ...] = ()
     strict: bool = False
     strict_checks: tuple[str, ...] = ()
@@ -64,35 +65,35 @@ class Options:
     junit_xml: Path | None = None
     report_dir: Path | None = None
     request_timeout: float = DEFAULT_DEADLINE
-    """The total deadline of one request: connect, headers and body."""
+    """The total deadline of one request, with connect, headers and body."""
     max_response_size: int = DEFAULT_MAX_RESPONSE_SIZE
     wait: float = 0.0
     """Seconds to wait for a target that is still starting."""
     checks: tuple[str, ...] = ()
-    """Only these checks (empty: all)."""
+    """Only these checks, or all when empty."""
     exclude_checks: tuple[str, ...] = ()
     quiet: bool = False
     verbose: bool = False
-    """The terminal summary in full (every check, operation and violation), as summary.txt has it."""
+    """The terminal summary in full, with every check, operation and violation, as summary.txt has it."""
     shard: Shard | None = None
-    """The part of the run's work this run does (`--shard K/N`, contract_tests/sharding.py); None: all."""
+    """The part of the run's work this run does (`--shard K/N`, contract_tests/sharding.py), or None for all."""
     ca_bundle: Path | None = None
     """The CA certificates (PEM) a TLS target's certificate is verified against (`--ca-bundle`)."""
     insecure: bool = False
-    """No TLS verification at all (`--insecure`: a self-signed development certificate)."""
+    """No TLS verification at all (`--insecure`), as for a self-signed development certificate."""
     consumer: Path | None = None
-    """A consumer contract to verify (`--consumer FILE`): replayed on the target, or, with no target,
-    read against the spec (`--spec`) alone; the run is then that verification only."""
+    """A consumer contract to verify (`--consumer FILE`). It is replayed on the target. With no target, it
+    is read against the spec (`--spec`) alone. The run is then that verification only."""
     baseline: Path | None = None
-    """Accepted findings (`--baseline FILE`, contract_tests/outcome/baseline.py): the run fails on the others."""
+    """Accepted findings (`--baseline FILE`, contract_tests/outcome/baseline.py). The run fails on the others."""
     baseline_update: bool = False
-    """Add what the run found and the baseline lacks to it (a placeholder reason each)."""
+    """Add what the run found and the baseline lacks to it, each with a placeholder reason."""
     baseline_prune: bool = False
     """Drop from the baseline what a complete whole run did not reproduce."""
     baseline_strict: bool = False
     """An entry not reproduced, or expired, fails the run."""
     export_tests: Path | None = None
-    """Where to write the violations as a pytest file (`--export-tests DIR`); None: nowhere."""
+    """Where to write the violations as a pytest file (`--export-tests DIR`), or None for nowhere."""
     seed_value: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -151,7 +152,7 @@ class Options:
         self._validate_baseline()
 
     def _validate_baseline(self) -> None:
-        """The baseline's flags need its file; pruning needs a run that can tell what no longer reproduces."""
+        """The baseline's flags need its file. Pruning needs a run that can tell what no longer reproduces."""
         flags = {"--baseline-update": self.baseline_update, "--baseline-prune": self.baseline_prune}
         flags["--baseline-strict"] = self.baseline_strict
         given = [flag for flag, used in flags.items() if used]
@@ -162,7 +163,7 @@ class Options:
             raise UsageError(f"--baseline-prune needs a whole run, not one narrowed by {', '.join(narrowing)}")
 
     def _validate_consumer(self) -> None:
-        """`--consumer` replays a recording: what shapes generated tests does not apply, and says so."""
+        """`--consumer` replays a recording. What shapes generated tests does not apply, and the refusal says so."""
         unused = {
             "--include": bool(self.include),
             "--shard": self.shard is not None,
@@ -196,12 +197,12 @@ class Options:
 
     @property
     def part(self) -> Shard:
-        """The shard this run is (the whole run: 1/1)."""
+        """The shard this run is. The whole run is 1/1."""
         return self.shard or WHOLE
 
     @property
     def narrowing(self) -> tuple[str, ...]:
-        """The options given that narrow the run's scope (a shard aside): a run with none is whole."""
+        """The options given that narrow the run's scope, a shard aside. A run with none is whole."""
         given = {
             "--include": bool(self.include),
             "--checks": bool(self.checks),

@@ -1,7 +1,7 @@
 """What the suite derives from the contract: operations, collections, lists, bodies and mount points.
 
-Nothing here restates the spec. Lists are the operations whose 200 schema is a `Paginated*` envelope;
-collections and their identifiers come from the create operations' links; the gateway's operations are
+Nothing here restates the spec. Lists are the operations whose 200 schema is a `Paginated*` envelope.
+Collections and their identifiers come from the create operations' links. The gateway's operations are
 those whose path item declares a `/customers/v1` server.
 """
 
@@ -24,7 +24,8 @@ HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "tra
 
 JSON = dict[str, Any]
 FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
-"""The request media types that carry a form: no null (the empty value stands for it), numbers as text."""
+"""The request media types that carry a form. A form has no null, so the empty value stands for it, and
+its numbers are text."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class Operation:
 
     @property
     def request_schema(self) -> JSON | None:
-        """The JSON request body schema (every media type shares it in this contract)."""
+        """The JSON request body schema. Every media type shares it in this contract."""
         content = self.definition.get("requestBody", {}).get("content", {})
         media = content.get("application/json")
         return None if media is None else dict(media["schema"])
@@ -88,7 +89,7 @@ class Spec:
 
     @classmethod
     def load(cls, path: Path | None = None) -> Spec:
-        """The contract at `path`, default the bundled one."""
+        """The contract at `path`, by default the bundled one."""
         return cls(document.read(path))
 
     def resolve(self, node: Any) -> Any:
@@ -153,7 +154,7 @@ class Spec:
         )
 
     def collection_of(self, op: Operation) -> Collection | None:
-        """The collection whose items `op` reads or writes (by path prefix)."""
+        """The collection whose items `op` reads or writes, found by path prefix."""
         for collection in self.collections:
             if op.path.startswith(collection.create.path):
                 return collection
@@ -182,12 +183,12 @@ class Spec:
         }
 
     def page_size_maximum(self, op: Operation) -> int | None:
-        """The largest page a list serves: its `page_size` parameter's `x-clamped-maximum`, if any."""
+        """The largest page a list serves, which is its `page_size` parameter's `x-clamped-maximum`, if any."""
         maximum = _page_size_schema(op).get(CLAMPED_MAXIMUM)
         return int(maximum) if maximum is not None else None
 
     def page_size_default(self, op: Operation) -> int | None:
-        """The page a list serves when no `page_size` is asked for: the parameter's `default`, if any."""
+        """The page a list serves when no `page_size` is asked for, which is the parameter's `default`, if any."""
         default = _page_size_schema(op).get("default")
         return int(default) if default is not None else None
 
@@ -204,14 +205,14 @@ class Spec:
         return {name: str(prop[EXTERNAL_REFERENCE]) for name, prop in properties.items() if EXTERNAL_REFERENCE in prop}
 
     def example_body(self, schema: JSON) -> JSON:
-        """A body built from the properties' `example`s: the contract's own idea of valid data."""
+        """A body built from the properties' `example`s, which are the contract's own idea of valid data."""
         return {
             name: copy.deepcopy(prop["example"]) for name, prop in schema["properties"].items() if "example" in prop
         }
 
 
 def _page_size_schema(op: Operation) -> JSON:
-    """The schema of a list's `page_size` query parameter (empty when it has none)."""
+    """The schema of a list's `page_size` query parameter, or empty when it has none."""
     for param in [*op.path_item.get("parameters", []), *op.definition.get("parameters", [])]:
         if param.get("name") == "page_size" and param.get("in") == "query":
             return dict(param.get("schema", {}))
