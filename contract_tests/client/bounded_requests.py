@@ -42,9 +42,9 @@ from contract_tests.client.keyring import Keyring
 class _DeadlineSocket:
     """A socket whose every read and write waits at most what is left of the thread's deadline.
 
-    It only stands in front of the real socket, which keeps its ownership: a file made on it counts on
-    the real socket, so http.client closing the connection while a response still reads its body (on
-    `Connection: close`) leaves the descriptor open until that response closes too.
+    It only stands in front of the real socket, which keeps its ownership. A file made on it counts on
+    the real socket. So when http.client closes the connection while a response still reads its body
+    (on `Connection: close`), the descriptor stays open until that response closes too.
     """
 
     def __init__(self, sock: Any) -> None:
@@ -219,9 +219,9 @@ class BoundedAdapter(HTTPAdapter):
 def sized(request: requests.PreparedRequest) -> None:
     """Give a body whose length is known its `Content-Length`.
 
-    requests leaves it out for a body that encodes to nothing (a form whose fields are all empty lists),
-    and its adapter then sends the empty body chunked: an HTTP/1.0 server rightly answers 411, a refusal
-    the suite caused itself.
+    requests leaves it out for a body that encodes to nothing, such as a form whose fields are all empty
+    lists. Its adapter then sends the empty body chunked. An HTTP/1.0 server rightly answers that with
+    411, a refusal the suite caused itself.
     """
     body = request.body.encode() if isinstance(request.body, str) else request.body
     framed = "Content-Length" in request.headers or "Transfer-Encoding" in request.headers
@@ -235,9 +235,9 @@ EnvironmentMerge = Callable[[str, Any, Any, Any, Any], dict[str, Any]]
 def environment_read_once(merge: EnvironmentMerge, session: requests.Session) -> EnvironmentMerge:
     """`session.merge_environment_settings`, reading the environment once per origin and settings.
 
-    requests reads the proxies from the environment for every request (`get_environ_proxies`: every
-    variable scanned, twice, and the `no_proxy` rules), about 3 % of a run's CPU time on loopback; the
-    answer depends only on the URL's scheme and host, the settings given and the session's own, and on
+    requests reads the proxies from the environment for every request (`get_environ_proxies` scans every
+    variable twice, and the `no_proxy` rules). That is about 3 % of a run's CPU time on loopback. The
+    answer depends only on the URL's scheme and host, the settings given, the session's own settings and
     the environment, which a run does not change."""
     answers: dict[str, dict[str, Any]] = {}
 

@@ -1,14 +1,16 @@
 """How many requests a target serves at once: what tells a far target from a busy or a throttled one.
 
-Latency alone cannot: a service 200 ms away answers eight requests sent together as fast as one, while
-a small server (gunicorn with two sync workers, a few tens of milliseconds a request) queues them, and
-overlapping the suite's requests there only makes its answers slow, which the suite would then report
-as the target's. So before `--workers auto` is sized, PROBE copies of one safe request are sent at once
-(they open the connections and wake every worker: a worker's first request is slower than the rest),
-then the request is timed alone (ALONE times), then PROBE copies are sent at once again. A server
-serving `c` at a time answers the batch's requests after 1, 1, ..., 2, 2, ... up to PROBE/c service
-times: their mean is (PROBE/c + 1)/2 of one request alone, which gives `c`; on a far target the mean
-stays about one request's time, and `c` is PROBE.
+Latency alone cannot tell them apart. A service 200 ms away answers eight requests sent together as fast
+as one. A small server (gunicorn with two sync workers, a few tens of milliseconds a request) queues
+them. Overlapping the suite's requests there only makes its answers slow, and the suite would then
+report that slowness as the target's.
+
+So before `--workers auto` is sized, PROBE copies of one safe request are sent at once. They open the
+connections and wake every worker, since a worker's first request is slower than the rest. Then the
+request is timed alone (ALONE times), and PROBE copies are sent at once again. A server serving `c` at
+a time answers that batch's requests after 1, 1, ..., 2, 2, ... up to PROBE/c service times. Their mean
+is (PROBE/c + 1)/2 of one request alone, which gives `c`. On a far target the mean stays about one
+request's time, and `c` is PROBE.
 
 A throttled target (a DRF throttle, nginx `limit_conn`) says so instead of queueing: it answers 429 or
 503 past what it takes. Such an answer is a measurement, not a failure: the requests of the batch it
@@ -107,12 +109,13 @@ def together(send: Send, probe: int) -> list[tuple[float, int]]:
 
 
 def parallel_capacity(send: Send, probe: int = PROBE) -> Capacity:
-    """What the target serves at once (at most `probe`): `send` (one safe request) `probe` times at once on
-    threads, then timed alone, then `probe` times at once again, measured. The first batch opens the
-    connections (a new TLS connection far away costs round trips one request alone does not pay) and
-    warms the target's workers (a cold worker timed alone makes one request seem long, and a queueing
-    target seem to serve the batch side by side). An answer 429 or 503 is a refusal, counted; an
-    exception of `send` is raised here."""
+    """What the target serves at once, at most `probe`.
+
+    `send` (one safe request) goes `probe` times at once on threads, then alone, then `probe` times at
+    once again, measured. The first batch opens the connections: a new TLS connection far away costs
+    round trips that one request alone does not pay. It also warms the target's workers. A cold worker
+    timed alone makes one request seem long, and a queueing target seem to serve the batch side by side.
+    An answer 429 or 503 is a refusal, and counted. An exception of `send` is raised here."""
     together(send, probe)
     alone = [timed(send) for _ in range(ALONE)]
     refused = [status for _, status in alone if status in OVERLOADED]

@@ -1,13 +1,15 @@
 """One run of the suite: options in, a ledger out. The CLI and the pytest plugin both call `run`.
 
-Long because it is the one place where a run's parts are put in order (learning the target, the domain
-tests and how they split, the Schemathesis runs, removing what was made): split, the order would be
+Long because it is the one place where a run's parts are put in order: learning the target, the domain
+tests and how they split, the Schemathesis runs, removing what was made. Split, the order would be
 spread over modules that each import the judging below them, one level deeper each.
 
-Order: load the contract, build the target (credentials, reachability), learn what the target serves
-(making the items others must reference when it has none), then the domain tests (deterministic, on
-the target's state, in the order of the table `PER_SURFACE`), the Schemathesis phases, then the checks
-of concurrent writes (`LAST`); last, remove what was made.
+The order:
+- load the contract, and build the target (credentials, reachability);
+- learn what the target serves, making the items others must reference when it has none;
+- the domain tests, deterministic on the target's state, in the order of the table `PER_SURFACE`;
+- the Schemathesis phases, then the checks of concurrent writes (`LAST`);
+- last, remove what was made.
 """
 
 from __future__ import annotations
@@ -214,9 +216,9 @@ def seeded(options: Options, spec: Spec, progress: Progress) -> Options:
 def run(options: Options, progress: Progress, interrupts: Interrupts | None = None) -> Ledger:
     """Test the target the options describe; raises for what makes a run impossible.
 
-    Once testing started, nothing escapes: a check that fails to run is recorded in the ledger, lost
-    credentials, an internal error or a signal (`interrupts`) stop the run with `ledger.aborted` set,
-    and the ledger is returned so that the reports are written.
+    Once testing started, nothing escapes. A check that fails to run is recorded in the ledger. Lost
+    credentials, an internal error or a signal (`interrupts`) stop the run with `ledger.aborted` set.
+    Either way the ledger is returned, so that the reports are written.
     """
     with reproduce.for_bash():
         if options.consumer is not None:
@@ -370,10 +372,12 @@ def _test(run_ctx: RunContext, known: Known) -> None:
 
 
 def run_conformance(run_ctx: RunContext, surface: Surface, known: Known) -> None:
-    """The Schemathesis phases on `surface`: the engine runs `plans` makes (each stateless phase, the
-    coverage phase's shares and each collection's stateful phase), up to `options.workers` at once, each
-    into its own ledger, added up in plan order. The stateful phases start first: a chain of requests one
-    after another is a run's longest part behind a network, and one started last ends the run alone."""
+    """The Schemathesis phases on `surface`, in the engine runs `plans` makes.
+
+    They are each stateless phase, the coverage phase's shares and each collection's stateful phase. Up
+    to `options.workers` run at once, each into its own ledger, added up in plan order. The stateful
+    phases start first. A chain of requests one after another is a run's longest part behind a network,
+    and one started last ends the run alone."""
     planned = [(surface, plan) for plan in plans(run_ctx.spec, run_ctx.options, surface)]
     order = sorted(range(len(planned)), key=lambda n: not planned[n][1].stateful)
     work = [partial(_conformance_part, run_ctx, *planned[n], known) for n in order]
