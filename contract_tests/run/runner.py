@@ -378,9 +378,9 @@ def run_conformance(run_ctx: RunContext, surface: Surface, known: Known) -> None
     to `options.workers` run at once, each into its own ledger, added up in plan order. The stateful
     phases start first. A chain of requests one after another is a run's longest part behind a network,
     and one started last ends the run alone."""
-    planned = [(surface, plan) for plan in plans(run_ctx.spec, run_ctx.options, surface)]
-    order = sorted(range(len(planned)), key=lambda n: not planned[n][1].stateful)
-    work = [partial(_conformance_part, run_ctx, *planned[n], known) for n in order]
+    planned = plans(run_ctx.spec, run_ctx.options, surface)
+    order = sorted(range(len(planned)), key=lambda n: not planned[n].stateful)
+    work = [partial(_conformance_part, run_ctx, surface, planned[n], known) for n in order]
     found = dict(zip(order, scheduling.in_order(work, run_ctx.options.workers or 1), strict=True))
     for n in range(len(planned)):
         run_ctx.ledger.absorb(found[n])
