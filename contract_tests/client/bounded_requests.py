@@ -223,9 +223,10 @@ def sized(request: requests.PreparedRequest) -> None:
     lists. Its adapter then sends the empty body chunked. An HTTP/1.0 server rightly answers that with
     411, a refusal the suite caused itself.
     """
+    if "Content-Length" in request.headers or "Transfer-Encoding" in request.headers:
+        return
     body = request.body.encode() if isinstance(request.body, str) else request.body
-    framed = "Content-Length" in request.headers or "Transfer-Encoding" in request.headers
-    if isinstance(body, bytes) and not framed:
+    if isinstance(body, bytes):
         request.headers["Content-Length"] = str(len(body))
 
 

@@ -36,23 +36,28 @@ class Fault:
             await send_answer(send, self.respond(scope))
             return
         if self.request is not None:
-            receive = await _rewritten(scope, receive, self.request)
+            scope, receive = await _rewritten(scope, receive, self.request)
         if self.response is None:
             await self.app(scope, receive, send)
             return
         await send_answer(send, self.response(scope, await answer_of(self.app, scope, receive)))
 
 
-async def _rewritten(scope: Scope, receive: Any, rewrite: Callable[[Scope, bytes], bytes]) -> Any:
+async def _rewritten(scope: Scope, receive: Any, rewrite: Callable[[Scope, bytes], bytes]) -> tuple[Scope, Any]:
     body = b""
     while True:
         message = await receive()
         body += message.get("body", b"")
         if not message.get("more_body"):
             break
-    new_body = rewrite(scope, body)
-    scope["headers"] = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
-    scope["headers"].append((b"content-length", str(len(new_body)).encode()))
+    return with_body(scope, rewrite(scope, body))
+
+
+def with_body(scope: Scope, body: bytes) -> tuple[Scope, Any]:
+    """The request of `scope` with `body` instead of its own: a copy of the scope whose `Content-Length` is
+    the body's, and a `receive` that gives the body once."""
+    scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]}
+    scope["headers"].append((b"content-length", str(len(body)).encode()))
     sent = False
 
     async def replay() -> Message:
@@ -60,9 +65,9 @@ async def _rewritten(scope: Scope, receive: Any, rewrite: Callable[[Scope, bytes
         if sent:
             return {"type": "http.disconnect"}
         sent = True
-        return {"type": "http.request", "body": new_body, "more_body": False}
+        return {"type": "http.request", "body": body, "more_body": False}
 
-    return replay
+    return scope, replay
 
 
 async def answer_of(app: Any, scope: Scope, receive: Any) -> Answer:

@@ -16,7 +16,7 @@ from typing import Any
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from tests.support.faults import Answer, Message, Scope, answer_of, send_answer
+from tests.support.faults import Answer, Scope, answer_of, send_answer, with_body
 from tests.support.variants import API, Variant
 
 COLLECTION = "productlines"
@@ -59,18 +59,7 @@ class Racy:
         return answer
 
     async def captured(self, scope: Scope, body: bytes) -> Answer:
-        scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]}
-        scope["headers"].append((b"content-length", str(len(body)).encode()))
-        sent = False
-
-        async def receive() -> Message:
-            nonlocal sent
-            if sent:
-                return {"type": "http.disconnect"}
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        return await answer_of(self.app, scope, receive)
+        return await answer_of(self.app, *with_body(scope, body))
 
     def row(self, key: str, collection: str = COLLECTION) -> dict[str, Any] | None:
         try:

@@ -19,7 +19,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from mock_server.state.store import NotFound
-from tests.support.faults import Answer, Message, Scope, edit_json, header, send_answer
+from tests.support.faults import Answer, Scope, answer_of, edit_json, header, send_answer
 from tests.support.variants import API, Variant, case_folded, fault, with_store
 
 LINES = f"{API}/productlines/"
@@ -46,22 +46,8 @@ class ListCache:
             await self.app(scope, receive, send)
             return
         if key not in self.pages:
-            self.pages[key] = await captured(self.app, scope, receive)
+            self.pages[key] = await answer_of(self.app, scope, receive)
         await send_answer(send, self.pages[key])
-
-
-async def captured(app: Any, scope: Scope, receive: Any) -> Answer:
-    answer: dict[str, Any] = {"body": b""}
-
-    async def capture(message: Message) -> None:
-        if message["type"] == "http.response.start":
-            answer["status"] = message["status"]
-            answer["headers"] = {k.decode(): v.decode() for k, v in message.get("headers", [])}
-        elif message["type"] == "http.response.body":
-            answer["body"] += message.get("body", b"")
-
-    await app(scope, receive, capture)
-    return answer["status"], answer["headers"], answer["body"]
 
 
 def stored_otherwise(change: Callable[[str, str, Any], Any]) -> Callable[[Any], None]:

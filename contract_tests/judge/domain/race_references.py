@@ -88,9 +88,8 @@ def reference_delete(ctx: Context, session: Session, owner: Collection, child: C
         made_owners = owners(ctx, session, together, owner, REFERENCE_DELETE, create, len(numbers))
         if made_owners is None:
             return [None]
-        tried = list(zip(numbers, made_owners, strict=True))
-        owner_ids = [each.json()[owner.identifier] for _, each in tried]
-        child_ids = [ctx.fresh_identifier(child) for _ in tried]
+        owner_ids = [each.json()[owner.identifier] for each in made_owners]
+        child_ids = [ctx.fresh_identifier(child) for _ in made_owners]
         bursts = together.send_each(
             [
                 [
@@ -104,7 +103,8 @@ def reference_delete(ctx: Context, session: Session, owner: Collection, child: C
             session, together, [Call(child.item_ops["get"], {child.identifier: each}) for each in child_ids]
         )
         done: list[Try | None] = []
-        for (_, setup), owner_id, child_id, burst, read in zip(tried, owner_ids, child_ids, bursts, reads, strict=True):
+        racing = zip(made_owners, owner_ids, child_ids, bursts, reads, strict=True)
+        for setup, owner_id, child_id, burst, read in racing:
             counted(session, (create, delete), burst)
             broken = server_errors(burst)
             for op, each in zip((create, delete), burst.timed, strict=True):
@@ -131,9 +131,8 @@ def sub_list_count(ctx: Context, session: Session, owner: Collection, child: Col
         made_owners = owners(ctx, session, together, owner, SUB_LIST_COUNT, sub_list, len(numbers))
         if made_owners is None:
             return [None]
-        tried = list(zip(numbers, made_owners, strict=True))
-        owner_ids = [each.json()[owner.identifier] for _, each in tried]
-        children = [[ctx.fresh_identifier(child) for _ in range(CREATES)] for _ in tried]
+        owner_ids = [each.json()[owner.identifier] for each in made_owners]
+        children = [[ctx.fresh_identifier(child) for _ in range(CREATES)] for _ in made_owners]
         bursts = together.send_each(
             [
                 [
@@ -146,7 +145,7 @@ def sub_list_count(ctx: Context, session: Session, owner: Collection, child: Col
         query = {"page_size": CREATES * 2}
         reads = at_once(session, together, [Call(sub_list, {owner.identifier: each}, query) for each in owner_ids])
         done: list[Try | None] = []
-        for (_, setup), ids, burst, read in zip(tried, children, bursts, reads, strict=True):
+        for setup, ids, burst, read in zip(made_owners, children, bursts, reads, strict=True):
             counted(session, [child.create] * CREATES, burst)
             broken = server_errors(burst) or listed_wrong(read, child.identifier, ids, burst.timed)
             done.append(Try(burst, read, broken, [setup]))

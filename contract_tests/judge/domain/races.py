@@ -22,7 +22,8 @@ Every item a wave of tries makes (racing.py) is deleted at its end, all at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
@@ -76,7 +77,7 @@ def changing(ctx: Context, collection: Collection, body: JSON) -> tuple[JSON, li
 
 
 def lost_update(ctx: Context, session: Session, collection: Collection) -> None:
-    patch, get, delete = (collection.item_ops[m] for m in ("patch", "get", "delete"))
+    patch, get = (collection.item_ops[m] for m in ("patch", "get"))
     size = wave_size(ctx.race_tries)
     items = planned(ctx, collection, size)
     changes = [changing(ctx, collection, body) for _, body in items]
@@ -106,11 +107,20 @@ def lost_update(ctx: Context, session: Session, collection: Collection) -> None:
             done.append(Try(burst, read, broken, [setup]))
         return done
 
-    with Together(session.limits, 2 * size) as together:
-        created = made(session, together, LOST_UPDATE, patch, collection, [body for _, body in items])
+    with made_items(session, LOST_UPDATE, patch, collection, items) as (together, created):
         if created is not None:
             race(session, LOST_UPDATE, patch, ctx.race_tries, wave)
-        at_once(session, together, [Call(delete, params) for params, _ in items])
+
+
+@contextlib.contextmanager
+def made_items(
+    session: Session, check: str, op: Operation, collection: Collection, items: list[tuple[dict[str, Any], JSON]]
+) -> Iterator[tuple[Together, list[Exchange] | None]]:
+    """Two places a try for each of `items`, and the items created at once (None, with `check` listed as not
+    exercised at `op`, when the target refused one). The items are deleted when the block ends."""
+    with Together(session.limits, 2 * len(items)) as together:
+        yield together, made(session, together, check, op, collection, [body for _, body in items])
+        at_once(session, together, [Call(collection.item_ops["delete"], params) for params, _ in items])
 
 
 def not_written(burst: Burst, method: str) -> str | None:
@@ -120,7 +130,7 @@ def not_written(burst: Burst, method: str) -> str | None:
 
 
 def same_field(ctx: Context, session: Session, collection: Collection) -> None:
-    patch, get, delete = (collection.item_ops[m] for m in ("patch", "get", "delete"))
+    patch, get = (collection.item_ops[m] for m in ("patch", "get"))
     size = wave_size(ctx.race_tries)
     items = planned(ctx, collection, size)
     values = [four_values(ctx, collection, body) for _, body in items]
@@ -148,11 +158,9 @@ def same_field(ctx: Context, session: Session, collection: Collection) -> None:
             done.append(Try(burst, read, one_of(name, pair, body, burst, read, patch.method), [setup]))
         return done
 
-    with Together(session.limits, 2 * size) as together:
-        created = made(session, together, SAME_FIELD, patch, collection, [body for _, body in items])
+    with made_items(session, SAME_FIELD, patch, collection, items) as (together, created):
         if created is not None:
             race(session, SAME_FIELD, patch, ctx.race_tries, wave)
-        at_once(session, together, [Call(delete, params) for params, _ in items])
 
 
 def one_of(name: str, pair: tuple[Any, Any], body: JSON, burst: Burst, read: Exchange, method: str) -> str | None:
