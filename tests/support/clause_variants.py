@@ -15,8 +15,8 @@ from urllib.parse import parse_qs
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from tests.support.faults import Answer, Scope, edit_json, header, send_answer
-from tests.support.read_back_variants import CUSTOMER_WRITES, captured, stored_otherwise
+from tests.support.faults import Answer, Scope, answer_of, edit_json, header, send_answer
+from tests.support.read_back_variants import CUSTOMER_WRITES, stored_otherwise
 from tests.support.shape_variants import SHAPE_VARIANTS
 from tests.support.variants import API, LINE, Variant, fault, with_store
 
@@ -162,7 +162,7 @@ class TokenCacheByClaims:
             await self.app(scope, receive, send)
             return
         if scope["path"] == TOKEN_PATH:
-            answer = await captured(self.app, scope, receive)
+            answer = await answer_of(self.app, scope, receive)
             if answer[0] == 200:
                 token = str(json.loads(answer[2]).get("access_token", ""))
                 self.issued[token.rpartition(".")[0]] = token
