@@ -43,13 +43,21 @@ def open_realm(settings: Settings, shared: SharedValue | None = None, memory: Me
     config = read_realm_file(settings.realm_file)
     if settings.token_ttl is not None:
         config = dataclasses.replace(config, access_token_lifespan=settings.token_ttl)
-    if settings.realm_key is None:
-        keys = KeyRing.generated()
-    else:
-        keys = KeyRing.from_file(settings.realm_key, rotate=settings.rotate_realm_key)
+    keys: KeyRing | Callable[[], KeyRing]
     if shared is not None:
-        keys = shared_keys(shared, keys, settings.rotate_realm_key)
+        keys = shared_keys(shared, own_keys(settings), settings.rotate_realm_key)
+    elif settings.realm_key is None:
+        keys = KeyRing.generated  # Made at the first token (realm/tokens.py), not at start-up.
+    else:
+        keys = own_keys(settings)
     return Realm(config, keys, settings.issuer_for(f"/realms/{config.name}"), memory)
+
+
+def own_keys(settings: Settings) -> KeyRing:
+    """This replica's keys: the key file's, else one key made in memory."""
+    if settings.realm_key is None:
+        return KeyRing.generated()
+    return KeyRing.from_file(settings.realm_key, rotate=settings.rotate_realm_key)
 
 
 def shared_keys(shared: SharedValue, mine: KeyRing, rotate: bool) -> KeyRing:

@@ -27,7 +27,7 @@ import hashlib
 import re
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -101,14 +101,14 @@ class Realm:
     def __init__(
         self,
         config: RealmConfig | None = None,
-        keys: KeyRing | None = None,
+        keys: KeyRing | Callable[[], KeyRing] | None = None,
         issuer: str | None = None,
         memory: Memory | None = None,
     ) -> None:
         self.config = config or RealmConfig()
         self.path = f"/realms/{self.config.name}"
         self.issuer = issuer or f"http://127.0.0.1:8000{self.path}"
-        self.tokens = Tokens(keys or KeyRing.generated(), self.issuer)
+        self.tokens = Tokens(keys or KeyRing.generated, self.issuer)
         self.verify = self.tokens.verify  # Bound once, because the hot path calls it directly.
         self.sign = self.tokens.sign
         memory = memory or InProcess()  # A given memory is shared by replicas, as in realm.shared.

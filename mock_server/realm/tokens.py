@@ -3,6 +3,9 @@
 `verify` is on the hot path of every bearer request, because the fast path and Connexion both call it.
 So a verified access token is cached by its text. A repeated request costs one dict look-up and one
 `exp` comparison. The cache is bounded, and the signature is checked once per token.
+
+The keys may come as a function that makes them. They are made at the first token signed or verified.
+So a mock that serves only its API never waits for an RSA key, which takes tens of milliseconds at random.
 """
 
 from __future__ import annotations
@@ -11,8 +14,11 @@ import base64
 import hashlib
 import json
 import math
+import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
+from functools import cached_property
 from typing import Any
 
 import jwt
@@ -43,13 +49,29 @@ def half_hash(token: str) -> str:
 class Tokens:
     """The realm's signer and verifier."""
 
-    def __init__(self, keys: KeyRing, issuer: str, cache_size: int = 1024) -> None:
-        self.keys = keys
+    def __init__(self, keys: KeyRing | Callable[[], KeyRing], issuer: str, cache_size: int = 1024) -> None:
+        self._keys = keys
+        self._making = threading.Lock()
         self.issuer = issuer
         self.cache_size = cache_size
-        self._kid = keys.kid
-        self._public = keys.public_keys()
         self._verified: OrderedDict[str, dict[str, Any]] = OrderedDict()
+
+    @property
+    def keys(self) -> KeyRing:
+        """The key ring. It is made at the first call if it came as a function, once whatever the threads."""
+        if not isinstance(self._keys, KeyRing):
+            with self._making:
+                if not isinstance(self._keys, KeyRing):
+                    self._keys = self._keys()
+        return self._keys
+
+    @cached_property
+    def _kid(self) -> str:
+        return self.keys.kid
+
+    @cached_property
+    def _public(self) -> dict[str, Any]:
+        return self.keys.public_keys()
 
     def sign(self, claims: dict[str, Any]) -> str:
         """A JWT of these claims under the signing key. Their types are not checked, because tests forge with it."""

@@ -9,6 +9,8 @@ import json
 import stat
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ import pytest
 
 from mock_server.api.security import DEV_CLIENT_ID, DEV_CLIENT_SECRET, DEV_PASSWORD, DEV_USERNAME
 from mock_server.app import create_app
-from mock_server.realm import KeyFileError, RealmFileError
+from mock_server.realm import KeyFileError, RealmFileError, keys
 from mock_server.realm.keys import KeyRing
 from mock_server.realm.realm_file import read_realm_file
 from mock_server.settings import DEFAULT_REALM_FILE, Settings
@@ -63,6 +65,26 @@ def test_the_signing_key_outlives_a_restart_and_rotates(tmp_path: Path) -> None:
 def test_without_a_key_file_every_start_has_its_own_key() -> None:
     token, _, _ = start(Settings())
     assert start(Settings(), token)[2] == [False]
+
+
+def test_without_a_key_file_the_key_is_made_once_at_the_first_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A start serving only the API makes no RSA key (tens of milliseconds). Eight first tokens signed at
+    once on threads, as Starlette's thread pool would, make one key, and each verifies."""
+    made: list[object] = []
+    real = keys.new_key
+    monkeypatch.setattr(keys, "new_key", lambda: made.append(1) or real())
+    realm = create_app(Settings()).realm
+    assert made == []
+    barrier = threading.Barrier(8)
+
+    def first_token(_: int) -> str:
+        barrier.wait()
+        return realm.sign({"iat": 1, "exp": 2**40, "iss": realm.issuer, "typ": "Bearer"})
+
+    with ThreadPoolExecutor(8) as pool:
+        tokens = list(pool.map(first_token, range(8)))
+    assert made == [1]
+    assert all(realm.verify(token) is not None for token in tokens)
 
 
 @pytest.mark.parametrize(
