@@ -44,12 +44,19 @@ def read(path: Path | None = None) -> Document:
     import yaml  # here, not at the top: the pytest plugin's options import this module in every session
 
     path = bundled_spec() if path is None else path
+    # libyaml's parser where PyYAML's wheel has it: the same safe loading, ten times faster (0.14 s to 0.01 s for
+    # the bundled spec, read by every run of the suite and every start of the mock).
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        document = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+    except yaml.YAMLError as exc:
+        if "maximum nesting depth" in str(exc):  # libyaml's bound (PyYAML's own recurses: below)
+            raise SpecError(f"cannot read the spec {path}: nested too deeply") from None
         reason = str(exc).replace("\n", " ")
         raise SpecError(f"cannot read the spec {path}: {reason}") from exc
-    except RecursionError:  # PyYAML composes nested collections recursively
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(f"cannot read the spec {path}: {exc}") from exc
+    except RecursionError:  # PyYAML's pure-Python loader composes nested collections recursively
         raise SpecError(f"cannot read the spec {path}: nested too deeply") from None
     if not isinstance(document, dict) or not str(document.get("openapi", "")).startswith("3."):
         raise SpecError(f"{path} is not an OpenAPI 3 document")

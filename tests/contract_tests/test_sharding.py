@@ -27,10 +27,9 @@ from contract_tests.sharding import Shard, collection_name, derived_seed
 from contract_tests.spec import Spec
 from tests.support.live import running
 from tests.support.suite import credentials
-from tests.support.variants import REPRESENTATIVE, VARIANTS, Variant
+from tests.support.variants import VARIANTS, Variant
 
 COUNTS = (1, 2, 4)
-FIRST_REPRESENTATIVE = "customer_with_another_number"
 
 
 @pytest.fixture(scope="module")
@@ -134,33 +133,13 @@ def sharded_like_unsharded(variant: Variant, tmp_path: Path, capsys: pytest.Capt
         assert f"{count} shards merged" in (tmp_path / f"merged{count}" / "summary.txt").read_text(encoding="utf-8")
 
 
-# Seven runs a variant (unsharded, 2 and 4 shards): the default run keeps the first representative (Schemathesis
-# phases, stateful too, on one collection); the others run with every variant in `tox -e sharding`.
-@pytest.mark.parametrize(
-    "variant",
-    [
-        pytest.param(v, marks=() if v.name == FIRST_REPRESENTATIVE else pytest.mark.sharding)
-        for v in VARIANTS
-        if v.name in REPRESENTATIVE
-    ],
-    ids=str,
-)
+# Seven whole runs a variant (unsharded, 2 and 4 shards) against the mock under uvicorn: in `tox -e sharding`.
+@pytest.mark.sharding
+@pytest.mark.parametrize("variant", VARIANTS, ids=str)
 def test_sharded_runs_find_what_the_unsharded_run_finds(
     variant: Variant, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     sharded_like_unsharded(variant, tmp_path, capsys)
-
-
-@pytest.mark.sharding
-@pytest.mark.parametrize("variant", [v for v in VARIANTS if v.name not in REPRESENTATIVE], ids=str)
-def test_sharded_runs_find_what_the_unsharded_run_finds_on_every_variant(
-    variant: Variant, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    sharded_like_unsharded(variant, tmp_path, capsys)
-
-
-def test_representative_variants_exist() -> None:
-    assert {variant.name for variant in VARIANTS} >= REPRESENTATIVE
 
 
 def shard_report(directory: Path, shard: str | None, **changes: Any) -> Path:

@@ -2,8 +2,9 @@
 fresh target behind a proxy adding a random 0-50 ms to each answer, and one with 1 worker against it
 directly, generate the same cases (the digest of each part in findings.json) and find the same violations.
 
-The full runs (the default profile) are marked `determinism` (tox -e determinism): each is about a minute
-of CPU. The default run keeps a cheap one: three operations without a body, the Schemathesis phases only.
+Every run here is a whole run against a real server, so all are marked `determinism` (tox -e determinism).
+The full runs (the default profile) are each about a minute of CPU. A cheap one comes first: three
+operations without a body, the Schemathesis phases only.
 """
 
 from __future__ import annotations
@@ -94,6 +95,7 @@ SUBSET = [
 ]
 
 
+@pytest.mark.determinism
 def test_three_operations_generate_and_find_the_same_with_16_workers_and_with_1(tmp_path: Path) -> None:
     together = run("mock", 16, tmp_path / "16", *SUBSET)
     alone = run("mock", 1, tmp_path / "1", *SUBSET)

@@ -17,6 +17,8 @@ from tests.support.live import running
 from tests.support.suite import credentials, shop_contract
 from tests.support.variants import VARIANTS
 
+pytestmark = pytest.mark.e2e  # whole runs against the mock under uvicorn (tox -e e2e)
+
 BY_NAME = {variant.name: variant for variant in VARIANTS}
 
 
@@ -31,20 +33,11 @@ def fingerprints(origin: str, tmp_path: Path, workers: int, *args: str) -> tuple
     ("name", "args"),
     [
         ("patch_resets_other_fields", ["--no-conformance"]),
-        # the other cases in tox -e e2e (two runs each; tox -e determinism compares 16 workers with 1)
-        pytest.param("stale_read_after_write", ["--no-conformance"], marks=pytest.mark.e2e),
-        pytest.param(
-            "product_without_msrp",
-            ["--no-domain", "--profile", "fast", "--include", "get_product"],
-            marks=pytest.mark.e2e,
-        ),
+        ("stale_read_after_write", ["--no-conformance"]),
+        ("product_without_msrp", ["--no-domain", "--profile", "fast", "--include", "get_product"]),
         # the default profile's coverage phase, shared by runs side by side with more than one worker
-        pytest.param(
-            "product_without_msrp",
-            ["--no-domain", "--include", "get_product", "--include", "patch_product"],
-            marks=pytest.mark.e2e,
-        ),
-        pytest.param("correct mock", ["--no-conformance"], marks=pytest.mark.e2e),
+        ("product_without_msrp", ["--no-domain", "--include", "get_product", "--include", "patch_product"]),
+        ("correct mock", ["--no-conformance"]),
     ],
 )
 def test_one_seed_finds_the_same_violations_with_one_worker_and_with_four(

@@ -34,6 +34,8 @@ from tests.support.redis_server import redis_server
 from tests.support.suite import credentials, shop_contract
 from tests.support.zoo.round_robin import round_robin
 
+pytestmark = pytest.mark.e2e  # replicas on a real redis-server behind a real nginx (tox -e e2e)
+
 PRODUCTS = f"{BACKEND}/products/"
 STREAM = "/__mock__/ui/stream"
 NAMES = ("one", "two")

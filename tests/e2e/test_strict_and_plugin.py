@@ -7,11 +7,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from tests.support.faults import Fault, Scope
 from tests.support.live import running
 from tests.support.suite import ROOT, credentials, shop_contract
+
+pytestmark = pytest.mark.e2e  # whole runs against the mock under uvicorn (tox -e e2e)
 
 LIST_LINES = ["--include", "list_product_lines", "--no-domain", "--seed", "5", "--quiet"]
 

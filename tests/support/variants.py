@@ -588,17 +588,6 @@ profile). `patch_locality` catches it at every seed: it patches a nullable field
 tests/e2e/test_determinism.py proves that one seed finds the same in it whatever the timing."""
 
 
-# One variant of each kind of check: a run of each stays in the default run where a run of every variant
-# would be too long (the broken-variant and the sharding tests); every variant runs in `tox -e e2e` and
-# `tox -e sharding`.
-REPRESENTATIVE = {
-    "customer_with_another_number",  # Schemathesis phases on two operations of one collection (stateful too)
-    "any_api_key_accepted",  # a per-operation domain check
-    "gateway_reroutes_customer",  # surface_parity, two surfaces
-    "missing_product_line_accepted",  # a per-collection domain check
-}
-
-
 def case_folded(lookups: bool, creates: bool) -> Callable[[Any], None]:
     """Identifiers in a case-insensitive column (MySQL's default collation), for the item lookups (read,
     replace, patch, delete: the stored item, in its own spelling), for the creates (a case variant of an

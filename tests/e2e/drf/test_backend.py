@@ -20,6 +20,8 @@ from tests.support.drf import API_KEY, VARIANTS
 from tests.support.drf.server import serve
 from tests.support.live import free_port, running
 
+pytestmark = pytest.mark.drf  # the DRF backend under a real server (tox -e drf)
+
 BACKEND = "/shop/api/v1"
 GATEWAY = "/customers/v1"
 EXTRA_PRODUCTS = 30  # 105 products: more than the maximum page size

@@ -20,6 +20,8 @@ from mock_server.settings import DEFAULT_API_KEY, Settings  # noqa: E402
 from tests.support.live import free_port, running  # noqa: E402
 from tests.support.suite import shop_contract, violations  # noqa: E402
 
+pytestmark = pytest.mark.drf  # the DRF backend under a real server (tox -e drf)
+
 API = "/shop/api/v1"
 KEY = {"X-API-Key": DEFAULT_API_KEY}
 

@@ -11,10 +11,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from tests.support.live import running
 from tests.support.suite import credentials, shop_contract, violations
+
+pytestmark = pytest.mark.drf  # a whole run against a DRF-like mock (tox -e drf)
 
 WRITES = {"POST", "PUT", "PATCH"}
 
