@@ -22,6 +22,7 @@ from functools import cached_property
 from typing import Any
 
 import jwt
+from cryptography.hazmat.primitives.asymmetric import rsa
 
 from mock_server.realm.keys import KeyRing
 
@@ -70,7 +71,7 @@ class Tokens:
         return self.keys.kid
 
     @cached_property
-    def _public(self) -> dict[str, Any]:
+    def _public(self) -> dict[str, rsa.RSAPublicKey]:
         return self.keys.public_keys()
 
     def sign(self, claims: dict[str, Any]) -> str:
