@@ -221,6 +221,7 @@ def serve(app: MockApp, settings: Settings, sock: socket.socket) -> None:
     from mock_server.shutdown import StoppingServer, grace_options
 
     port = sock.getsockname()[1]
+    app.realm.make_keys()
 
     class AnnouncingServer(StoppingServer):
         """Announces the mock once uvicorn accepts connections on the bound socket."""

@@ -79,6 +79,7 @@ def worker_app() -> MockApp:
     if settings.log_format == "json":
         log_json_lines(settings.log_level)
     app = create_app(settings)
+    app.realm.make_keys()  # before the worker accepts connections, and before gc.freeze
     gc.freeze()
     logging.getLogger("connexion").setLevel(logging.WARNING)
     log_cut_requests()

@@ -119,6 +119,11 @@ class Realm:
         self.browsers = memory.map("browsers", codecs.Text(), CAPACITY)
         self.logouts = memory.map("logouts", codecs.Logouts(), CAPACITY)
 
+    def make_keys(self) -> None:
+        """Make the signing keys now, if they are still to be made (realm/tokens.py). A server calls it
+        before it accepts connections, so that its first login does not wait for an RSA key."""
+        _ = self.tokens.keys
+
     def discovery(self, base: str) -> dict[str, Any]:
         """The OpenID Connect discovery document. Its endpoints are under `base`, the realm's URL as called."""
         endpoints = f"{base}/protocol/openid-connect"

@@ -4,8 +4,10 @@
 So a verified access token is cached by its text. A repeated request costs one dict look-up and one
 `exp` comparison. The cache is bounded, and the signature is checked once per token.
 
-The keys may come as a function that makes them. They are made at the first token signed or verified.
-So a mock that serves only its API never waits for an RSA key, which takes tens of milliseconds at random.
+The keys may come as a function that makes them. They are made at the first token signed or verified,
+or when a server about to accept connections asks (`Realm.make_keys`: `shop-mock` does). So a mock built
+in process for its API alone, as tests build hundreds, never waits for an RSA key: tens of milliseconds
+at random.
 """
 
 from __future__ import annotations

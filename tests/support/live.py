@@ -27,6 +27,9 @@ def running(app: Any, port: int | None = None, **options: Any) -> Iterator[str]:
     `options` go to `uvicorn.Config` (e.g. `mock_server.http.limits.uvicorn_options`).
     """
     port = port or free_port()
+    realm = getattr(app, "realm", None)
+    if realm is not None:  # as `shop-mock` serves: the realm's key made before the first connection
+        realm.make_keys()
     config = uvicorn.Config(
         app, host="127.0.0.1", port=port, log_level="warning", access_log=False, lifespan="off", **options
     )

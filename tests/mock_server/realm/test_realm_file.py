@@ -85,6 +85,17 @@ def test_without_a_key_file_the_key_is_made_once_at_the_first_token(monkeypatch:
         tokens = list(pool.map(first_token, range(8)))
     assert made == [1]
     assert all(realm.verify(token) is not None for token in tokens)
+    realm.make_keys()  # as a server does before it accepts connections: made already, so nothing more
+    assert made == [1]
+
+
+def test_a_server_makes_the_key_before_it_accepts_connections(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[object] = []
+    real = keys.new_key
+    monkeypatch.setattr(keys, "new_key", lambda: made.append(1) or real())
+    realm = create_app(Settings()).realm
+    realm.make_keys()
+    assert made == [1]
 
 
 @pytest.mark.parametrize(
