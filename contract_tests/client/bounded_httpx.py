@@ -13,7 +13,6 @@ a transport.
 from __future__ import annotations
 
 import functools
-import ssl
 from typing import Any
 
 import httpcore
@@ -97,14 +96,14 @@ def _httpx_transport(verify: Any, proxy: str | None = None) -> httpx.HTTPTranspo
     return transport
 
 
-def httpx_client(limits: Limits, verify: ssl.SSLContext | None = None) -> httpx.Client:
+def httpx_client(limits: Limits) -> httpx.Client:
     """A client whose requests, sent with `send_httpx`, end by the deadline and the size limit.
 
     The environment's proxies are mounted as httpx would mount them, each with the same bounds. httpx
-    itself ignores them once given a transport. `verify` is a TLS context of `limits.trust` already made,
-    shared by many clients (client/together.py). Making one loads the CA bundle, about 25 ms of CPU.
+    itself ignores them once given a transport. Every client of one trust shares its TLS context
+    (`Trust.ssl_context`).
     """
-    verify = verify or limits.trust.ssl_context()
+    verify = limits.trust.ssl_context()
     mounts = {
         pattern: None if proxy is None else _httpx_transport(verify, proxy)
         for pattern, proxy in get_environment_proxies().items()

@@ -41,8 +41,7 @@ class Together:
     def __init__(self, limits: Limits, places: int) -> None:
         self.limits = limits
         self._unheld = replace(limits, held=False)
-        context = limits.trust.ssl_context()  # One for all, since a wave's burst has up to 24 places.
-        self._clients = [httpx_client(self._unheld, context) for _ in range(places)]
+        self._clients = [httpx_client(self._unheld) for _ in range(places)]
 
     def __enter__(self) -> Together:
         return self

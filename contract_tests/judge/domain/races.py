@@ -116,8 +116,9 @@ def lost_update(ctx: Context, session: Session, collection: Collection) -> None:
 def made_items(
     session: Session, check: str, op: Operation, collection: Collection, items: list[tuple[dict[str, Any], JSON]]
 ) -> Iterator[tuple[Together, list[Exchange] | None]]:
-    """Two places a try for each of `items`, and the items created at once (None, with `check` listed as not
-    exercised at `op`, when the target refused one). The items are deleted when the block ends."""
+    """A `Together` with two places per item (a try races two requests), and `items` created at once: their
+    answers, or None when the target refused one (`check` is then listed as not exercised at `op`). The items
+    are deleted when the block ends."""
     with Together(session.limits, 2 * len(items)) as together:
         yield together, made(session, together, check, op, collection, [body for _, body in items])
         at_once(session, together, [Call(collection.item_ops["delete"], params) for params, _ in items])

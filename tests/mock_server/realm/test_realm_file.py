@@ -67,12 +67,18 @@ def test_without_a_key_file_every_start_has_its_own_key() -> None:
     assert start(Settings(), token)[2] == [False]
 
 
-def test_without_a_key_file_the_key_is_made_once_at_the_first_token(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A start serving only the API makes no RSA key (tens of milliseconds). Eight first tokens signed at
-    once on threads, as Starlette's thread pool would, make one key, and each verifies."""
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """One entry for each RSA key the realm makes from now on."""
     made: list[object] = []
     real = keys.new_key
     monkeypatch.setattr(keys, "new_key", lambda: made.append(1) or real())
+    return made
+
+
+def test_without_a_key_file_the_key_is_made_once_at_the_first_token(made: list[object]) -> None:
+    """A start serving only the API makes no RSA key (tens of milliseconds). Eight first tokens signed at
+    once on threads, as Starlette's thread pool would, make one key, and each verifies."""
     realm = create_app(Settings()).realm
     assert made == []
     barrier = threading.Barrier(8)
@@ -89,12 +95,12 @@ def test_without_a_key_file_the_key_is_made_once_at_the_first_token(monkeypatch:
     assert made == [1]
 
 
-def test_a_server_makes_the_key_before_it_accepts_connections(monkeypatch: pytest.MonkeyPatch) -> None:
-    made: list[object] = []
-    real = keys.new_key
-    monkeypatch.setattr(keys, "new_key", lambda: made.append(1) or real())
+def test_make_keys_makes_the_key_before_any_token(made: list[object]) -> None:
+    """What a server calls before it accepts connections: the first token then makes no key."""
     realm = create_app(Settings()).realm
     realm.make_keys()
+    assert made == [1]
+    assert realm.verify(realm.sign({"iat": 1, "exp": 2**40, "iss": realm.issuer, "typ": "Bearer"})) is not None
     assert made == [1]
 
 
