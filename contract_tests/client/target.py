@@ -128,14 +128,17 @@ def _probe_operation(surface: Surface, spec: Spec) -> Operation:
 
 
 def _waiting(give_up: float, attempt: Callable[[], T]) -> T:
-    """`attempt()`, again every WAIT_STEP seconds while it raises Unreached and `give_up` is ahead."""
+    """`attempt()`, again every WAIT_STEP seconds while it raises Unreached, the last one at `give_up`.
+
+    The wait is the whole of `--wait`: a target up in its last half second is still found."""
     while True:
         try:
             return attempt()
         except Unreached:
-            if time.monotonic() + WAIT_STEP > give_up:
+            left = give_up - time.monotonic()
+            if left <= 0:
                 raise
-            time.sleep(WAIT_STEP)
+            time.sleep(min(WAIT_STEP, left))
 
 
 def _probe(surface: Surface, spec: Spec, limits: Limits, keyring: Keyring) -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import threading
 import time
 import xml.etree.ElementTree as ET
@@ -118,6 +121,24 @@ def test_the_same_seed_gives_the_same_run(tmp_path: Path) -> None:
 # The CLI's messages --------------------------------------------------------------------------------------
 
 TARGET = ["--base-url", "http://127.0.0.1:1/shop/api/v1", "--api-key", "k"]
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        (["--version"], {}),
+        (["--base-url", "http://127.0.0.1:1/x", "--unknown-flag"], {}),
+        (["--base-url", "http://127.0.0.1:1/x"], {"SHOP_CONTRACT_TOKEN": " "}),
+        (["merge", "/nonexistent-shard"], {}),
+    ],
+)
+def test_a_forked_run_is_what_a_fresh_interpreter_runs(args: list[str], env: dict[str, str]) -> None:
+    """The tests' runs are forked from a launcher with the suite imported (tests/support/launcher.py):
+    the same exit, output and environment as `python -W ignore -m contract_tests`."""
+    command = [sys.executable, "-W", "ignore", "-m", "contract_tests", *args]
+    fresh = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **env}, check=False, timeout=60)
+    forked = shop_contract(args, env=env)
+    assert (forked.code, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
 
 
 def test_version_prints_the_suite_version() -> None:

@@ -2,7 +2,8 @@
 
 Loaded with `-p tests.support.profiling` (`tox -e profile`). Each test's time is the sum of its setup,
 call and teardown phases. CPU time is the process's own (every thread of the pytest worker) plus the
-children it reaped during the phase (servers a test started and stopped); a server a module-scoped
+children it reaped during the phase (servers a test started and stopped) and the suite's runs forked
+for it (tests/support/launcher.py); a server a module-scoped
 fixture keeps counts to the test whose teardown stops it. Under pytest-xdist each worker measures its
 tests and the figures travel to the controller in the reports, which adds them up and prints them.
 """
@@ -19,6 +20,8 @@ from pathlib import PurePosixPath
 
 import pytest
 
+from tests.support import suite
+
 SLOWEST = 30
 """Tests listed by wall time in the summary."""
 CPU_KEY = "profile_cpu_seconds"
@@ -26,9 +29,9 @@ CPU_KEY = "profile_cpu_seconds"
 
 
 def cpu_seconds() -> float:
-    """CPU time of this process and of the children it has reaped."""
+    """CPU time of this process, of the children it has reaped and of the suite's runs forked for it."""
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + children.ru_utime + children.ru_stime
+    return time.process_time() + children.ru_utime + children.ru_stime + suite.forked_cpu_seconds()
 
 
 @dataclass
