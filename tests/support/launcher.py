@@ -5,12 +5,12 @@ about 0.55 s of CPU importing the suite (schemathesis, hypothesis, httpx) before
 forked child starts with those modules loaded and nothing else: its own session, working directory,
 environment, standard streams, arguments and `-W ignore`, as `python -W ignore -m contract_tests ARGS`
 has. It then runs the CLI's `main` and exits through the interpreter's normal shutdown (atexit, threads,
-coverage's data with `patch = fork`).
+and coverage's data under `tox -e coverage`: coverage.py follows a fork).
 
 Run as `python -m tests.support.launcher` by `tests/support/suite.py`. It reads one JSON request a line
-on stdin; for each it answers `{"pid": N}` once the child is forked, and `{"status": S, "maxrss_kib": K, "cpu": C}`
-once it has ended (from `wait4`: the peak and the CPU seconds are the child's own). The launcher stays single-threaded,
-which is what makes forking it safe; it exits when stdin closes.
+on stdin. For each it answers `{"pid": N}` once the child is forked, then `{"status": S, "maxrss_kib":
+K, "cpu": C}` once it has ended (from `wait4`: the peak and the CPU seconds are the child's own). The
+launcher stays single-threaded, which is what makes forking it safe. It exits when stdin closes.
 """
 
 from __future__ import annotations
