@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import selectors
@@ -62,9 +63,9 @@ class Launcher:
         pid = self._answer(READY_SECONDS)["pid"]
         try:
             ended = self._answer(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(pid, signal.SIGKILL)
-            self._answer(READY_SECONDS)
+        except BaseException:  # past `timeout`, or the test itself stopped (pytest-timeout, Ctrl-C)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
             raise
         global _forked_cpu
         with _IDLE_LOCK:
@@ -83,15 +84,17 @@ class Launcher:
         answer: dict[str, Any] = json.loads(line)
         return answer
 
-    def close(self) -> None:
-        """Closing its stdin ends the launcher."""
+    def close(self, at_once: bool = False) -> None:
+        """Closing its stdin ends the launcher; `at_once` kills it, after a run that did not end as asked."""
         assert self.process.stdin is not None and self.process.stdout is not None
+        if at_once:
+            self.process.kill()
         self.process.stdin.close()
         self.process.wait()
         self.process.stdout.close()
 
 
-READY_SECONDS = 60  # a fork answers in milliseconds; a killed run's status follows at once
+READY_SECONDS = 60  # a fork answers in milliseconds
 _IDLE: list[Launcher] = []
 _IDLE_LOCK = threading.Lock()
 _forked_cpu = 0.0
@@ -132,7 +135,7 @@ def shop_contract(
         try:
             code, peak_kib = launcher.run([*args, *extra], {**os.environ, **(env or {})}, out, err, timeout)
         except BaseException:
-            launcher.close()
+            launcher.close(at_once=True)
             raise
         with _IDLE_LOCK:
             _IDLE.append(launcher)
