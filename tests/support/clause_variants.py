@@ -18,7 +18,7 @@ from mock_server.settings import Settings
 from tests.support.faults import Answer, Scope, answer_of, edit_json, header, send_answer
 from tests.support.read_back_variants import CUSTOMER_WRITES, stored_otherwise
 from tests.support.shape_variants import SHAPE_VARIANTS
-from tests.support.variants import API, LINE, Variant, fault, with_store
+from tests.support.variants import API, CUSTOMER, LINE, Variant, fault, null_text_as_null_in, with_store
 
 LINES = f"{API}/productlines/"
 PRODUCTS = f"{API}/products/"
@@ -327,6 +327,20 @@ CLAUSE_VARIANTS.append(
         clauses=("integers-out-of-bounds/path",),
     )
 )
+
+
+CLAUSE_VARIANTS.append(
+    Variant(
+        "form_null_number_stored_as_null",
+        "patch_locality",
+        ("patch_customer",),
+        "domain",
+        fault("PATCH", CUSTOMER, request=null_text_as_null_in(("integer", "number"))),
+        clauses=("form-text/number-text",),
+    )
+)
+"""A form parser taking the text `null` for null in a number field: the nullable sales representative's
+number is then stored as null where the text is no number and must be refused with 400."""
 
 
 CLAUSE_VARIANTS += SHAPE_VARIANTS

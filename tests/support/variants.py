@@ -534,8 +534,8 @@ VARIANTS = [
 ]
 
 
-def _nullable_form_fields() -> frozenset[str]:
-    """The nullable fields of every request body the contract declares (read from the spec)."""
+def _nullable_form_fields(types: tuple[str, ...] | None = None) -> frozenset[str]:
+    """The nullable fields of every request body the contract declares (read from the spec), of `types` if given."""
     from contract_tests.spec import Spec
 
     spec = Spec.load()
@@ -543,7 +543,7 @@ def _nullable_form_fields() -> frozenset[str]:
         name
         for op in spec.operations.values()
         for name, prop in ((op.request_schema or {}).get("properties") or {}).items()
-        if prop.get("nullable")
+        if prop.get("nullable") and (types is None or prop.get("type") in types)
     )
 
 
@@ -552,18 +552,25 @@ NULL_TEXTS = (b"null", b"None")
 TEXTS = b"|".join(NULL_TEXTS)
 
 
-def null_text_as_null(scope: Scope, body: bytes) -> bytes:
-    """A form's text `null` (or `None`) in a nullable field arrives as the empty value, the form's null: a
-    backend that stores that text as null (its JSON bodies keep the text)."""
-    content_type = header(scope, "content-type")
-    for name in _nullable_form_fields():
-        field = re.escape(name.encode())
-        if content_type.startswith("application/x-www-form-urlencoded"):
-            body = re.sub(rb"(^|&)(" + field + rb")=(?:" + TEXTS + rb")(?=&|$)", rb"\1\2=", body)
-        elif content_type.startswith("multipart/form-data"):
-            part = rb'(name="' + field + rb'"[^\r\n]*\r\n(?:[^\r\n]+\r\n)*\r\n)(?:' + TEXTS + rb")(\r\n--)"
-            body = re.sub(part, rb"\1\2", body)
-    return body
+def null_text_as_null_in(types: tuple[str, ...] | None = None) -> Callable[[Scope, bytes], bytes]:
+    """A form's text `null` (or `None`) in a nullable field (of `types`, if given) arrives as the empty
+    value, the form's null: a backend that stores that text as null (its JSON bodies keep the text)."""
+
+    def rewrite(scope: Scope, body: bytes) -> bytes:
+        content_type = header(scope, "content-type")
+        for name in _nullable_form_fields(types):
+            field = re.escape(name.encode())
+            if content_type.startswith("application/x-www-form-urlencoded"):
+                body = re.sub(rb"(^|&)(" + field + rb")=(?:" + TEXTS + rb")(?=&|$)", rb"\1\2=", body)
+            elif content_type.startswith("multipart/form-data"):
+                part = rb'(name="' + field + rb'"[^\r\n]*\r\n(?:[^\r\n]+\r\n)*\r\n)(?:' + TEXTS + rb")(\r\n--)"
+                body = re.sub(part, rb"\1\2", body)
+        return body
+
+    return rewrite
+
+
+null_text_as_null = null_text_as_null_in()
 
 
 def form_writes_null_text() -> Any:

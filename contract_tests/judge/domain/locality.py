@@ -12,6 +12,8 @@ A form carries null as the empty value. What it reads back as is the spec's deci
 
 A nullable string is also set to the text `null`, which a form parser may take for null (Connexion's
 did). Only the empty value is a form's null, and the text reads back as sent (decision `form-text`).
+So a number field given the text `null` by form is refused with 400 and the item stays as it was: a
+parser taking the text for null would store null in a nullable one.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from contract_tests.spec import JSON, Collection
 
 CHECK = "patch_locality"
 NULL_TEXT = "null"
+NUMBER_TYPES = ("integer", "number")
 
 
 def run(ctx: Context, session: Session) -> None:
@@ -73,7 +76,33 @@ def patch_each(ctx: Context, session: Session, collection: Collection, media: st
         if not session.judge(CHECK, patch, evidence, broken, setup):
             return  # The item stays, named in the violation.
         setup.append(patched)
+    if media != "application/json" and not refuses_null_text(session, collection, media, params, state, setup):
+        return
     session.call(collection.item_ops["delete"], params)
+
+
+def number_fields(collection: Collection) -> list[str]:
+    """The body's number fields, the identifier left out (changing it is another decision's)."""
+    props = collection.request_schema["properties"]
+    return [name for name, prop in props.items() if prop.get("type") in NUMBER_TYPES and name != collection.identifier]
+
+
+def refuses_null_text(
+    session: Session, collection: Collection, media: str, params: dict[str, Any], state: JSON, setup: list[Exchange]
+) -> bool:
+    """Each number field PATCHed by form to the text `null`: 400, and the item as it was (decision
+    `form-text`). False once a violation is judged, and the item stays."""
+    get, patch = collection.item_ops["get"], collection.item_ops["patch"]
+    for field in number_fields(collection):
+        what = f"a PATCH of the number `{field}` to the text {NULL_TEXT!r} ({media})"
+        refused = session.call(patch, params, **encoded({field: NULL_TEXT}, media))
+        evidence, broken = refused, None if refused.status == 400 else f"{what} answered {refused.status}, not 400"
+        if broken is None:
+            evidence = session.call(get, params)
+            broken = judged(evidence, 200, state, f"a read after {what} was refused")
+        if not session.judge(CHECK, patch, evidence, broken, setup):
+            return False
+    return True
 
 
 def stored(patched: Exchange, field: str, choices: list[Any]) -> Any:
