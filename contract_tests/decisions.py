@@ -23,6 +23,7 @@ from typing import Any
 from contract_tests.spec import Spec
 
 EMPTY_FORM_VALUE = "empty-form-value"
+PAGE_PAST_THE_END = "page-past-the-end"
 """The decision on an empty form value for a nullable field. `patch_locality` reads its `admits`."""
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from decimal import Decimal, InvalidOperation
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, parse_qsl, urlencode
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
@@ -341,6 +341,46 @@ CLAUSE_VARIANTS.append(
 )
 """A form parser taking the text `null` for null in a number field: the nullable sales representative's
 number is then stored as null where the text is no number and must be refused with 400."""
+
+
+class LastPageForAnyPastIt:
+    """A paginator serving its last page for any page past it (Django's `Paginator.get_page`), not a 404."""
+
+    def __init__(self) -> None:
+        self.app = create_app(Settings())
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "GET" or scope["path"] != LINES:
+            await self.app(scope, receive, send)
+            return
+        answer = await answer_of(self.app, scope, receive)
+        query = parse_qs(scope["query_string"].decode())
+        if answer[0] == 404 and "page" in query:
+            first = json.loads((await answer_of(self.app, _on_page(scope, 1), _no_body))[2])
+            shown = len(first["results"]) or 1
+            answer = await answer_of(self.app, _on_page(scope, max(1, -(-first["count"] // shown))), _no_body)
+        await send_answer(send, answer)
+
+
+def _on_page(scope: Scope, page: int) -> Scope:
+    pairs = [(name, value) for name, value in parse_qsl(scope["query_string"].decode()) if name != "page"]
+    return {**scope, "query_string": urlencode([*pairs, ("page", str(page))]).encode()}
+
+
+async def _no_body() -> dict[str, Any]:
+    return {"type": "http.request", "body": b"", "more_body": False}
+
+
+CLAUSE_VARIANTS.append(
+    Variant(
+        "page_past_the_end_serves_the_last",
+        "pagination_walk",
+        ("list_product_lines",),
+        "domain",
+        LastPageForAnyPastIt,
+        clauses=("page-past-the-end/past-the-end",),
+    )
+)
 
 
 CLAUSE_VARIANTS += SHAPE_VARIANTS

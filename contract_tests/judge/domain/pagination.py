@@ -18,6 +18,9 @@ Before the walk comes the decision `page-size`.
 - Page 1 without `page_size` holds the parameter's `default`, or the whole of a shorter list.
 - A `page_size` one above its `x-clamped-maximum` is clamped, not refused. The answer is a 200 with at
   most the maximum.
+
+After a walk that held, the page after the last holds nothing: 404, or a 200 with no results, as the
+decision `page-past-the-end` admits.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from contract_tests.decisions import PAGE_PAST_THE_END, admits
 from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.http import Exchange, Session
 from contract_tests.judge.domain.owners import owner
@@ -58,7 +62,8 @@ def run(ctx: Context, session: Session) -> None:
                 reason = "no owner to list the items of, and none could be created"
                 session.ledger.skipped(session.surface.name, op.id, CHECK, reason)
                 continue
-            walk(session, op, params, ctx.spec.page_size_maximum(op), ctx.spec.page_size_default(op))
+            maximum, default = ctx.spec.page_size_maximum(op), ctx.spec.page_size_default(op)
+            walk(session, op, params, maximum, default, admits(ctx.spec, PAGE_PAST_THE_END))
             if made is not None:
                 made.delete(session)
 
@@ -113,7 +118,14 @@ def items_of(exchange: Exchange) -> list[str]:
     return [json.dumps(item, sort_keys=True) for item in body["results"]]
 
 
-def walk(session: Session, op: Operation, params: dict[str, Any], maximum: int | None, default: int | None) -> None:
+def walk(
+    session: Session,
+    op: Operation,
+    params: dict[str, Any],
+    maximum: int | None,
+    default: int | None,
+    past_end: tuple[Any, ...],
+) -> None:
     list_url = session.url(op, params)
     first = session.call(op, params)
     count = (first.json() or {}).get("count") if isinstance(first.json(), dict) else None
@@ -134,10 +146,29 @@ def walk(session: Session, op: Operation, params: dict[str, Any], maximum: int |
     walking = Walk(session, op, params, size, count, list_url)
     if pages <= FULL_WALK_PAGES:
         forwards = walk_forwards(walking, exchange, pages)
-        if forwards is not None:
-            walk_backwards(walking, forwards)
+        walked = forwards is not None and walk_backwards(walking, forwards)
     else:
-        sample(walking, exchange, per_page, pages)
+        walked = sample(walking, exchange, per_page, pages)
+    if walked:
+        past_the_end(walking, pages, past_end)
+
+
+def past_the_end(walking: Walk, pages: int, statuses: tuple[Any, ...]) -> None:
+    """The page after the last holds nothing: it is answered with one of the `statuses` the decision
+    `page-past-the-end` admits (404, or a 200 page with no results). A page that serves items again
+    (the last page, or the first) sends a client walking by `page` round for ever."""
+    query = {"page": pages + 1, "page_size": walking.size}
+    exchange = walking.session.call(walking.op, walking.params, query=query)
+    body = exchange.json()
+    results = body.get("results") if isinstance(body, dict) else None
+    what = f"page {pages + 1}, past the last of count={walking.count},"
+    broken = None
+    if exchange.status not in statuses:
+        broken = f"{what} answered HTTP {exchange.status}, not one of {list(statuses)}"
+    elif 200 <= exchange.status < 300 and results != []:
+        shown = f"{len(results)} results" if isinstance(results, list) else "no list of results"
+        broken = f"{what} answered HTTP {exchange.status} with {shown}, not an empty page"
+    walking.session.judge(CHECK, walking.op, exchange, broken)
 
 
 def default_problem(first: Exchange, count: int, default: int | None, maximum: int | None) -> str | None:
@@ -194,8 +225,9 @@ def walk_forwards(walking: Walk, exchange: Exchange, pages: int) -> list[Exchang
     return walked
 
 
-def walk_backwards(walking: Walk, forwards: list[Exchange]) -> None:
-    """From the last page back to page 1 through `previous`. Each leads to the page before, with the same items."""
+def walk_backwards(walking: Walk, forwards: list[Exchange]) -> bool:
+    """From the last page back to page 1 through `previous`. Each leads to the page before, with the same items.
+    False once a violation is judged."""
     session, op = walking.session, walking.op
     size, count, list_url = walking.size, walking.count, walking.list_url
     exchange = forwards[-1]
@@ -204,18 +236,19 @@ def walk_backwards(walking: Walk, forwards: list[Exchange]) -> None:
         target = link_page(link)
         if target != number - 1:
             broken = f"`previous` of page {number} leads to page {target}, not {number - 1}: {link}"
-            session.judge(CHECK, op, exchange, broken)
-            return
+            return session.judge(CHECK, op, exchange, broken)
         exchange = session.call(op, url=str(link))
         problem = page_problem(exchange, number - 1, size, count, list_url)
         if problem is None and items_of(exchange) != items_of(forwards[number - 2]):
             problem = f"`previous` of page {number} gave other items than page {number - 1} walking forwards"
         if not session.judge(CHECK, op, exchange, problem):
-            return
+            return False
+    return True
 
 
-def sample(walking: Walk, first: Exchange, per_page: int, pages: int) -> None:
-    """A long list, sampled at the first, second, a few middle, second-to-last and last pages, with their links."""
+def sample(walking: Walk, first: Exchange, per_page: int, pages: int) -> bool:
+    """A long list, sampled at the first, second, a few middle, second-to-last and last pages, with their links.
+    False once a violation is judged."""
     session, op, params = walking.session, walking.op, walking.params
     size, count, list_url = walking.size, walking.count, walking.list_url
     numbers = sorted({1, 2, pages // 3, pages // 2, 2 * pages // 3, pages - 1, pages})
@@ -236,15 +269,15 @@ def sample(walking: Walk, first: Exchange, per_page: int, pages: int) -> None:
             if link is not None and link_page(link) != target:
                 problem = f"`{which}` of page {number} leads to page {link_page(link)}, not {target}: {link}"
         if not session.judge(CHECK, op, exchange, problem):
-            return
+            return False
         scoping(session, op, params, exchange, exchange.json()["results"])
         seen.extend(items_of(exchange))
     if len(set(seen)) != len(seen):
-        session.judge(CHECK, op, first, f"the sampled pages {numbers} repeat {len(seen) - len(set(seen))} items")
-        return
+        return session.judge(CHECK, op, first, f"the sampled pages {numbers} repeat {len(seen) - len(set(seen))} items")
     for start, which, target in ((1, "next", 2), (pages, "previous", pages - 1), (2, "previous", 1)):
         followed = session.call(op, url=str(fetched[start].json()[which]))
         same = followed.status == 200 and items_of(followed) == items_of(fetched[target])
         broken = None if same else f"`{which}` of page {start} does not give page {target}'s items"
         if not session.judge(CHECK, op, followed, broken):
-            return
+            return False
+    return True
