@@ -383,4 +383,23 @@ CLAUSE_VARIANTS.append(
 )
 
 
+def refuse_an_empty_first_page(scope: Scope, answer: Answer) -> Answer:
+    """An empty list answered 404 "Invalid page." (Django's `Paginator(allow_empty_first_page=False)`)."""
+    if answer[0] != 200 or json.loads(answer[2]).get("count") != 0:
+        return answer
+    return 404, PROBLEM, b'{"status": 404, "detail": "Invalid page."}'
+
+
+CLAUSE_VARIANTS.append(
+    Variant(
+        "empty_first_page_refused",
+        "pagination_walk",
+        ("get_product_line_products",),
+        "domain",
+        fault("GET", rf"{LINES}[^/]+/products/", response=refuse_an_empty_first_page),
+        clauses=("page-past-the-end/empty-first-page",),
+    )
+)
+
+
 CLAUSE_VARIANTS += SHAPE_VARIANTS
