@@ -402,4 +402,27 @@ CLAUSE_VARIANTS.append(
 )
 
 
+def join_repeated_fields(scope: Scope, body: bytes) -> bytes:
+    """A form parser joining the values of a field sent more than once (`a,b`), as a handler that reads
+    a list of values as one text does."""
+    if not header(scope, "content-type").startswith("application/x-www-form-urlencoded"):
+        return body
+    joined: dict[str, list[str]] = {}
+    for name, value in parse_qsl(body.decode(), keep_blank_values=True):
+        joined.setdefault(name, []).append(value)
+    return urlencode({name: ",".join(values) for name, values in joined.items()}).encode()
+
+
+CLAUSE_VARIANTS.append(
+    Variant(
+        "repeated_form_field_joined",
+        "patch_locality",
+        ("patch_customer",),
+        "domain",
+        fault("PATCH", CUSTOMER, request=join_repeated_fields),
+        clauses=("repeated-field/last-value",),
+    )
+)
+
+
 CLAUSE_VARIANTS += SHAPE_VARIANTS

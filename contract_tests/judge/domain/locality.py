@@ -14,6 +14,9 @@ A nullable string is also set to the text `null`, which a form parser may take f
 did). Only the empty value is a form's null, and the text reads back as sent (decision `form-text`).
 So a number field given the text `null` by form is refused with 400 and the item stays as it was: a
 parser taking the text for null would store null in a nullable one.
+
+Last, each field is sent twice in one form PATCH (a new value, then its own): one of the two is stored
+(decision `repeated-field`), not both joined, a list, or a refusal.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 
 from contract_tests.judge.domain.data import Context, differences
 from contract_tests.judge.domain.http import Exchange, Session
-from contract_tests.judge.domain.media import admitted, allows_text, encoded, media_types
+from contract_tests.judge.domain.media import admitted, allows_text, encoded, media_types, repeated
 from contract_tests.spec import JSON, Collection
 
 CHECK = "patch_locality"
@@ -76,9 +79,38 @@ def patch_each(ctx: Context, session: Session, collection: Collection, media: st
         if not session.judge(CHECK, patch, evidence, broken, setup):
             return  # The item stays, named in the violation.
         setup.append(patched)
-    if media != "application/json" and not refuses_null_text(session, collection, media, params, state, setup):
-        return
+    if media != "application/json":
+        if not refuses_null_text(session, collection, media, state, setup):
+            return
+        if not takes_one_of_repeated(ctx, session, collection, media, state, setup):
+            return
     session.call(collection.item_ops["delete"], params)
+
+
+def takes_one_of_repeated(
+    ctx: Context, session: Session, collection: Collection, media: str, state: JSON, setup: list[Exchange]
+) -> bool:
+    """Each field the PATCHes changed, sent twice by form (a new value, then its value now): the answer and
+    the next read hold one of the two and every other field as it was (decision `repeated-field`, which
+    admits either). False once a violation is judged, and the item stays."""
+    get, patch = collection.item_ops["get"], collection.item_ops["patch"]
+    params = {collection.identifier: state[collection.identifier]}
+    fixed = ctx.fixed_fields(collection)
+    for field, value in state.items():
+        if field in fixed or value is None:
+            continue
+        sent = [ctx.changed_value(collection, field, value), value]
+        what = f"a PATCH of `{field}` sent twice, {sent[0]!r} then {sent[1]!r} ({media})"
+        patched = session.call(patch, params, **repeated(field, sent, media))
+        answered = stored(patched, field, sent)
+        evidence, broken = patched, judged(patched, 200, {**state, field: answered}, what)
+        if broken is None:
+            evidence = session.call(get, params)
+            broken = judged(evidence, 200, {**state, field: answered}, f"a read after {what}")
+        if not session.judge(CHECK, patch, evidence, broken, setup):
+            return False
+        state = {**state, field: answered}
+    return True
 
 
 def number_fields(collection: Collection) -> list[str]:
@@ -87,12 +119,11 @@ def number_fields(collection: Collection) -> list[str]:
     return [name for name, prop in props.items() if prop.get("type") in NUMBER_TYPES and name != collection.identifier]
 
 
-def refuses_null_text(
-    session: Session, collection: Collection, media: str, params: dict[str, Any], state: JSON, setup: list[Exchange]
-) -> bool:
+def refuses_null_text(session: Session, collection: Collection, media: str, state: JSON, setup: list[Exchange]) -> bool:
     """Each number field PATCHed by form to the text `null`: 400, and the item as it was (decision
     `form-text`). False once a violation is judged, and the item stays."""
     get, patch = collection.item_ops["get"], collection.item_ops["patch"]
+    params = {collection.identifier: state[collection.identifier]}
     for field in number_fields(collection):
         what = f"a PATCH of the number `{field}` to the text {NULL_TEXT!r} ({media})"
         refused = session.call(patch, params, **encoded({field: NULL_TEXT}, media))

@@ -35,6 +35,14 @@ def encoded(body: dict[str, Any], media_type: str) -> dict[str, Any]:
     return {"files": {name: (None, value) for name, value in form.items()}}
 
 
+def repeated(field: str, values: list[Any], media_type: str) -> dict[str, Any]:
+    """httpx arguments sending `field` once per value, in that order, in the form `media_type`."""
+    texts = [as_form({field: value})[field] for value in values]
+    if media_type == "application/x-www-form-urlencoded":
+        return {"data": {field: texts}}
+    return {"files": [(field, (None, text)) for text in texts]}
+
+
 def media_types(op: Operation) -> list[str]:
     """The body encodings `op` accepts, of those the suite can send."""
     content = op.definition.get("requestBody", {}).get("content", {})
