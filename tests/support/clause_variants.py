@@ -9,13 +9,14 @@ check judges, so their catch runs with `--strict`.
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import parse_qs, parse_qsl, urlencode
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from tests.support.faults import Answer, Scope, answer_of, edit_json, header, send_answer
+from tests.support.faults import Answer, Scope, answer_of, edit_json, header, send_answer, with_body
 from tests.support.read_back_variants import CUSTOMER_WRITES, stored_otherwise
 from tests.support.shape_variants import SHAPE_VARIANTS
 from tests.support.variants import API, CUSTOMER, LINE, Variant, fault, null_text_as_null_in, with_store
@@ -421,6 +422,46 @@ CLAUSE_VARIANTS.append(
         "domain",
         fault("PATCH", CUSTOMER, request=join_repeated_fields),
         clauses=("repeated-field/last-value",),
+    )
+)
+
+
+class EchoingUnknownFields:
+    """A PATCH of a customer that answers the request's fields the item lacks beside it (a view returning
+    `{**request.data, **serializer.data}`): an unknown field sent comes back as if stored."""
+
+    def __init__(self) -> None:
+        self.app = create_app(Settings())
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "PATCH" or not re.fullmatch(CUSTOMER, scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        scope, replay = with_body(scope, body)
+        status, headers, answered = await answer_of(self.app, scope, replay)
+        if status == 200:
+            kind = header(scope, "content-type")
+            sent = json.loads(body) if kind.startswith("application/json") else dict(parse_qsl(body.decode()))
+            item = json.loads(answered)
+            unknown = {name: value for name, value in sent.items() if name not in item}
+            answered = json.dumps({**item, **unknown}).encode()
+        await send_answer(send, (status, headers, answered))
+
+
+CLAUSE_VARIANTS.append(
+    Variant(
+        "unknown_field_answered_back",
+        "patch_locality",
+        ("patch_customer",),
+        "domain",
+        EchoingUnknownFields,
+        clauses=("unknown-fields-ignored/ignored",),
     )
 )
 

@@ -16,7 +16,9 @@ So a number field given the text `null` by form is refused with 400 and the item
 parser taking the text for null would store null in a nullable one.
 
 Last, each field is sent twice in one form PATCH (a new value, then its own): one of the two is stored
-(decision `repeated-field`), not both joined, a list, or a refusal.
+(decision `repeated-field`), not both joined, a list, or a refusal. And in every encoding, a PATCH with
+an unknown field beside a known one, then a read with an unknown query parameter: ignored, or the PATCH
+refused with a 4xx that changed nothing (decision `unknown-fields-ignored`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from contract_tests.spec import JSON, Collection
 CHECK = "patch_locality"
 NULL_TEXT = "null"
 NUMBER_TYPES = ("integer", "number")
+UNKNOWN = "shop_contract_unknown"
+"""A body field and a query parameter no operation of the spec has."""
 
 
 def run(ctx: Context, session: Session) -> None:
@@ -79,12 +83,52 @@ def patch_each(ctx: Context, session: Session, collection: Collection, media: st
         if not session.judge(CHECK, patch, evidence, broken, setup):
             return  # The item stays, named in the violation.
         setup.append(patched)
+    if not ignores_unknown_fields(ctx, session, collection, media, state, setup):
+        return
     if media != "application/json":
         if not refuses_null_text(session, collection, media, state, setup):
             return
         if not takes_one_of_repeated(ctx, session, collection, media, state, setup):
             return
     session.call(collection.item_ops["delete"], params)
+
+
+def ignores_unknown_fields(
+    ctx: Context, session: Session, collection: Collection, media: str, state: JSON, setup: list[Exchange]
+) -> bool:
+    """A PATCH of one field with an unknown field beside it, then a read with an unknown query parameter.
+    The unknown ones are ignored (the change made, nothing else, no unknown field answered), or the PATCH
+    is refused with a 4xx that changed nothing: the decision `unknown-fields-ignored` admits either.
+    `state` is updated to what the item then holds. False once a violation is judged, and the item stays."""
+    get, patch = collection.item_ops["get"], collection.item_ops["patch"]
+    params = {collection.identifier: state[collection.identifier]}
+    fixed = ctx.fixed_fields(collection)
+    field = next((name for name, value in state.items() if name not in fixed and value is not None), None)
+    if field is None:
+        return True
+    change = ctx.changed_value(collection, field, state[field])
+    what = f"a PATCH of `{field}` with the unknown field `{UNKNOWN}` beside it ({media})"
+    patched = session.call(patch, params, **encoded({field: change, UNKNOWN: "1"}, media))
+    expected = state if 400 <= patched.status < 500 else {**state, field: change}
+    broken = None if 400 <= patched.status < 500 else unknown_problem(patched, expected, what)
+    evidence = patched
+    if broken is None:
+        evidence = session.call(get, params, query={UNKNOWN: "1"})
+        broken = unknown_problem(
+            evidence, expected, f"a read with the unknown query parameter `{UNKNOWN}` after {what}"
+        )
+    if not session.judge(CHECK, patch, evidence, broken, setup):
+        return False
+    state.update(expected)
+    return True
+
+
+def unknown_problem(exchange: Exchange, expected: JSON, what: str) -> str | None:
+    """What is wrong with an answer to a request carrying an unknown field: not `expected`, or the field answered."""
+    broken = judged(exchange, 200, expected, what)
+    if broken is None and UNKNOWN in (exchange.json() or {}):
+        broken = f"{what} answered the unknown field back"
+    return broken
 
 
 def takes_one_of_repeated(
