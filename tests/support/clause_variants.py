@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, parse_qsl, urlencode
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from tests.support.faults import Answer, Scope, answer_of, edit_json, header, send_answer, with_body
+from tests.support.faults import Answer, Scope, answer_of, edit_json, header, send_answer, whole_body, with_body
 from tests.support.read_back_variants import CUSTOMER_WRITES, stored_otherwise
 from tests.support.shape_variants import SHAPE_VARIANTS
 from tests.support.variants import API, CUSTOMER, LINE, Variant, fault, null_text_as_null_in, with_store
@@ -113,12 +113,7 @@ class RefusingSalesReps:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != f"{API}/customers/":
             await self.app(scope, receive, send)
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await whole_body(receive)
         if b'"salesrepemployeenumber": null' not in body and b'"salesrepemployeenumber"' in body:
             problem = {"status": 400, "errors": [{"field": "salesrepemployeenumber", "message": "unknown"}]}
             await send_answer(send, (400, PROBLEM, json.dumps(problem).encode()))
@@ -437,12 +432,7 @@ class EchoingUnknownFields:
         if scope["type"] != "http" or scope["method"] != "PATCH" or not re.fullmatch(CUSTOMER, scope["path"]):
             await self.app(scope, receive, send)
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await whole_body(receive)
         scope, replay = with_body(scope, body)
         status, headers, answered = await answer_of(self.app, scope, replay)
         if status == 200:

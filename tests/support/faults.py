@@ -44,13 +44,17 @@ class Fault:
 
 
 async def _rewritten(scope: Scope, receive: Any, rewrite: Callable[[Scope, bytes], bytes]) -> tuple[Scope, Any]:
+    return with_body(scope, rewrite(scope, await whole_body(receive)))
+
+
+async def whole_body(receive: Any) -> bytes:
+    """The request's body, read to its end."""
     body = b""
     while True:
         message = await receive()
         body += message.get("body", b"")
         if not message.get("more_body"):
-            break
-    return with_body(scope, rewrite(scope, body))
+            return body
 
 
 def with_body(scope: Scope, body: bytes) -> tuple[Scope, Any]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from tests.support.faults import Answer, Scope, answer_of, send_answer, with_body
+from tests.support.faults import Answer, Scope, answer_of, send_answer, whole_body, with_body
 from tests.support.variants import API, Variant
 
 COLLECTION = "productlines"
@@ -44,7 +44,7 @@ class Racy:
         for method, pattern, handle in self.routes:
             matched = pattern.fullmatch(path)
             if scope["type"] == "http" and scope["method"] == method and matched:
-                body = await read_body(receive)
+                body = await whole_body(receive)
                 if body and not is_json(scope):
                     await self.forward(scope, body, send)  # a form body: the mock's own answer
                     return
@@ -70,15 +70,6 @@ class Racy:
 
 def is_json(scope: Scope) -> bool:
     return any(k.lower() == b"content-type" and v.startswith(b"application/json") for k, v in scope["headers"])
-
-
-async def read_body(receive: Any) -> bytes:
-    body = b""
-    while True:
-        message = await receive()
-        body += message.get("body", b"")
-        if not message.get("more_body"):
-            return body
 
 
 async def whole_row_written_back(racy: Racy, scope: Scope, key: str, body: bytes, send: Any) -> None:
