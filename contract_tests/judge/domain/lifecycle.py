@@ -1,9 +1,10 @@
 """The life of one item of each collection, through the create operation's links.
 
-create -> read -> duplicate create -> replace -> read -> change one field -> read -> delete -> read.
-It runs three checks.
-- `round_trip` checks that what was written is what is read back, decimals by value. A PATCH changes
-  only the fields it sends. A read after a write never shows the old state.
+create -> read -> duplicate create -> replace -> read -> replace with the required fields alone -> read
+-> change one field -> read -> delete -> read. It runs three checks.
+- `round_trip` checks that what was written is what is read back, decimals by value. An optional field
+  a PUT leaves out holds null or its value before (decision `put-replaces`). A PATCH changes only the
+  fields it sends. A read after a write never shows the old state.
 - `duplicate_rejected` checks that a duplicate create answers 400 or 409. The strict
   `duplicate_is_conflict` wants 409.
 - `deleted_stays_deleted` checks that a read after DELETE is 404.
@@ -57,6 +58,7 @@ def walk(ctx: Context, session: Session, collection: Collection) -> None:
     session.judge("round_trip", get, read, holds(read, 200, body, "a read after create"), setup)
     duplicate(ctx, session, collection, body, setup)
     state = rewrite(ctx, session, collection, params, body, setup)
+    state = replace_leaving_out(session, collection, params, state, setup)
     change_one(ctx, session, collection, params, state, setup)
     if len(session.ledger.violations) > found:
         reason = f"{collection.identifier}={identifier!r} is kept for the violation that names it, not deleted"
@@ -88,6 +90,42 @@ def rewrite(
     read = session.call(get, params)
     session.judge("round_trip", get, read, holds(read, 200, replaced, "a read after PUT shows the old state"), setup)
     return replaced
+
+
+def replace_leaving_out(
+    session: Session, collection: Collection, params: dict[str, Any], state: JSON, setup: list[Exchange]
+) -> JSON:
+    """PUT the required fields alone. Each optional field left out then holds null, or its value before
+    (the decision `put-replaces` admits either), not a third value such as a default; the answer and the
+    next read hold what was sent and agree. The PUT joins `setup`. Returns the item's state after it."""
+    put, get = collection.item_ops["put"], collection.item_ops["get"]
+    required = set((put.request_schema or {}).get("required", []))
+    left_out = [name for name in state if name not in required]
+    if not left_out:
+        return state
+    sent = {name: value for name, value in state.items() if name in required}
+    what = f"a PUT leaving out {', '.join(f'`{name}`' for name in left_out)}"
+    written = session.call(put, params, json=sent)
+    broken = holds(written, 200, sent, what) or left_out_problem(written, state, left_out, what)
+    session.judge("round_trip", put, written, broken, setup)
+    if broken is not None:
+        return state
+    setup.append(written)
+    answer = written.json() or {}
+    after = {**state, **{name: answer.get(name) for name in left_out}}
+    read = session.call(get, params)
+    session.judge("round_trip", get, read, holds(read, 200, after, f"a read after {what}"), setup)
+    return after
+
+
+def left_out_problem(exchange: Exchange, state: JSON, left_out: list[str], what: str) -> str | None:
+    """The first field of `left_out` the answer holds as neither null nor its value in `state`."""
+    answer = exchange.json() or {}
+    for name in left_out:
+        value = answer.get(name)
+        if value is not None and differences({name: state[name]}, answer):
+            return f"{what}: `{name}` holds {value!r}, neither null nor its value before, {state[name]!r}"
+    return None
 
 
 def change_one(
