@@ -389,7 +389,7 @@ def refuse_an_empty_first_page(scope: Scope, answer: Answer) -> Answer:
 CLAUSE_VARIANTS.append(
     Variant(
         "empty_first_page_refused",
-        "pagination_walk",
+        "unknown_not_found",
         ("get_product_line_products",),
         "domain",
         fault("GET", rf"{LINES}[^/]+/products/", response=refuse_an_empty_first_page),

@@ -1,7 +1,7 @@
 """The life of one item of each collection, through the create operation's links.
 
-create -> read -> duplicate create -> replace -> read -> replace with the required fields alone -> read
--> change one field -> read -> delete -> read. It runs three checks.
+create -> read -> duplicate create -> replace -> read -> change one field -> read -> replace with the
+required fields alone -> read -> delete -> read. It runs three checks.
 - `round_trip` checks that what was written is what is read back, decimals by value. An optional field
   a PUT leaves out holds null or its value before (decision `put-replaces`). A PATCH changes only the
   fields it sends. A read after a write never shows the old state.
@@ -58,8 +58,8 @@ def walk(ctx: Context, session: Session, collection: Collection) -> None:
     session.judge("round_trip", get, read, holds(read, 200, body, "a read after create"), setup)
     duplicate(ctx, session, collection, body, setup)
     state = rewrite(ctx, session, collection, params, body, setup)
-    state = replace_leaving_out(session, collection, params, state, setup)
-    change_one(ctx, session, collection, params, state, setup)
+    state = change_one(ctx, session, collection, params, state, setup)
+    replace_leaving_out(session, collection, params, state, setup)
     if len(session.ledger.violations) > found:
         reason = f"{collection.identifier}={identifier!r} is kept for the violation that names it, not deleted"
         session.ledger.skipped(session.surface.name, delete.id, "deleted_stays_deleted", reason)
@@ -94,28 +94,26 @@ def rewrite(
 
 def replace_leaving_out(
     session: Session, collection: Collection, params: dict[str, Any], state: JSON, setup: list[Exchange]
-) -> JSON:
+) -> None:
     """PUT the required fields alone. Each optional field left out then holds null, or its value before
     (the decision `put-replaces` admits either), not a third value such as a default; the answer and the
-    next read hold what was sent and agree. The PUT joins `setup`. Returns the item's state after it."""
+    next read hold what was sent and agree. The PUT joins `setup`."""
     put, get = collection.item_ops["put"], collection.item_ops["get"]
     required = set((put.request_schema or {}).get("required", []))
     left_out = [name for name in state if name not in required]
     if not left_out:
-        return state
+        return
     sent = {name: value for name, value in state.items() if name in required}
     what = f"a PUT leaving out {', '.join(f'`{name}`' for name in left_out)}"
     written = session.call(put, params, json=sent)
     broken = holds(written, 200, sent, what) or left_out_problem(written, state, left_out, what)
-    session.judge("round_trip", put, written, broken, setup)
-    if broken is not None:
-        return state
+    if not session.judge("round_trip", put, written, broken, setup):
+        return
     setup.append(written)
     answer = written.json() or {}
     after = {**state, **{name: answer.get(name) for name in left_out}}
     read = session.call(get, params)
     session.judge("round_trip", get, read, holds(read, 200, after, f"a read after {what}"), setup)
-    return after
 
 
 def left_out_problem(exchange: Exchange, state: JSON, left_out: list[str], what: str) -> str | None:
@@ -130,9 +128,9 @@ def left_out_problem(exchange: Exchange, state: JSON, left_out: list[str], what:
 
 def change_one(
     ctx: Context, session: Session, collection: Collection, params: dict[str, Any], state: JSON, setup: list[Exchange]
-) -> None:
+) -> JSON:
     """PATCH one field. Every other field keeps its value, in the answer and in the next read. The PATCH
-    joins `setup`."""
+    joins `setup`. Returns the item's state after it."""
     patch, get = collection.item_ops["patch"], collection.item_ops["get"]
     props = collection.request_schema["properties"]
     fixed = {collection.identifier, *ctx.spec.references(collection.create)}
@@ -143,3 +141,4 @@ def change_one(
     setup.append(patched)
     read = session.call(get, params)
     session.judge("round_trip", get, read, holds(read, 200, expected, "a read after PATCH"), setup)
+    return expected

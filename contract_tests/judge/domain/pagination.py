@@ -20,8 +20,7 @@ Before the walk comes the decision `page-size`.
   most the maximum.
 
 After a walk that held, the page after the last holds nothing: 404, or a 200 with no results, as the
-decision `page-past-the-end` admits. And page 1 of the sub-list of an owner made for it, so empty, is a
-200 page with no results and no links.
+decision `page-past-the-end` admits.
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ from urllib.parse import parse_qs, urlsplit
 from contract_tests.decisions import PAGE_PAST_THE_END, admits
 from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.http import Exchange, Session
-from contract_tests.judge.domain.owners import Made, owner
+from contract_tests.judge.domain.owners import owner
 from contract_tests.judge.domain.placement import FULL_WALK_PAGES
 from contract_tests.spec import Operation
 
@@ -67,33 +66,6 @@ def run(ctx: Context, session: Session) -> None:
             walk(session, op, params, maximum, default, admits(ctx.spec, PAGE_PAST_THE_END))
             if made is not None:
                 made.delete(session)
-            if op.path_parameters:
-                empty_first_page(ctx, session, op)
-
-
-def empty_first_page(ctx: Context, session: Session, op: Operation) -> None:
-    """Page 1 of the sub-list of an owner made for it, so empty: a 200 page with no results, a count of 0
-    and no links (decision `page-past-the-end`), not a 404 (a paginator refusing an empty first page)."""
-    (name,) = op.path_parameters
-    collection = next(c for c in ctx.spec.collections if c.identifier == name)
-    if not session.serves(collection.create, collection.item_ops["delete"]):
-        return
-    identifier = ctx.fresh_identifier(collection)
-    created = session.call(collection.create, json=ctx.valid_body(collection, identifier))
-    if created.status != 201:
-        reason = f"an owner to read an empty sub-list of could not be created (HTTP {created.status})"
-        session.ledger.skipped(session.surface.name, op.id, CHECK, reason)
-        return
-    page = session.call(op, {name: identifier})
-    body = page.json()
-    empty: dict[str, Any] = {"count": 0, "next": None, "previous": None, "results": []}
-    broken = None
-    if page.status != 200:
-        broken = f"page 1 of the empty sub-list of a new {name} answered HTTP {page.status}, not 200"
-    elif not isinstance(body, dict) or {key: body.get(key) for key in empty} != empty:
-        broken = f"page 1 of the empty sub-list of a new {name} is not an empty page (count 0, no results, no links)"
-    session.judge(CHECK, op, page, broken, [created])
-    Made(collection, identifier).delete(session)
 
 
 def page_problem(exchange: Exchange, number: int, size: int, count: int | None, list_url: str) -> str | None:

@@ -4,8 +4,10 @@ For each collection, the check takes an identifier never created. A read, a PUT 
 PATCH, a DELETE and each sub-list it would own (`unknown-resource`) all answer 404 at it. The PUT
 answers 404 because PUT never creates (`put-never-creates`).
 
-Then an item is created and deleted, and the same requests at its identifier answer 404 again. A
-service that caches the item, or lists a sub-list without looking its owner up, answers otherwise.
+Then an item is created and each sub-list it owns, still empty, answers page 1 as a 200 page with no
+results (decision `page-past-the-end`): an owner that exists is not one that does not. The item is
+then deleted, and the same requests at its identifier answer 404 again. A service that caches the
+item, or lists a sub-list without looking its owner up, answers otherwise.
 A PUT that creates the missing item is undone by the DELETE that ends each series.
 """
 
@@ -36,9 +38,31 @@ def run(ctx: Context, session: Session) -> None:
                 reason = f"the item to delete could not be created (HTTP {created.status})"
                 session.ledger.skipped(session.surface.name, collection.item_ops["delete"].id, CHECK, reason)
                 continue
+            empty_sub_lists(ctx, session, collection, deleted, [created])
             gone = session.call(collection.item_ops["delete"], {collection.identifier: deleted})
             if gone.status in (200, 202, 204):
                 all_not_found(ctx, session, collection, deleted, "deleted", [created, gone])
+
+
+def empty_sub_lists(
+    ctx: Context, session: Session, collection: Collection, identifier: Any, setup: list[Exchange]
+) -> None:
+    """Page 1 of each sub-list of the item just made, so empty: a 200 page with a count of 0, no results
+    and no links (decision `page-past-the-end`), not the 404 of an owner that does not exist."""
+    name = collection.identifier
+    empty: dict[str, Any] = {"count": 0, "next": None, "previous": None, "results": []}
+    for sub_list in collection.sub_lists:
+        if not session.serves(sub_list) or not ctx.selected(sub_list):
+            continue
+        page = session.call(sub_list, {name: identifier})
+        body = page.json()
+        what = f"page 1 of {sub_list.id} of the new {name}={identifier!r}, still empty,"
+        broken = None
+        if page.status != 200:
+            broken = f"{what} answered {page.status}, not 200"
+        elif not isinstance(body, dict) or {key: body.get(key) for key in empty} != empty:
+            broken = f"{what} is not an empty page (a count of 0, no results, no links)"
+        session.judge(CHECK, sub_list, page, broken, setup)
 
 
 def all_not_found(
