@@ -477,4 +477,39 @@ CLAUSE_VARIANTS.append(
 )
 
 
+class WritesLookUpTheText:
+    """Reads of a customer find it by the number its path reads as (`0103` is 103), while a replace, a
+    patch or a delete looks the path's text up as written and finds nothing: one spelling, two answers."""
+
+    def __init__(self) -> None:
+        self.app = create_app(Settings())
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        number = re.fullmatch(rf"{API}/customers/([^/]+)/", scope.get("path", ""))
+        if scope["type"] == "http" and scope["method"] != "GET" and number and _another_spelling(number[1]):
+            await send_answer(send, (404, PROBLEM, b'{"status": 404, "detail": "Not found."}'))
+            return
+        await self.app(scope, receive, send)
+
+
+def _another_spelling(text: str) -> bool:
+    """Whether `text` reads as a number it does not spell as Python writes it (`0103`, `+103`)."""
+    try:
+        return str(int(text)) != text
+    except ValueError:
+        return False
+
+
+CLAUSE_VARIANTS.append(
+    Variant(
+        "number_spelling_found_by_reads_only",
+        "identifier_variants",
+        ("create_customer", "get_customer"),
+        "domain",
+        WritesLookUpTheText,
+        clauses=("integer-identifiers/alike",),
+    )
+)
+
+
 CLAUSE_VARIANTS += SHAPE_VARIANTS

@@ -17,6 +17,8 @@ and holds a non-ASCII letter in its composed form (`STEM`).
 Everything made is deleted, and the first item still reads after the others are gone. A first create
 refused with a 4xx is admitted (`identifiers-in-paths`) and listed as not exercised.
 
+An integer identifier's near misses are the other spellings of its number (`number_spellings`).
+
 Near misses are tried in every run, before any variant is made. They are the identifiers a careless
 service confuses with the item's (`near_misses`). They are white space around or inside it, one
 character more or less, the identifier percent-encoded twice, and its NFD form. Each is read,
@@ -30,6 +32,7 @@ import re
 import unicodedata
 from urllib.parse import quote, unquote
 
+from contract_tests.judge.domain import number_spellings
 from contract_tests.judge.domain.data import Context, changed_body, differences
 from contract_tests.judge.domain.http import Exchange, Session
 from contract_tests.spec import JSON, Collection
@@ -53,6 +56,13 @@ def run(ctx: Context, session: Session) -> None:
             and ctx.collection_is_mine(collection)
         ):
             try_variants(ctx, session, collection, ctx.known.identities.string(prop, STEM))
+        elif (
+            prop.get("type") == "integer"
+            and session.serves(*ops)
+            and ctx.selected(collection.create, collection.item_ops["get"])
+            and ctx.collection_is_mine(collection)
+        ):
+            number_spellings.try_spellings(ctx, session, collection, ctx.fresh_identifier(collection))
 
 
 def path(session: Session, collection: Collection, segment: str) -> str:

@@ -95,8 +95,8 @@ def rewrite(
 def replace_leaving_out(
     session: Session, collection: Collection, params: dict[str, Any], state: JSON, setup: list[Exchange]
 ) -> None:
-    """PUT the required fields alone. Each optional field left out then holds null, or its value before
-    (the decision `put-replaces` admits either), not a third value such as a default; the answer and the
+    """PUT the required fields alone. Each optional field left out then holds null, or its value before.
+    The decision `put-replaces` admits either, not a third value such as a default. The answer and the
     next read hold what was sent and agree. The PUT joins `setup`."""
     put, get = collection.item_ops["put"], collection.item_ops["get"]
     required = set((put.request_schema or {}).get("required", []))

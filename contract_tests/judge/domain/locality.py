@@ -134,9 +134,9 @@ def unknown_problem(exchange: Exchange, expected: JSON, what: str) -> str | None
 def takes_one_of_repeated(
     ctx: Context, session: Session, collection: Collection, media: str, state: JSON, setup: list[Exchange]
 ) -> bool:
-    """Each field the PATCHes changed, sent twice by form (a new value, then its value now): the answer and
-    the next read hold one of the two and every other field as it was (decision `repeated-field`, which
-    admits either). False once a violation is judged, and the item stays."""
+    """Each field the PATCHes changed, sent twice by form: a new value, then its value now. The answer and
+    the next read hold one of the two, and every other field as it was. The decision `repeated-field`
+    admits either value. False once a violation is judged, and the item stays."""
     get, patch = collection.item_ops["get"], collection.item_ops["patch"]
     params = {collection.identifier: state[collection.identifier]}
     fixed = ctx.fixed_fields(collection)

@@ -47,8 +47,8 @@ def run(ctx: Context, session: Session) -> None:
 def empty_sub_lists(
     ctx: Context, session: Session, collection: Collection, identifier: Any, setup: list[Exchange]
 ) -> None:
-    """Page 1 of each sub-list of the item just made, so empty: a 200 page with a count of 0, no results
-    and no links (decision `page-past-the-end`), not the 404 of an owner that does not exist."""
+    """Page 1 of each sub-list of the item just made, so empty. It is a 200 page with a count of 0, no
+    results and no links (decision `page-past-the-end`), not the 404 of an owner that does not exist."""
     name = collection.identifier
     empty: dict[str, Any] = {"count": 0, "next": None, "previous": None, "results": []}
     for sub_list in collection.sub_lists:
