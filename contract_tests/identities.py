@@ -54,6 +54,11 @@ class Identities:
             self._issued.add(value)
         return value
 
+    def derived(self, value: V) -> V:
+        """`value`, made from one of this run's (a made number spelled otherwise, or a digit more), counted
+        as this run's: it differs from one run to the next as its source does."""
+        return self._made(value)
+
     def integer(self, prop: dict[str, Any]) -> int:
         """A number no other create of this run made, between the field's bounds."""
         low = max(int(prop.get("minimum", INTEGER_FLOOR)), INTEGER_FLOOR)
