@@ -23,8 +23,9 @@ from typing import Any
 from contract_tests.spec import Spec
 
 EMPTY_FORM_VALUE = "empty-form-value"
-PAGE_PAST_THE_END = "page-past-the-end"
 """The decision on an empty form value for a nullable field. `patch_locality` reads its `admits`."""
+PAGE_PAST_THE_END = "page-past-the-end"
+"""The decision on a page past the last. `pagination_walk` reads its `admits`, the statuses it may answer."""
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,7 @@ def operation_index(spec: Schema, backend_prefix: str, gateway_prefix: str) -> O
     the `id` it is found by stays that spec's."""
     key = (id(spec), backend_prefix, gateway_prefix)
     kept = _INDEXES.get(key)
-    if kept is None or kept[0] is not spec:
+    if kept is None:
         mounts = {"backend": (backend_prefix, list(spec["paths"])), "gateway": (gateway_prefix, gateway_paths(spec))}
         kept = _INDEXES[key] = (spec, OperationIndex(spec, mounts))
     return kept[1]

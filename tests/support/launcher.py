@@ -64,8 +64,8 @@ def _become(request: dict[str, Any]) -> None:
     os.environ.update(request["env"])
     for fd, path, flags in (
         (0, os.devnull, os.O_RDONLY),
-        (1, request["stdout"], os.O_WRONLY | os.O_TRUNC),
-        (2, request["stderr"], os.O_WRONLY | os.O_TRUNC),
+        (1, request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+        (2, request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
     ):
         opened = os.open(path, flags)
         os.dup2(opened, fd)

@@ -68,7 +68,7 @@ class Launcher:
                 os.killpg(pid, signal.SIGKILL)
             raise
         global _forked_cpu
-        with _IDLE_LOCK:
+        with _LOCK:
             _forked_cpu += ended["cpu"]
         return ended["status"], ended["maxrss_kib"]
 
@@ -96,8 +96,8 @@ class Launcher:
 
 READY_SECONDS = 60  # a fork answers in milliseconds
 _IDLE: list[Launcher] = []
-_IDLE_LOCK = threading.Lock()
 _forked_cpu = 0.0
+_LOCK = threading.Lock()  # guards both: runs side by side, on threads of one test, each take a launcher
 
 
 def forked_cpu_seconds() -> float:
@@ -107,7 +107,7 @@ def forked_cpu_seconds() -> float:
 
 def _launcher() -> Launcher:
     """An idle launcher of this test process, or a new one (runs side by side each take their own)."""
-    with _IDLE_LOCK:
+    with _LOCK:
         if _IDLE:
             return _IDLE.pop()
     return Launcher()
@@ -130,19 +130,22 @@ def shop_contract(
     launcher = _launcher()
     with tempfile.TemporaryDirectory() as scratch:
         out, err = Path(scratch) / "stdout", Path(scratch) / "stderr"
-        out.touch()
-        err.touch()
         try:
             code, peak_kib = launcher.run([*args, *extra], {**os.environ, **(env or {})}, out, err, timeout)
         except BaseException:
             launcher.close(at_once=True)
             raise
-        with _IDLE_LOCK:
+        with _LOCK:
             _IDLE.append(launcher)
-        stdout, stderr = (path.read_bytes().decode("utf-8", errors="replace") for path in (out, err))
+        stdout, stderr = (_text(path) for path in (out, err))
     findings_file = report_dir / "findings.json" if report_dir is not None else None
     findings = json.loads(findings_file.read_text()) if findings_file and findings_file.exists() else {}
     return Outcome(code, stdout, stderr, findings, peak_kib / 1024)
+
+
+def _text(path: Path) -> str:
+    """What the run wrote to `path`; none if it ended before it opened its streams."""
+    return path.read_bytes().decode("utf-8", errors="replace") if path.exists() else ""
 
 
 def violations(outcome: Outcome) -> list[dict[str, Any]]:

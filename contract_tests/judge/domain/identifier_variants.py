@@ -49,19 +49,14 @@ def run(ctx: Context, session: Session) -> None:
     for collection in ctx.spec.collections:
         ops = [collection.create, *collection.item_ops.values()]
         prop = collection.request_schema["properties"][collection.identifier]
-        if (
-            prop.get("type") == "string"
-            and session.serves(*ops)
+        tried = (
+            session.serves(*ops)
             and ctx.selected(collection.create, collection.item_ops["get"])
             and ctx.collection_is_mine(collection)
-        ):
+        )
+        if tried and prop.get("type") == "string":
             try_variants(ctx, session, collection, ctx.known.identities.string(prop, STEM))
-        elif (
-            prop.get("type") == "integer"
-            and session.serves(*ops)
-            and ctx.selected(collection.create, collection.item_ops["get"])
-            and ctx.collection_is_mine(collection)
-        ):
+        elif tried and prop.get("type") == "integer":
             number_spellings.try_spellings(ctx, session, collection, ctx.fresh_identifier(collection))
 
 
@@ -140,10 +135,9 @@ def near_misses_not_found(
 def try_variants(ctx: Context, session: Session, collection: Collection, identifier: str) -> None:
     name, get, delete = collection.identifier, collection.item_ops["get"], collection.item_ops["delete"]
     body = ctx.valid_body(collection, identifier)
-    created = session.call(collection.create, json=body)
-    if created.status != 201:
-        reason = f"an identifier with letters of both cases and outside ASCII was refused (HTTP {created.status})"
-        session.ledger.skipped(session.surface.name, collection.create.id, CHECK, reason)
+    what = "an item whose identifier has letters of both cases and outside ASCII"
+    created = session.create_for(CHECK, collection.create, collection, body, what)
+    if created is None:
         return
     setup = [created]
     for what, segment in same_item_paths(identifier):

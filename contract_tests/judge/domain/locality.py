@@ -83,8 +83,10 @@ def patch_each(ctx: Context, session: Session, collection: Collection, media: st
         if not session.judge(CHECK, patch, evidence, broken, setup):
             return  # The item stays, named in the violation.
         setup.append(patched)
-    if not ignores_unknown_fields(ctx, session, collection, media, state, setup):
+    after = ignores_unknown_fields(ctx, session, collection, media, state, setup)
+    if after is None:
         return
+    state = after
     if media != "application/json":
         if not refuses_null_text(session, collection, media, state, setup):
             return
@@ -95,17 +97,17 @@ def patch_each(ctx: Context, session: Session, collection: Collection, media: st
 
 def ignores_unknown_fields(
     ctx: Context, session: Session, collection: Collection, media: str, state: JSON, setup: list[Exchange]
-) -> bool:
+) -> JSON | None:
     """A PATCH of one field with an unknown field beside it, then a read with an unknown query parameter.
     The unknown ones are ignored (the change made, nothing else, no unknown field answered), or the PATCH
     is refused with a 4xx that changed nothing: the decision `unknown-fields-ignored` admits either.
-    `state` is updated to what the item then holds. False once a violation is judged, and the item stays."""
+    Returns what the item then holds; None once a violation is judged, and the item stays."""
     get, patch = collection.item_ops["get"], collection.item_ops["patch"]
     params = {collection.identifier: state[collection.identifier]}
     fixed = ctx.fixed_fields(collection)
     field = next((name for name, value in state.items() if name not in fixed and value is not None), None)
     if field is None:
-        return True
+        return state
     change = ctx.changed_value(collection, field, state[field])
     what = f"a PATCH of `{field}` with the unknown field `{UNKNOWN}` beside it ({media})"
     patched = session.call(patch, params, **encoded({field: change, UNKNOWN: "1"}, media))
@@ -117,10 +119,7 @@ def ignores_unknown_fields(
         broken = unknown_problem(
             evidence, expected, f"a read with the unknown query parameter `{UNKNOWN}` after {what}"
         )
-    if not session.judge(CHECK, patch, evidence, broken, setup):
-        return False
-    state.update(expected)
-    return True
+    return expected if session.judge(CHECK, patch, evidence, broken, setup) else None
 
 
 def unknown_problem(exchange: Exchange, expected: JSON, what: str) -> str | None:

@@ -45,10 +45,8 @@ def try_spellings(ctx: Context, session: Session, collection: Collection, number
     """Make an item numbered `number`, try every other spelling of it, then delete it."""
     name, delete = collection.identifier, collection.item_ops["delete"]
     body = ctx.valid_body(collection, number)
-    created = session.call(collection.create, json=body)
-    if created.status != 201:
-        reason = f"the item to spell the number of could not be created (HTTP {created.status})"
-        session.ledger.skipped(session.surface.name, collection.create.id, CHECK, reason)
+    created = session.create_for(CHECK, collection.create, collection, body, "the item to spell the number of")
+    if created is None:
         return
     for what, text in spellings(number):
         if not alike(ctx, session, collection, body, (what, ctx.known.identities.derived(text)), [created]):
@@ -142,8 +140,5 @@ def alike(
     )
     if not session.judge(CHECK, ops["get"], gone, broken, [*setup, read]):
         return False
-    again = session.call(collection.create, json=body)
-    if again.status != 201:
-        reason = f"the item a DELETE of {label} removed could not be made again (HTTP {again.status})"
-        session.ledger.skipped(session.surface.name, collection.create.id, CHECK, reason)
-    return again.status == 201
+    what = f"the item a DELETE of {label} removed, made again,"
+    return session.create_for(CHECK, collection.create, collection, body, what) is not None
