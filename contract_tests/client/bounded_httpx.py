@@ -17,7 +17,7 @@ from typing import Any
 
 import httpcore
 import httpx
-from httpx._utils import get_environment_proxies
+from httpx._utils import URLPattern, get_environment_proxies
 
 from contract_tests.client.bounded import (
     ACCEPT_ENCODING,
@@ -114,6 +114,13 @@ def httpx_client(limits: Limits) -> httpx.Client:
         timeout=limits.deadline,
         headers={"Accept-Encoding": ACCEPT_ENCODING},
     )
+
+
+def proxied(url: str) -> bool:
+    """Whether a proxy from the environment carries requests to `url`, as `httpx_client` mounts them: the
+    most specific pattern matching it decides (a `NO_PROXY` entry maps to no proxy)."""
+    patterns = sorted(((URLPattern(p), proxy) for p, proxy in get_environment_proxies().items()), key=lambda m: m[0])
+    return next((proxy is not None for pattern, proxy in patterns if pattern.matches(httpx.URL(url))), False)
 
 
 def send_httpx(client: httpx.Client, request: httpx.Request, limits: Limits) -> httpx.Response:

@@ -7,6 +7,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from http.server import HTTPServer
 from typing import Any
 
 import uvicorn
@@ -46,3 +47,16 @@ def running(app: Any, port: int | None = None, **options: Any) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+@contextlib.contextmanager
+def serving_stdlib(server: HTTPServer) -> Iterator[str]:
+    """Yield the origin (http://127.0.0.1:PORT) of `server`, the standard library's, bound on loopback and
+    serving on a thread until the block ends."""
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -10,11 +10,12 @@ the run. The judging states what it needs of a client and imports none.
 from __future__ import annotations
 
 import copy
+import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -32,6 +33,7 @@ from contract_tests.schemathesis_seam import curl
 from contract_tests.spec import JSON, Collection, Operation
 
 MASKED = ("authorization", "x-api-key")
+T = TypeVar("T")
 DECODABLE = "response_decodable"
 QUIET_HEADERS = ("accept", "accept-encoding", "connection", "user-agent", "content-length", "host")
 
@@ -140,6 +142,9 @@ class Session:
         """Operations with a `response_decodable` violation already. One is shown for each."""
         self._record: tuple[Generated, Canonical] | None = None
         """Where every call is recorded in canonical form, for the digest of what a part generated."""
+        self._once: dict[str, Any] = {}
+        """What was asked once of this surface's target (`once`), by name. Shared with the parts' copies."""
+        self._once_lock = threading.Lock()
 
     def reporting_to(self, ledger: Ledger, record: tuple[Generated, Canonical] | None = None) -> Session:
         """A session on the same surface and connections, whose verdicts go to `ledger`. httpx's pool is
@@ -149,6 +154,15 @@ class Session:
         other.ledger, other._judged, other._owns_client = ledger, weakref.WeakSet(), False
         other._record = record
         return other  # `_undecodable` stays shared, so one violation is shown per operation, whichever part saw it.
+
+    def once(self, name: str, probe: Callable[[], T]) -> T:
+        """What `probe` answers of this surface's target, asked once by `name` whatever the parts running
+        alongside: those asking meanwhile wait for its answer. Its requests are not recorded."""
+        with self._once_lock:
+            if name not in self._once:
+                self._once[name] = probe()
+            answer: T = self._once[name]
+            return answer
 
     def serves(self, *ops: Operation) -> bool:
         """Whether this surface serves every one of `ops`. A test needing one it does not serve is not run

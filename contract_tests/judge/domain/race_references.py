@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
+from contract_tests.client import arrival
 from contract_tests.client.burst import Timed
 from contract_tests.client.together import Together
 from contract_tests.judge.domain.data import Context
@@ -28,6 +29,7 @@ from contract_tests.judge.domain.racing import (
     counted,
     documented,
     made,
+    one_at_a_time,
     planned,
     race,
     request,
@@ -60,7 +62,7 @@ def pairs(ctx: Context, session: Session) -> list[tuple[Collection, Collection, 
 def run(check: str, ctx: Context, session: Session) -> None:
     for owner, child, sub_list in pairs(ctx, session):
         judged = child.create if check == REFERENCE_DELETE else sub_list
-        if ctx.selected(judged):
+        if ctx.selected(judged) and not one_at_a_time(session, check, judged, owner.list_op, arrival.probed):
             CHECKS[check](ctx, session, owner, child, sub_list)
 
 

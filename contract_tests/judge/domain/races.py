@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
+from contract_tests.client import arrival
 from contract_tests.client.burst import Burst
 from contract_tests.client.together import Together
 from contract_tests.judge.domain.data import Context, changed_body, differences
@@ -38,6 +39,7 @@ from contract_tests.judge.domain.racing import (
     counted,
     documented,
     made,
+    one_at_a_time,
     planned,
     race,
     request,
@@ -64,7 +66,9 @@ def run(check: str, ctx: Context, session: Session) -> None:
     for collection in ctx.spec.collections:
         ops = [collection.create, *collection.item_ops.values()]
         judged = collection.create if check == DUPLICATE_CREATE else collection.item_ops["patch"]
-        if session.serves(*ops) and ctx.selected(judged) and ctx.collection_is_mine(collection):
+        if not (session.serves(*ops) and ctx.selected(judged) and ctx.collection_is_mine(collection)):
+            continue
+        if not one_at_a_time(session, check, judged, collection.list_op, arrival.probed):
             CHECKS[check](ctx, session, collection)
 
 

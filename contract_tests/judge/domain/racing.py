@@ -12,6 +12,10 @@ one try.
 Each try still races on its own item. Only a try whose own requests were all on the wire before the
 first answer to any of them came is judged (`Burst.overlapped`, client/burst.py).
 
+Before any try, the target is probed once a surface (client/arrival.py). One that takes requests one at a
+time (one worker, a proxy serialising requests) lets no two meet on the server, although each burst was on
+the wire at once. Every check of concurrent writes is then not exercised there.
+
 The tries are judged in order. They stop at the end of the wave holding the first evidence plus
 `FREQUENCY_TRIES` more, to say how often it happens ("Broken in 3 of 10 overlapped tries"). With no
 overlapped try, the check is listed as not exercised ("no overlap observed"), never passed. A race that
@@ -26,6 +30,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from contract_tests.client.bounded import Limits
 from contract_tests.client.burst import Burst
 from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.http import Exchange, Session
@@ -141,6 +146,30 @@ def renewed(session: Session, burst: Burst) -> bool:
         return False
     own = session.surface.headers  # A list, not a generator, so the keyring notes every answer (401s in a row).
     return any([session.keyring.answered(each.request.headers, each.response.status_code, own) for each in burst.timed])
+
+
+class Arrival(Protocol):
+    """What the arrival probe saw (client/arrival.py), named here by what the judging reads of it."""
+
+    @property
+    def side_by_side(self) -> bool | None: ...
+
+    @property
+    def seen(self) -> str: ...
+
+
+Probe = Callable[[httpx.Request, Limits], Arrival]
+"""The arrival probe (`client.arrival.probed`): whether the target answers a read while another is arriving."""
+
+
+def one_at_a_time(session: Session, check: str, op: Operation, read: Operation, probe: Probe) -> bool:
+    """Whether the target takes requests one at a time, asked of `probe` once a surface with `read` (a safe
+    request needing no parameter). `check` is then listed as not exercised at `op`: no try could race."""
+    seen = session.once("arrival", lambda: probe(request(session, read, {}), session.limits))
+    if seen.side_by_side is not False:
+        return False
+    session.ledger.skipped(session.surface.name, op.id, check, f"no overlap observed: {seen.seen}")
+    return True
 
 
 def race(session: Session, check: str, op: Operation, tries: int, wave: Wave) -> None:

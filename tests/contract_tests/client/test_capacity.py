@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from contract_tests.client.capacity import PROBE, Capacity, bounded_workers, parallel_capacity
+from tests.support.live import serving_stdlib
 
 SERVICE_S = 0.3
 """Each request's time on the server: long beside the machine's noise."""
@@ -70,14 +71,8 @@ def server(slots: int | None, throttle: int | None = None, cold: int = 0) -> Ite
         def log_message(self, format: str, *args: object) -> None:
             """Quiet."""
 
-    httpd = Server(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving_stdlib(Server(("127.0.0.1", 0), Handler)) as origin:
+        yield origin + "/"
 
 
 def capacity_of(slots: int | None, throttle: int | None = None, path: str = "", cold: int = 0) -> Capacity:

@@ -200,6 +200,19 @@ def test_the_checks_of_concurrent_writes_catch_the_realistic_backend_and_pass_th
                     assert outcome.code == 1 and caught >= CAUGHT_RACING, f"seed {seed}: {sorted(caught)}"
 
 
+@pytest.mark.drf
+def test_one_sync_worker_lets_no_race_be_exercised_and_none_pass(realm: str, tmp_path: Path) -> None:
+    """The realistic backend (its writes race where two workers serve) under one sync worker: it takes
+    requests one at a time, so no write can race another. Every check of concurrent writes is listed as
+    not exercised, "no overlap observed", never passed, and nothing is reported (client/arrival.py)."""
+    with drf.serve(REALISTIC, realm_url=f"{realm}/realms/shop", server="gunicorn-sync-one") as origin:
+        outcome = contract(origin, realm, tmp_path, "--checks", *RACE_CHECKS, "--no-conformance", excluded=[])
+    assert outcome.findings.get("errors") == [] and outcome.code == 0, outcome.stdout[-4000:] + outcome.stderr
+    reasons = {skip["check"]: skip["reason"] for skip in outcome.findings["not_exercised"]}
+    assert not set(RACE_CHECKS) & set(outcome.findings["exercised"])
+    assert all(reasons[check].startswith("no overlap observed: ") for check in RACE_CHECKS), reasons
+
+
 def domain_verdict(
     origin: str, realm: str, report: Path, seed: int, variant: str = "correct", *checks: str
 ) -> tuple[int, set[str], list[str]]:

@@ -63,5 +63,6 @@ RACES = ("unlocked_writes",)
 COMBINED = {"realistic": ("unprotected_fk", "default_lookup", "writable_pk", "blank_kept", "unlocked_writes")}
 CONFIGURATIONS = (CORRECT, *ADMITTED, *VARIANTS, *COMBINED)
 """Every configuration the backend serves."""
-SERVERS = ("uvicorn", "gunicorn-sync", "gunicorn-gthread")
+SERVERS = ("uvicorn", "gunicorn-sync", "gunicorn-gthread", "gunicorn-sync-one")
+"""`gunicorn-sync-one`: one sync worker, which takes requests one at a time."""
 API_KEY = "dev-api-key"

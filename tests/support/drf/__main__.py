@@ -1,5 +1,6 @@
 """Run the DRF backend by hand: `python -m tests.support.drf --variant NAME --realm-url URL [--port N]`,
-served by uvicorn, or by gunicorn with `--server gunicorn-sync` (its default workers) or `gunicorn-gthread`.
+served by uvicorn, or by gunicorn with `--server gunicorn-sync` (its default workers), `gunicorn-gthread`, or
+`gunicorn-sync-one` (one sync worker).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         "--realm-url", required=True, help="issuer of accepted tokens, e.g. http://127.0.0.1:8000/realms/shop"
     )
     parser.add_argument("--port", type=int, default=8001, help="0 picks a free port")
-    parser.add_argument("--server", choices=SERVERS, default=SERVERS[0], help="uvicorn, or gunicorn with 2 workers")
+    parser.add_argument("--server", choices=SERVERS, default=SERVERS[0], help="uvicorn, or gunicorn (-one: 1 worker)")
     parser.add_argument("--extra-products", type=int, default=0, help="more products in one product line")
     parser.add_argument("--port-file", type=Path, help="write the port here once it is bound")
     return parser.parse_args(argv)
@@ -56,9 +57,10 @@ def main(argv: list[str] | None = None) -> None:
         if args.server == "uvicorn":
             serve_uvicorn(sock)
         else:
-            from tests.support.drf.under_gunicorn import serve
+            from tests.support.drf.under_gunicorn import WORKERS, serve
 
-            serve(sock, args.server.removeprefix("gunicorn-"))
+            worker, _, one = args.server.removeprefix("gunicorn-").partition("-")
+            serve(sock, worker, workers=1 if one else WORKERS)
     finally:
         if os.getpid() == parent:  # a gunicorn worker leaves through SystemExit too: it must not remove the database
             shutil.rmtree(directory, ignore_errors=True)

@@ -1,4 +1,4 @@
-"""The backend under gunicorn, as Django is deployed: its WSGI application in 2 forked workers.
+"""The backend under gunicorn, as Django is deployed: its WSGI application in 2 forked workers (or 1).
 
 `sync` is gunicorn's default worker: one request at a time, `Connection: close` after every response.
 `gthread` keeps connections alive and serves several requests per worker at once. The workers fork
@@ -36,13 +36,13 @@ class Gunicorn(BaseApplication):  # type: ignore[misc]  # gunicorn has no type h
         return self.application
 
 
-def serve(sock: socket.socket, worker: str) -> None:
-    """Serve on `sock` (bound, not yet listening) with `WORKERS` workers of class `worker` until SIGTERM."""
+def serve(sock: socket.socket, worker: str, workers: int = WORKERS) -> None:
+    """Serve on `sock` (bound, not yet listening) with `workers` workers of class `worker` until SIGTERM."""
     application = get_wsgi_application()
     connections.close_all()  # the seeding's connection must not be shared by the forked workers
     options: dict[str, Any] = {
         "bind": [f"fd://{sock.detach()}"],  # gunicorn owns (and closes) the descriptor from here on
-        "workers": WORKERS,
+        "workers": workers,
         "worker_class": worker,
         "threads": THREADS if worker == "gthread" else 1,
         "loglevel": "warning",

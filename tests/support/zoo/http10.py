@@ -2,7 +2,8 @@
 
 The way old or minimal servers answer: an `HTTP/1.0` status line, no `Content-Length`, no keep-alive;
 the client knows the body has ended when the connection closes. The request goes upstream as it
-came (its Host too, so absolute URLs name this server). Run as
+came (its Host too, so absolute URLs name this server). With `--one-at-a-time` it is a proxy serialising
+requests: from a request's first byte to the end of its answer, no other request is read. Run as
 `python -m tests.support.zoo.http10 --port N --upstream http://127.0.0.1:M` (SIGTERM ends it).
 """
 
@@ -12,6 +13,7 @@ import argparse
 import contextlib
 import http.client
 import sys
+import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -60,23 +62,39 @@ class Forward(BaseHTTPRequestHandler):
         """Quiet: the tests read the suite's report, not an access log."""
 
 
+class OneAtATime(Forward):
+    """`Forward`, one request at a time: what a proxy in front of one worker, or a serialising one, does."""
+
+    turn = threading.Lock()
+
+    def handle_one_request(self) -> None:
+        if not self.rfile.peek(1):  # type: ignore[attr-defined]  # socketserver's buffered reader; b"": closed
+            self.close_connection = True
+            return
+        with self.turn:
+            super().handle_one_request()
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m tests.support.zoo.http10", description=__doc__)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--upstream", required=True, help="http://HOST:PORT")
+    parser.add_argument("--one-at-a-time", action="store_true", help="serialise requests, as one worker does")
     args = parser.parse_args(argv)
     upstream = urlsplit(args.upstream)
     Forward.upstream = (upstream.hostname or "127.0.0.1", upstream.port or 80)
     ThreadingHTTPServer.request_queue_size = BACKLOG
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), Forward)
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), OneAtATime if args.one_at_a_time else Forward)
     server.serve_forever()
 
 
 @contextlib.contextmanager
-def http10_in_front_of(upstream: str, directory: Path) -> Iterator[str]:
-    """Yield the origin (http://127.0.0.1:PORT) of this server in a child process, forwarding to `upstream`."""
+def http10_in_front_of(upstream: str, directory: Path, *, one_at_a_time: bool = False) -> Iterator[str]:
+    """Yield the origin (http://127.0.0.1:PORT) of this server in a child process, forwarding to `upstream`,
+    one request at a time if asked."""
     port = free_port()
     command = [sys.executable, "-m", __name__, "--port", str(port), "--upstream", upstream]
+    command += ["--one-at-a-time"] if one_at_a_time else []
     origin = f"http://127.0.0.1:{port}"
     with serving(command, directory / "http10.log", f"{origin}/__mock__/health"):
         yield origin

@@ -20,6 +20,7 @@ from tests.support.live import running
 from tests.support.race_variants import RACE_VARIANTS
 from tests.support.suite import Outcome, credentials, shop_contract
 from tests.support.variants import Variant
+from tests.support.zoo.http10 import http10_in_front_of
 
 CHECKS = [*races.CHECKS, *race_references.CHECKS]
 
@@ -45,6 +46,24 @@ def test_the_mock_passes_every_race_check(tmp_path: Path) -> None:
         outcome = raced(origin, list(CHECKS), (), tmp_path)
     assert outcome.code == 0, outcome.stdout[-3000:] + outcome.stderr
     assert set(CHECKS) <= set(outcome.findings["exercised"])
+
+
+def test_behind_a_proxy_serialising_requests_no_race_check_is_exercised_and_none_passes(tmp_path: Path) -> None:
+    """The mock behind a proxy taking one request at a time (tests/support/zoo/http10.py): each burst is on
+    the wire at once, yet no two requests meet on the server. The target is probed once (client/arrival.py),
+    and every check of concurrent writes is listed as not exercised, never passed. Behind the same proxy
+    serving side by side, they are exercised."""
+    with running(create_app(Settings())) as upstream:
+        with http10_in_front_of(upstream, tmp_path, one_at_a_time=True) as origin:
+            serialised = raced(origin, list(CHECKS), (), tmp_path / "one-at-a-time")
+        with http10_in_front_of(upstream, tmp_path) as origin:
+            side_by_side = raced(origin, list(CHECKS), (), tmp_path / "side-by-side")
+    assert serialised.code == 0, serialised.stdout[-3000:] + serialised.stderr
+    assert not set(CHECKS) & set(serialised.findings["exercised"])
+    reasons = {skip["check"]: skip["reason"] for skip in serialised.findings["not_exercised"]}
+    assert set(CHECKS) <= set(reasons)
+    assert all(reasons[check].startswith("no overlap observed: ") for check in CHECKS), reasons
+    assert side_by_side.code == 0 and set(CHECKS) <= set(side_by_side.findings["exercised"])
 
 
 def test_the_mock_on_redis_with_two_workers_passes_every_race_check(redis_url: str, tmp_path: Path) -> None:

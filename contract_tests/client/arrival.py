@@ -1,0 +1,119 @@
+"""Whether a target answers a request while another is still arriving: what tells a target that can
+race from one that takes requests one at a time.
+
+A burst is judged only when all its requests were on the wire before the first answer came
+(client/burst.py). That is the client's view, and a target can still take them one at a time. One sync
+worker reads a request, answers it, and only then accepts the next connection. A proxy that serialises
+requests forwards the next only once the first is answered. Their waiting requests sit in the kernel's
+backlog, on the wire, and no race can happen there.
+
+So the probe holds one request half sent: its request line and `Host`, the rest of its header block held
+back. A server answers no request before its whole header block came. While that request is held, the same
+read goes whole on another connection. A target that serves side by side answers it within its latency.
+One that takes requests one at a time cannot: it waits for the held one, and answers the second only once
+the first is released and answered.
+
+The held request carries no credentials and is never sent whole before the probe ends: it reads a list.
+Through a proxy from the environment the probe would hold the proxy's connection, not the target's, so
+there it says that it could not tell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import ssl
+import threading
+from dataclasses import dataclass, replace
+from urllib.parse import urlsplit
+
+import httpx
+
+from contract_tests.client.bounded import Limits
+from contract_tests.client.bounded_httpx import httpx_client, proxied, send_httpx
+
+HOLD_S = 5.0
+"""Seconds the first request is held at most while the second waits for its answer. A target serving side
+by side answers within its own latency, far below this; one taking requests one at a time never does."""
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """What the probe saw. `side_by_side` is None when it could not tell, and `seen` says why."""
+
+    side_by_side: bool | None
+    seen: str
+
+
+def probed(read: httpx.Request, limits: Limits) -> Arrival:
+    """Whether the target of `read` (a safe request, with its credentials) answers it while the same read,
+    without credentials, is still arriving on another connection."""
+    url = str(read.url)
+    if proxied(url):
+        return Arrival(None, "a proxy from the environment stands before the target")
+    unheld = replace(limits, held=False)  # The second request goes past the pacer's limit, as a burst does.
+    try:
+        head, rest = _request_head(url)
+        held = _opened(url, limits)
+    except (OSError, ValueError) as exc:
+        return Arrival(None, f"the probe's connection failed ({type(exc).__name__})")
+    answered = threading.Event()
+    failed: list[BaseException] = []
+
+    def second() -> None:
+        try:
+            with httpx_client(unheld) as client:
+                send_httpx(client, read, unheld)
+            answered.set()
+        except Exception as exc:  # Any failure of the second request: the probe cannot tell.
+            failed.append(exc)
+
+    with held:
+        try:
+            held.sendall(head)
+        except OSError as exc:
+            return Arrival(None, f"the probe's held request could not be sent ({type(exc).__name__})")
+        thread = threading.Thread(target=second, name="shop-contract-arrival", daemon=True)
+        thread.start()
+        in_time = answered.wait(min(HOLD_S, limits.seconds()))
+        # Released: a target taking one at a time answers it, then the second. One that dropped the held
+        # request meanwhile leaves the second to be judged as it came.
+        with contextlib.suppress(OSError):
+            held.sendall(rest)
+    thread.join(limits.seconds())
+    if failed:
+        return Arrival(None, f"the probe's request failed ({type(failed[0]).__name__})")
+    if in_time:
+        return Arrival(True, "a request was answered while another was still arriving")
+    return Arrival(
+        False,
+        f"a request was not answered in {HOLD_S:.0f} s while another, sent before it, was still arriving: "
+        "the target takes requests one at a time (one worker, or a proxy serialising requests)",
+    )
+
+
+def _opened(url: str, limits: Limits) -> socket.socket:
+    """A connection to the target of `url`, through TLS for https with the run's trust."""
+    parts = urlsplit(url)
+    assert parts.hostname is not None  # _request_head refused a URL without one
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    raw = socket.create_connection((parts.hostname, port), timeout=limits.seconds())
+    if parts.scheme != "https":
+        return raw
+    try:
+        return limits.trust.ssl_context().wrap_socket(raw, server_hostname=parts.hostname)
+    except ssl.SSLError:
+        raw.close()
+        raise
+
+
+def _request_head(url: str) -> tuple[bytes, bytes]:
+    """A GET of `url`'s header block, cut after its `Host`: what is sent and held, and what releases it."""
+    parts = urlsplit(url)
+    if parts.hostname is None:
+        raise ValueError(f"no host in {url}")
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    host += f":{parts.port}" if parts.port else ""
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    head = f"GET {target} HTTP/1.1\r\nHost: {host}\r\n".encode("ascii")
+    return head, b"Accept: application/json\r\nConnection: close\r\n\r\n"
