@@ -260,6 +260,31 @@ def test_the_table_keeps_the_last_n_exchanges_the_newest_even_under_a_filter(
     assert opened.problems == []
 
 
+def test_rules_typed_while_the_tab_loads_them_stay_and_reload_shows_the_servers(
+    served: tuple[MockApp, str], opened: Opened
+) -> None:
+    """The faults tab's rules come from the server after it opens. Typing before they came (a slow
+    answer: the page's request held here until the typing is done) must not be overwritten by them; the
+    Reload button shows the server's rules whatever was typed."""
+    held: list[Any] = []
+    opened.live()
+    opened.page.route("**/__mock__/faults", lambda route: held.append(route))
+    opened.tab("faults")
+    typed = '[{"operationId": "get_product", "fault": "status", "status": 503}]'
+    opened.page.fill("#rules", typed)
+    deadline = time.monotonic() + ACTION_MS / 1000
+    while not held and time.monotonic() < deadline:
+        opened.page.wait_for_timeout(50)
+    assert held, "the tab did not ask the server for its rules"
+    held[0].continue_()
+    opened.page.unroute("**/__mock__/faults")
+    opened.page.wait_for_timeout(500)  # the held answer arrived and was handled: the typing stays
+    assert opened.page.input_value("#rules") == typed
+    opened.page.click("#faults-reload")
+    opened.page.wait_for_function("document.getElementById('rules').value.trim() === '[]'", timeout=ACTION_MS)
+    assert opened.problems == []
+
+
 def test_a_fault_rule_entered_in_the_page_applies_to_the_next_request(
     served: tuple[MockApp, str], opened: Opened, tmp_path: Path
 ) -> None:

@@ -371,9 +371,13 @@ async function sessionAction(action, done) {
 }
 
 // ---- faults
-async function loadFaults() {
+// Opening the tab shows the server's rules, but never over what was typed while they loaded (a slow
+// answer came after the typing once); the Reload button shows them whatever was typed.
+async function loadFaults(overwrite = false) {
+  const before = $('rules').value;
   try {
-    $('rules').value = JSON.stringify(await json('/faults'), null, 2);
+    const rules = JSON.stringify(await json('/faults'), null, 2);
+    if (overwrite || $('rules').value === before) $('rules').value = rules;
   } catch (error) {
     say('faults-message', error.message, true);
   }
@@ -469,7 +473,7 @@ function start() {
   $('sessions-reload').addEventListener('click', loadSessions);
   $('faults-save').addEventListener('click', () => faultAction(() => call('PUT', '/faults', $('rules').value), 'rules installed'));
   $('faults-clear').addEventListener('click', () => faultAction(() => call('DELETE', '/faults'), 'rules cleared'));
-  $('faults-reload').addEventListener('click', loadFaults);
+  $('faults-reload').addEventListener('click', () => loadFaults(true));
   $('operation').addEventListener('change', showSteering);
   startStream();
 }
