@@ -13,12 +13,13 @@ from typing import Any
 import httpx
 import pytest
 
+from contract_tests.client import together as together_module
 from contract_tests.client.bounded import Limits
 from contract_tests.client.bounded_httpx import BoundedHttpx
 from contract_tests.client.burst import Burst, Timed
 from contract_tests.client.pacing import BudgetSpent, Pacer
 from contract_tests.client.surface import Surface
-from contract_tests.client.together import Together
+from contract_tests.client.together import STAGGER_S, Together
 from contract_tests.judge.domain.http import Exchange, Session
 from contract_tests.judge.domain.racing import WAVE, Try, race
 from contract_tests.options import DEFAULT_MAX_RESPONSE_SIZE
@@ -76,6 +77,18 @@ def test_a_burst_goes_out_together_each_request_on_its_own_connection() -> None:
     assert len(set(target.ports)) == 3  # three connections, kept across the tries
     assert any(burst.overlapped for burst in bursts)  # past the pacer's limit of one: sent at once
     assert all(line.startswith(f"GET {LINES} sent +") for line in bursts[-1].timeline())
+
+
+def test_a_waves_tries_go_out_staggered_each_tries_own_requests_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wave's tries go out STAGGER_S apart, in their order, each try's requests after the same pause: a
+    target with fewer workers than the wave's requests then takes each try's requests together."""
+    slept: list[float] = []
+    monkeypatch.setattr(together_module, "sleep", slept.append)
+    target = Peers()
+    with running(target) as origin, Together(limits(Pacer(1)), 6) as together:
+        bursts = together.send_each([lines(origin, 2), lines(origin, 2), lines(origin, 2)])
+    assert [len(burst.timed) for burst in bursts] == [2, 2, 2]
+    assert sorted(slept) == [STAGGER_S, STAGGER_S, 2 * STAGGER_S, 2 * STAGGER_S]  # the first try's: none
 
 
 def test_a_burst_answered_429_is_waited_out_and_sent_again_as_one_turn_of_the_pacer() -> None:
