@@ -24,6 +24,7 @@ import contextlib
 import socket
 import ssl
 import threading
+import time
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
@@ -35,6 +36,14 @@ from contract_tests.client.bounded_httpx import httpx_client, proxied, send_http
 HOLD_S = 5.0
 """Seconds the first request is held at most while the second waits for its answer. A target serving side
 by side answers within its own latency, far below this; one taking requests one at a time never does."""
+WAVE_HELD = 24
+"""Requests held at once to ask whether the target takes a whole wave of race tries together: the largest
+wave's burst (3 creates a try, 8 tries; judge/domain/racing.py)."""
+NEAR_S = 0.05
+"""A read answered within this is a near target's, whose wave is worth asking about. Far away the network
+mixes a wave's requests anyway, and opening many connections costs round trips."""
+WAVE_WAIT_S = 0.5
+"""Seconds the read waits at least while a wave is held: ten times its own latency, never less than this."""
 
 
 @dataclass(frozen=True)
@@ -43,53 +52,81 @@ class Arrival:
 
     side_by_side: bool | None
     seen: str
+    takes_a_wave: bool | None = None
+    """Whether a near target answered the read while `WAVE_HELD` requests were arriving (None: not asked,
+    or it could not tell). One that did not takes a wave's requests in their order of arrival."""
 
 
 def probed(read: httpx.Request, limits: Limits) -> Arrival:
     """Whether the target of `read` (a safe request, with its credentials) answers it while the same read,
-    without credentials, is still arriving on another connection."""
+    without credentials, is still arriving on another connection; and, near, while a wave's worth are."""
     url = str(read.url)
     if proxied(url):
         return Arrival(None, "a proxy from the environment stands before the target")
-    unheld = replace(limits, held=False)  # The second request goes past the pacer's limit, as a burst does.
-    try:
-        head, rest = _request_head(url)
-        held = _opened(url, limits)
-    except (OSError, ValueError) as exc:
-        return Arrival(None, f"the probe's connection failed ({type(exc).__name__})")
+    first = _while_held(url, read, limits, 1, min(HOLD_S, limits.seconds()))
+    if isinstance(first, str):
+        return Arrival(None, first)
+    answered, took = first
+    if not answered:
+        return Arrival(
+            False,
+            f"a request was not answered in {HOLD_S:.0f} s while another, sent before it, was still arriving: "
+            "the target takes requests one at a time (one worker, or a proxy serialising requests)",
+        )
+    seen = "a request was answered while another was still arriving"
+    if took > NEAR_S:
+        return Arrival(True, seen)
+    wave = _while_held(url, read, limits, WAVE_HELD, max(WAVE_WAIT_S, 10 * took))
+    return Arrival(True, seen, None if isinstance(wave, str) else wave[0])
+
+
+def _while_held(url: str, read: httpx.Request, limits: Limits, count: int, wait: float) -> tuple[bool, float] | str:
+    """Whether `read` was answered within `wait` seconds while `count` requests to its target were held half
+    sent, and in how many seconds; or why the probe cannot tell. The held requests are then released."""
+    unheld = replace(limits, held=False)  # The read goes past the pacer's limit, as a burst does.
+    held: list[socket.socket] = []
     answered = threading.Event()
+    took: list[float] = []
     failed: list[BaseException] = []
 
     def second() -> None:
+        started = time.monotonic()
         try:
             with httpx_client(unheld) as client:
                 send_httpx(client, read, unheld)
+            took.append(time.monotonic() - started)
             answered.set()
-        except Exception as exc:  # Any failure of the second request: the probe cannot tell.
+        except Exception as exc:  # Any failure of the read: the probe cannot tell.
             failed.append(exc)
 
-    with held:
-        try:
-            held.sendall(head)
-        except OSError as exc:
-            return Arrival(None, f"the probe's held request could not be sent ({type(exc).__name__})")
+    try:
+        head, rest = _request_head(url)
+        for _ in range(count):
+            try:
+                held.append(_opened(url, limits))
+            except (OSError, ValueError) as exc:
+                return f"the probe's connection failed ({type(exc).__name__})"
+            try:
+                held[-1].sendall(head)
+            except OSError as exc:
+                return f"the probe's held request could not be sent ({type(exc).__name__})"
         thread = threading.Thread(target=second, name="shop-contract-arrival", daemon=True)
         thread.start()
-        in_time = answered.wait(min(HOLD_S, limits.seconds()))
-        # Released: a target taking one at a time answers it, then the second. One that dropped the held
-        # request meanwhile leaves the second to be judged as it came.
-        with contextlib.suppress(OSError):
-            held.sendall(rest)
+        in_time = answered.wait(wait)
+        # Released: a target taking one at a time answers them, then the read. One that dropped a held
+        # request meanwhile leaves the read to be judged as it came.
+        for connection in held:
+            with contextlib.suppress(OSError):
+                connection.sendall(rest)
+    except ValueError as exc:
+        return f"the probe's request could not be written ({exc})"
+    finally:
+        for connection in held:
+            connection.close()
     thread.join(limits.seconds())
     if failed:
-        return Arrival(None, f"the probe's request failed ({type(failed[0]).__name__})")
-    if in_time:
-        return Arrival(True, "a request was answered while another was still arriving")
-    return Arrival(
-        False,
-        f"a request was not answered in {HOLD_S:.0f} s while another, sent before it, was still arriving: "
-        "the target takes requests one at a time (one worker, or a proxy serialising requests)",
-    )
+        return f"the probe's request failed ({type(failed[0]).__name__})"
+    return in_time, took[0] if took else wait
 
 
 def _opened(url: str, limits: Limits) -> socket.socket:

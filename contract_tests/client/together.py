@@ -15,7 +15,9 @@ own requests at the same instant. A target with fewer workers than the wave has 
 two sync workers and a wave of 16) takes them in the order they arrived. Sent all at once they arrive
 mixed, and two requests of one try rarely meet on the server. Measured on Django under two sync workers,
 the tries staggered: a lost update in about 2 tries of 3 (1 of 30 at once), a duplicate create in about
-1 of 4 (1 of 25).
+1 of 4 (1 of 25). Some near targets answer while a whole wave is arriving (client/arrival.py): the mock,
+any server handling each connection on its own. Their waves go out unstaggered, as the stagger would only
+add its 35 ms a wave there.
 
 A burst is one turn of the run's pacer (client/pacing.py).
 - It waits for the pacer's limit and the pauses a target asked for.
@@ -48,8 +50,9 @@ wave's round trip (8 tries, 35 ms)."""
 class Together:
     """`places` connections, each with its own client, that send one request each at the same instant."""
 
-    def __init__(self, limits: Limits, places: int) -> None:
+    def __init__(self, limits: Limits, places: int, staggered: bool = True) -> None:
         self.limits = limits
+        self.stagger = STAGGER_S if staggered else 0.0
         self._unheld = replace(limits, held=False)
         self._clients = [httpx_client(self._unheld) for _ in range(places)]
 
@@ -72,9 +75,10 @@ class Together:
         return self.limits.pacer.send(lambda: self._burst(requests, delays), lambda b: b.overloaded, Burst.retry_after)
 
     def send_each(self, groups: Sequence[Sequence[httpx.Request]]) -> list[Burst]:
-        """The requests of all `groups` as one burst (a wave of tries), each group's at the same instant and
-        `STAGGER_S` after the group before. It answers what each group saw, each with an overlap of its own."""
-        delays = [number * STAGGER_S for number, group in enumerate(groups) for _ in group]
+        """The requests of all `groups` as one burst (a wave of tries), each group's at the same instant and,
+        if staggered, `STAGGER_S` after the group before. It answers what each group saw, each with an
+        overlap of its own."""
+        delays = [number * self.stagger for number, group in enumerate(groups) for _ in group]
         burst = self.send([each for group in groups for each in group], delays)
         return burst.split([len(group) for group in groups])
 

@@ -34,6 +34,7 @@ from contract_tests.judge.domain.racing import (
     race,
     request,
     server_errors,
+    staggered,
     wave_size,
 )
 from contract_tests.spec import Collection, Operation
@@ -124,7 +125,7 @@ def reference_delete(ctx: Context, session: Session, owner: Collection, child: C
         at_once(session, together, [Call(delete, {owner.identifier: each}) for each in owner_ids])
         return done
 
-    with Together(session.limits, 2 * wave_size(ctx.race_tries)) as together:
+    with Together(session.limits, 2 * wave_size(ctx.race_tries), staggered(session)) as together:
         race(session, REFERENCE_DELETE, create, ctx.race_tries, wave)
 
 
@@ -156,7 +157,7 @@ def sub_list_count(ctx: Context, session: Session, owner: Collection, child: Col
         at_once(session, together, [Call(owner.item_ops["delete"], {owner.identifier: each}) for each in owner_ids])
         return done
 
-    with Together(session.limits, CREATES * wave_size(ctx.race_tries)) as together:
+    with Together(session.limits, CREATES * wave_size(ctx.race_tries), staggered(session)) as together:
         race(session, SUB_LIST_COUNT, sub_list, ctx.race_tries, wave)
 
 

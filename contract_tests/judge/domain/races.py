@@ -44,6 +44,7 @@ from contract_tests.judge.domain.racing import (
     race,
     request,
     server_errors,
+    staggered,
     wave_size,
 )
 from contract_tests.outcome.standalone import DUPLICATE_REFUSED, same_value
@@ -123,7 +124,7 @@ def made_items(
     """A `Together` with two places per item (a try races two requests), and `items` created at once: their
     answers, or None when the target refused one (`check` is then listed as not exercised at `op`). The items
     are deleted when the block ends."""
-    with Together(session.limits, 2 * len(items)) as together:
+    with Together(session.limits, 2 * len(items), staggered(session)) as together:
         yield together, made(session, together, check, op, collection, [body for _, body in items])
         at_once(session, together, [Call(collection.item_ops["delete"], params) for params, _ in items])
 
@@ -219,7 +220,7 @@ def duplicate_create(ctx: Context, session: Session, collection: Collection) -> 
                 session.call(delete, params)
         return done
 
-    with Together(session.limits, CREATES * wave_size(ctx.race_tries)) as together:
+    with Together(session.limits, CREATES * wave_size(ctx.race_tries), staggered(session)) as together:
         race(session, DUPLICATE_CREATE, create, ctx.race_tries, wave)
 
 
@@ -262,7 +263,7 @@ def write_delete(ctx: Context, session: Session, collection: Collection) -> None
         )
         return done
 
-    with Together(session.limits, 2 * wave_size(ctx.race_tries)) as together:
+    with Together(session.limits, 2 * wave_size(ctx.race_tries), staggered(session)) as together:
         race(session, WRITE_DELETE, patch, ctx.race_tries, wave)
 
 

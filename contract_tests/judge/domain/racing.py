@@ -157,6 +157,9 @@ class Arrival(Protocol):
     @property
     def seen(self) -> str: ...
 
+    @property
+    def takes_a_wave(self) -> bool | None: ...
+
 
 Probe = Callable[[httpx.Request, Limits], Arrival]
 """The arrival probe (`client.arrival.probed`): whether the target answers a read while another is arriving."""
@@ -170,6 +173,16 @@ def one_at_a_time(session: Session, check: str, op: Operation, read: Operation, 
         return False
     session.ledger.skipped(session.surface.name, op.id, check, f"no overlap observed: {seen.seen}")
     return True
+
+
+def staggered(session: Session) -> bool:
+    """Whether a wave's tries go out one after the other (client/together.py): unless the target, probed
+    by `one_at_a_time` before any check ran, answered while a whole wave was arriving."""
+    return session.once("arrival", _probed_before).takes_a_wave is not True
+
+
+def _probed_before() -> Arrival:
+    raise AssertionError("the checks of concurrent writes run after one_at_a_time probed the target")
 
 
 def race(session: Session, check: str, op: Operation, tries: int, wave: Wave) -> None:

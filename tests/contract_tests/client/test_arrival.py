@@ -1,16 +1,19 @@
 """Whether a target answers a request while another is still arriving (contract_tests/client/arrival.py),
-against real servers on loopback: the mock under uvicorn and a threaded server answer side by side; a
-one-thread server and a proxy serialising requests do not; a proxy from the environment, a refused
-connection and a target that drops the held request leave the probe unable to tell, never wrong. How
-the checks of concurrent writes use it is in tests/contract_tests/judge/domain/test_races.py."""
+against real servers on loopback: the mock under uvicorn and a threaded server answer side by side, and
+while a whole wave of race tries is arriving; a pool of two threads answers side by side but not while a
+wave arrives; a one-thread server and a proxy serialising requests do not; a proxy from the environment,
+a refused connection and a target that drops the held request leave the probe unable to tell, never
+wrong. How the checks of concurrent writes use it is in tests/contract_tests/judge/domain/test_races.py."""
 
 from __future__ import annotations
 
 import socket
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -42,6 +45,28 @@ class Lines(BaseHTTPRequestHandler):
         """Quiet."""
 
 
+class TwoThreads(HTTPServer):
+    """A server with a pool of two threads, each serving one connection at a time: gunicorn's two sync
+    workers, in a test's process."""
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(address, handler)
+        self.pool = ThreadPoolExecutor(max_workers=2)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        self.pool.submit(self._serve, request, client_address)
+
+    def _serve(self, request: Any, client_address: Any) -> None:
+        try:
+            self.finish_request(request, client_address)
+        finally:
+            self.shutdown_request(request)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
 def read(origin: str) -> httpx.Request:
     return httpx.Request("GET", origin + LINES, headers={"X-API-Key": DEFAULT_API_KEY})
 
@@ -49,12 +74,21 @@ def read(origin: str) -> httpx.Request:
 def test_the_mock_under_uvicorn_answers_while_another_request_is_arriving() -> None:
     with running(create_app(Settings())) as origin:
         seen = probed(read(origin), LIMITS)
-    assert seen.side_by_side is True, seen.seen
+    assert (seen.side_by_side, seen.takes_a_wave) == (True, True), seen.seen
 
 
-def test_a_threaded_server_answers_side_by_side() -> None:
+def test_a_threaded_server_answers_side_by_side_even_while_a_wave_arrives() -> None:
     with serving_stdlib(ThreadingHTTPServer(("127.0.0.1", 0), Lines)) as origin:
-        assert probed(read(origin), LIMITS).side_by_side is True
+        seen = probed(read(origin), LIMITS)
+    assert (seen.side_by_side, seen.takes_a_wave) == (True, True)
+
+
+def test_a_pool_of_two_threads_answers_side_by_side_but_not_while_a_wave_arrives() -> None:
+    with serving_stdlib(TwoThreads(("127.0.0.1", 0), Lines)) as origin:
+        seen = probed(read(origin), LIMITS)
+        after = httpx.get(origin + LINES, timeout=5)  # released: the pool is free again
+    assert (seen.side_by_side, seen.takes_a_wave) == (True, False)
+    assert after.status_code == 200
 
 
 def test_a_one_thread_server_takes_requests_one_at_a_time_and_still_answers_both() -> None:
@@ -63,7 +97,7 @@ def test_a_one_thread_server_takes_requests_one_at_a_time_and_still_answers_both
         seen = probed(read(origin), LIMITS)
         took = time.monotonic() - started
         after = httpx.get(origin + LINES, timeout=5)  # released: the server is free again
-    assert seen.side_by_side is False
+    assert (seen.side_by_side, seen.takes_a_wave) == (False, None)
     assert "one at a time" in seen.seen and "one worker, or a proxy serialising requests" in seen.seen
     assert HOLD_S <= took < HOLD_S + 5 and after.status_code == 200
 

@@ -91,6 +91,14 @@ def test_a_waves_tries_go_out_staggered_each_tries_own_requests_at_once(monkeypa
     assert sorted(slept) == [STAGGER_S, STAGGER_S, 2 * STAGGER_S, 2 * STAGGER_S]  # the first try's: none
 
 
+def test_a_wave_to_a_target_taking_it_at_once_goes_out_unstaggered(monkeypatch: pytest.MonkeyPatch) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr(together_module, "sleep", slept.append)
+    with running(Peers()) as origin, Together(limits(Pacer(1)), 4, staggered=False) as together:
+        bursts = together.send_each([lines(origin, 2), lines(origin, 2)])
+    assert [len(burst.timed) for burst in bursts] == [2, 2] and slept == []
+
+
 def test_a_burst_answered_429_is_waited_out_and_sent_again_as_one_turn_of_the_pacer() -> None:
     target = Peers(refusals=1)
     pacer = Pacer(1)
