@@ -13,7 +13,11 @@ read goes whole on another connection. A target that serves side by side answers
 One that takes requests one at a time cannot: it waits for the held one, and answers the second only once
 the first is released and answered.
 
-The held request carries no credentials and is never sent whole before the probe ends: it reads a list.
+A near target that answers side by side is then asked the same while a whole wave of race tries is held
+(`WAVE_HELD` requests). One that answers takes a wave at once. One that does not (two sync workers) takes a
+wave's requests in their order of arrival, so its tries are staggered (client/together.py).
+
+The held requests carry no credentials and are never sent whole before the probe ends: they read a list.
 Through a proxy from the environment the probe would hold the proxy's connection, not the target's, so
 there it says that it could not tell.
 """
