@@ -13,9 +13,10 @@ read goes whole on another connection. A target that serves side by side answers
 One that takes requests one at a time cannot: it waits for the held one, and answers the second only once
 the first is released and answered.
 
-A near target that answers side by side is then asked the same while a whole wave of race tries is held
-(`WAVE_HELD` requests). One that answers takes a wave at once. One that does not (two sync workers) takes a
-wave's requests in their order of arrival, so its tries are staggered (client/together.py).
+A target that answers side by side is then asked the same while a whole wave of race tries is held
+(`WAVE_HELD` requests, their connections opened side by side). One that answers takes a wave at once.
+One that does not (two sync workers) takes a wave's requests in their order of arrival, so its tries are
+staggered (client/together.py).
 
 The held requests carry no credentials and are never sent whole before the probe ends: they read a list.
 Through a proxy from the environment the probe would hold the proxy's connection, not the target's, so
@@ -29,6 +30,7 @@ import socket
 import ssl
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
@@ -43,11 +45,9 @@ by side answers within its own latency, far below this; one taking requests one 
 WAVE_HELD = 24
 """Requests held at once to ask whether the target takes a whole wave of race tries together: the largest
 wave's burst (3 creates a try, 8 tries; judge/domain/racing.py)."""
-NEAR_S = 0.05
-"""A read answered within this is a near target's, whose wave is worth asking about. Far away the network
-mixes a wave's requests anyway, and opening many connections costs round trips."""
-WAVE_WAIT_S = 0.5
-"""Seconds the read waits at least while a wave is held: ten times its own latency, never less than this."""
+WAVE_WAIT_S = 1.0
+"""Seconds the read waits at least while a wave is held: ten times its own latency, never less than this.
+Only a target that queues the wave waits it out."""
 
 
 @dataclass(frozen=True)
@@ -57,13 +57,13 @@ class Arrival:
     side_by_side: bool | None
     seen: str
     takes_a_wave: bool | None = None
-    """Whether a near target answered the read while `WAVE_HELD` requests were arriving (None: not asked,
-    or it could not tell). One that did not takes a wave's requests in their order of arrival."""
+    """Whether the target answered the read while `WAVE_HELD` requests were arriving (None: not asked, or it
+    could not tell). One that did not takes a wave's requests in their order of arrival."""
 
 
 def probed(read: httpx.Request, limits: Limits) -> Arrival:
     """Whether the target of `read` (a safe request, with its credentials) answers it while the same read,
-    without credentials, is still arriving on another connection; and, near, while a wave's worth are."""
+    without credentials, is still arriving on another connection; and then while a wave's worth are."""
     url = str(read.url)
     if proxied(url):
         return Arrival(None, "a proxy from the environment stands before the target")
@@ -78,8 +78,6 @@ def probed(read: httpx.Request, limits: Limits) -> Arrival:
             "the target takes requests one at a time (one worker, or a proxy serialising requests)",
         )
     seen = "a request was answered while another was still arriving"
-    if took > NEAR_S:
-        return Arrival(True, seen)
     wave = _while_held(url, read, limits, WAVE_HELD, max(WAVE_WAIT_S, 10 * took))
     return Arrival(True, seen, None if isinstance(wave, str) else wave[0])
 
@@ -105,13 +103,14 @@ def _while_held(url: str, read: httpx.Request, limits: Limits, count: int, wait:
 
     try:
         head, rest = _request_head(url)
-        for _ in range(count):
+        opened = _opened_side_by_side(url, limits, count)
+        held.extend(each for each in opened if isinstance(each, socket.socket))
+        refused = [each for each in opened if not isinstance(each, socket.socket)]
+        if refused:
+            return f"the probe's connection failed ({type(refused[0]).__name__})"
+        for connection in held:
             try:
-                held.append(_opened(url, limits))
-            except (OSError, ValueError) as exc:
-                return f"the probe's connection failed ({type(exc).__name__})"
-            try:
-                held[-1].sendall(head)
+                connection.sendall(head)
             except OSError as exc:
                 return f"the probe's held request could not be sent ({type(exc).__name__})"
         thread = threading.Thread(target=second, name="shop-contract-arrival", daemon=True)
@@ -131,6 +130,20 @@ def _while_held(url: str, read: httpx.Request, limits: Limits, count: int, wait:
     if failed:
         return f"the probe's request failed ({type(failed[0]).__name__})"
     return in_time, took[0] if took else wait
+
+
+def _opened_side_by_side(url: str, limits: Limits, count: int) -> list[socket.socket | OSError | ValueError]:
+    """`count` connections to the target of `url`, opened side by side (far away, one after the other would
+    cost round trips each), or what refused each."""
+
+    def one() -> socket.socket | OSError | ValueError:
+        try:
+            return _opened(url, limits)
+        except (OSError, ValueError) as exc:
+            return exc
+
+    with ThreadPoolExecutor(max_workers=count, thread_name_prefix="shop-contract-arrival") as pool:
+        return list(pool.map(lambda _: one(), range(count)))
 
 
 def _opened(url: str, limits: Limits) -> socket.socket:

@@ -15,7 +15,7 @@ own requests at the same instant. A target with fewer workers than the wave has 
 two sync workers and a wave of 16) takes them in the order they arrived. Sent all at once they arrive
 mixed, and two requests of one try rarely meet on the server. Measured on Django under two sync workers,
 the tries staggered: a lost update in about 2 tries of 3 (1 of 30 at once), a duplicate create in about
-1 of 4 (1 of 25). Some near targets answer while a whole wave is arriving (client/arrival.py): the mock,
+1 of 4 (1 of 25). Some targets answer while a whole wave is arriving (client/arrival.py): the mock,
 any server handling each connection on its own. Their waves go out unstaggered, as the stagger would only
 add its 35 ms a wave there.
 
