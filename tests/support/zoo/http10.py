@@ -3,7 +3,8 @@
 The way old or minimal servers answer: an `HTTP/1.0` status line, no `Content-Length`, no keep-alive;
 the client knows the body has ended when the connection closes. The request goes upstream as it
 came (its Host too, so absolute URLs name this server). With `--one-at-a-time` it is a proxy serialising
-requests: from a request's first byte to the end of its answer, no other request is read. Run as
+requests: one thread accepts a connection, reads its request, forwards it and answers it before it accepts
+the next, so requests are taken in their order of arrival, as one worker takes them. Run as
 `python -m tests.support.zoo.http10 --port N --upstream http://127.0.0.1:M` (SIGTERM ends it).
 """
 
@@ -13,9 +14,8 @@ import argparse
 import contextlib
 import http.client
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -31,6 +31,7 @@ DROPPED = {"connection", "keep-alive", "transfer-encoding", "content-length", "p
 
 class Forward(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.0"  # BaseHTTPRequestHandler then closes after each response
+    timeout = 30  # A client that never finishes its request cannot hold one thread (or the only one) forever.
     upstream: tuple[str, int] = ("127.0.0.1", 0)
 
     def forward(self) -> None:
@@ -62,19 +63,6 @@ class Forward(BaseHTTPRequestHandler):
         """Quiet: the tests read the suite's report, not an access log."""
 
 
-class OneAtATime(Forward):
-    """`Forward`, one request at a time: what a proxy in front of one worker, or a serialising one, does."""
-
-    turn = threading.Lock()
-
-    def handle_one_request(self) -> None:
-        if not self.rfile.peek(1):  # type: ignore[attr-defined]  # socketserver's buffered reader; b"": closed
-            self.close_connection = True
-            return
-        with self.turn:
-            super().handle_one_request()
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m tests.support.zoo.http10", description=__doc__)
     parser.add_argument("--port", type=int, required=True)
@@ -83,8 +71,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     upstream = urlsplit(args.upstream)
     Forward.upstream = (upstream.hostname or "127.0.0.1", upstream.port or 80)
-    ThreadingHTTPServer.request_queue_size = BACKLOG
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), OneAtATime if args.one_at_a_time else Forward)
+    # One thread takes connections in the kernel's order of arrival; threads racing for a lock would not.
+    server_class = HTTPServer if args.one_at_a_time else ThreadingHTTPServer
+    server_class.request_queue_size = BACKLOG
+    server = server_class(("127.0.0.1", args.port), Forward)
     server.serve_forever()
 
 
