@@ -13,14 +13,25 @@ read goes whole on another connection. A target that serves side by side answers
 One that takes requests one at a time cannot: it waits for the held one, and answers the second only once
 the first is released and answered.
 
+A proxy before the server reads a request's header block whole before it passes the request on, so the
+held request may never reach the server. Two more questions see past it:
+- A list read whose body is held (`Content-Length` promised, one byte of two sent). A server answers it
+  without the body, which a read never needs. A proxy that reads whole requests first (nginx does by
+  default) answers nothing until the body came. Behind such a proxy no request reaches the server before it
+  came whole, so whether two met there cannot be seen: the target is `buffered`.
+- Otherwise a create whose body is held (`{` of `{x`, with the run's credentials) reaches the server,
+  which waits for the rest, and the same read goes meanwhile. One worker behind a proxy that passes
+  bodies on as they come answers the read only once the create is released. The create is then refused
+  as malformed JSON (400), so it never makes an item.
+
 A target that answers side by side is then asked the same while a whole wave of race tries is held
 (`WAVE_HELD` requests, their connections opened side by side). One that answers takes a wave at once.
 One that does not (two sync workers) takes a wave's requests in their order of arrival, so its tries are
 staggered (client/together.py).
 
-The held requests carry no credentials and are never sent whole before the probe ends: they read a list.
-Through a proxy from the environment the probe would hold the proxy's connection, not the target's, so
-there it says that it could not tell.
+Apart from the create, the held requests carry no credentials and are never sent whole before the probe
+ends: they read a list. Through a proxy from the environment the probe would hold the proxy's connection,
+not the target's, so there it says that it could not tell.
 """
 
 from __future__ import annotations
@@ -45,6 +56,8 @@ by side answers within its own latency, far below this; one taking requests one 
 WAVE_HELD = 24
 """Requests held at once to ask whether the target takes a whole wave of race tries together: the largest
 wave's burst (3 creates a try, 8 tries; judge/domain/racing.py)."""
+REPLACED = {b"host", b"content-length", b"content-type", b"transfer-encoding", b"connection", b"expect"}
+"""Headers of the held create that the probe writes itself."""
 WAVE_WAIT_S = 1.0
 """Seconds the read waits at least while a wave is held: ten times its own latency, never less than this.
 Only a target that queues the wave waits it out."""
@@ -59,15 +72,32 @@ class Arrival:
     takes_a_wave: bool | None = None
     """Whether the target answered the read while `WAVE_HELD` requests were arriving (None: not asked, or it
     could not tell). One that did not takes a wave's requests in their order of arrival."""
+    buffered: bool | None = None
+    """Whether something before the server reads whole requests before passing them on, so that whether two
+    met on the server cannot be seen (None: not asked, or it could not tell)."""
 
 
-def probed(read: httpx.Request, limits: Limits) -> Arrival:
+ONE_AT_A_TIME = "the target takes requests one at a time (one worker, or a proxy serialising requests)"
+BUFFERED = (
+    "a read whose body had not all come was not answered: something before the server reads whole requests "
+    "before passing them on (nginx does by default), so whether two requests met on the server cannot be "
+    "seen; to judge the races, point the suite at the server behind it"
+)
+
+
+def probed(read: httpx.Request, write: httpx.Request, limits: Limits) -> Arrival:
     """Whether the target of `read` (a safe request, with its credentials) answers it while the same read,
-    without credentials, is still arriving on another connection; and then while a wave's worth are."""
+    without credentials, is still arriving on another connection; whether it reads whole requests before a
+    server takes them; whether `write` (a create, with its credentials) held half sent keeps the read from
+    an answer; and whether it answers while a wave's worth of reads are arriving."""
     url = str(read.url)
     if proxied(url):
         return Arrival(None, "a proxy from the environment stands before the target")
-    first = _while_held(url, read, limits, 1, min(HOLD_S, limits.seconds()))
+    try:
+        held, held_write = _request_head(url), _write_head(write)
+    except ValueError as exc:
+        return Arrival(None, f"the probe's request could not be written ({exc})")
+    first = _while_held(url, read, limits, [held], min(HOLD_S, limits.seconds()))
     if isinstance(first, str):
         return Arrival(None, first)
     answered, took = first
@@ -75,16 +105,55 @@ def probed(read: httpx.Request, limits: Limits) -> Arrival:
         return Arrival(
             False,
             f"a request was not answered in {HOLD_S:.0f} s while another, sent before it, was still arriving: "
-            "the target takes requests one at a time (one worker, or a proxy serialising requests)",
+            + ONE_AT_A_TIME,
         )
-    seen = "a request was answered while another was still arriving"
-    wave = _while_held(url, read, limits, WAVE_HELD, max(WAVE_WAIT_S, 10 * took))
-    return Arrival(True, seen, None if isinstance(wave, str) else wave[0])
+    wait = max(WAVE_WAIT_S, 10 * took)
+    buffered = _body_awaited(url, held[0], limits, wait)
+    if buffered is False:
+        written = _while_held(url, read, limits, [held_write], min(HOLD_S, limits.seconds()))
+        if not isinstance(written, str) and not written[0]:
+            return Arrival(
+                False,
+                f"a read was not answered in {HOLD_S:.0f} s while a create, sent before it, was still sending "
+                "its body: " + ONE_AT_A_TIME,
+                buffered=False,
+            )
+    seen = BUFFERED if buffered is True else "a request was answered while another was still arriving"
+    wave = _while_held(url, read, limits, [held] * WAVE_HELD, wait)
+    takes_a_wave = None if isinstance(wave, str) else wave[0]
+    return Arrival(True, seen, takes_a_wave, None if isinstance(buffered, str) else buffered)
 
 
-def _while_held(url: str, read: httpx.Request, limits: Limits, count: int, wait: float) -> tuple[bool, float] | str:
-    """Whether `read` was answered within `wait` seconds while `count` requests to its target were held half
-    sent, and in how many seconds; or why the probe cannot tell. The held requests are then released."""
+def _body_awaited(url: str, head: bytes, limits: Limits, wait: float) -> bool | str:
+    """Whether a read of `url` (`head`: its request line and `Host`) whose body has not all come stays
+    unanswered for `wait` seconds (something reads whole requests before a server takes them), or why the
+    probe cannot tell."""
+    try:
+        connection = _opened(url, limits)
+    except (OSError, ValueError) as exc:
+        return f"the probe's connection failed ({type(exc).__name__})"
+    try:
+        connection.sendall(head + b"Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{")
+        connection.settimeout(wait)
+        try:
+            answer = connection.recv(1)
+        except TimeoutError:
+            return True
+        with contextlib.suppress(OSError):
+            connection.sendall(b"}")
+    except OSError as exc:
+        return f"the probe's request failed ({type(exc).__name__})"
+    finally:
+        connection.close()
+    return False if answer else "the target closed a read whose body had not all come"
+
+
+def _while_held(
+    url: str, read: httpx.Request, limits: Limits, held_requests: list[tuple[bytes, bytes]], wait: float
+) -> tuple[bool, float] | str:
+    """Whether `read` was answered within `wait` seconds while `held_requests` to its target were held half
+    sent (what is sent, what releases it), and in how many seconds; or why the probe cannot tell. The held
+    requests are then released."""
     unheld = replace(limits, held=False)  # The read goes past the pacer's limit, as a burst does.
     held: list[socket.socket] = []
     answered = threading.Event()
@@ -102,13 +171,12 @@ def _while_held(url: str, read: httpx.Request, limits: Limits, count: int, wait:
             failed.append(exc)
 
     try:
-        head, rest = _request_head(url)
-        opened = _opened_side_by_side(url, limits, count)
+        opened = _opened_side_by_side(url, limits, len(held_requests))
         held.extend(each for each in opened if isinstance(each, socket.socket))
         refused = [each for each in opened if not isinstance(each, socket.socket)]
         if refused:
             return f"the probe's connection failed ({type(refused[0]).__name__})"
-        for connection in held:
+        for connection, (head, _) in zip(held, held_requests, strict=True):
             try:
                 connection.sendall(head)
             except OSError as exc:
@@ -118,11 +186,9 @@ def _while_held(url: str, read: httpx.Request, limits: Limits, count: int, wait:
         in_time = answered.wait(wait)
         # Released: a target taking one at a time answers them, then the read. One that dropped a held
         # request meanwhile leaves the read to be judged as it came.
-        for connection in held:
+        for connection, (_, rest) in zip(held, held_requests, strict=True):
             with contextlib.suppress(OSError):
                 connection.sendall(rest)
-    except ValueError as exc:
-        return f"the probe's request could not be written ({exc})"
     finally:
         for connection in held:
             connection.close()
@@ -161,13 +227,21 @@ def _opened(url: str, limits: Limits) -> socket.socket:
         raise
 
 
-def _request_head(url: str) -> tuple[bytes, bytes]:
-    """A GET of `url`'s header block, cut after its `Host`: what is sent and held, and what releases it."""
+def _write_head(write: httpx.Request) -> tuple[bytes, bytes]:
+    """`write` with its own headers (its credentials) and the body `{x`, cut after `{`: what is sent and held,
+    and what releases it. A server reading it waits for the rest, then refuses it as malformed JSON."""
+    head, _ = _request_head(str(write.url), write.method)
+    kept = b"".join(name + b": " + value + b"\r\n" for name, value in write.headers.raw if name.lower() not in REPLACED)
+    return head + kept + b"Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{", b"x"
+
+
+def _request_head(url: str, method: str = "GET") -> tuple[bytes, bytes]:
+    """A request of `url`'s header block, cut after its `Host`: what is sent and held, and what releases it."""
     parts = urlsplit(url)
     if parts.hostname is None:
         raise ValueError(f"no host in {url}")
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
     host += f":{parts.port}" if parts.port else ""
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    head = f"GET {target} HTTP/1.1\r\nHost: {host}\r\n".encode("ascii")
+    head = f"{method} {target} HTTP/1.1\r\nHost: {host}\r\n".encode("ascii")
     return head, b"Accept: application/json\r\nConnection: close\r\n\r\n"

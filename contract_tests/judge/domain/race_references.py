@@ -63,7 +63,7 @@ def pairs(ctx: Context, session: Session) -> list[tuple[Collection, Collection, 
 def run(check: str, ctx: Context, session: Session) -> None:
     for owner, child, sub_list in pairs(ctx, session):
         judged = child.create if check == REFERENCE_DELETE else sub_list
-        if ctx.selected(judged) and not one_at_a_time(session, check, judged, owner.list_op, arrival.probed):
+        if ctx.selected(judged) and not one_at_a_time(session, check, judged, owner, arrival.probed):
             CHECKS[check](ctx, session, owner, child, sub_list)
 
 

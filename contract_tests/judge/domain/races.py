@@ -69,7 +69,7 @@ def run(check: str, ctx: Context, session: Session) -> None:
         judged = collection.create if check == DUPLICATE_CREATE else collection.item_ops["patch"]
         if not (session.serves(*ops) and ctx.selected(judged) and ctx.collection_is_mine(collection)):
             continue
-        if not one_at_a_time(session, check, judged, collection.list_op, arrival.probed):
+        if not one_at_a_time(session, check, judged, collection, arrival.probed):
             CHECKS[check](ctx, session, collection)
 
 

@@ -14,7 +14,9 @@ first answer to any of them came is judged (`Burst.overlapped`, client/burst.py)
 
 Before any try, the target is probed once a surface (client/arrival.py). One that takes requests one at a
 time (one worker, a proxy serialising requests) lets no two meet on the server, although each burst was on
-the wire at once. Every check of concurrent writes is then not exercised there.
+the wire at once. Every check of concurrent writes is then not exercised there. Behind a proxy reading
+whole requests first, whether two met on the server cannot be seen: a race found is reported, and a check
+finding none is not exercised, never passed.
 
 The tries are judged in order. They stop at the end of the wave holding the first evidence plus
 `FREQUENCY_TRIES` more, to say how often it happens ("Broken in 3 of 10 overlapped tries"). With no
@@ -160,15 +162,20 @@ class Arrival(Protocol):
     @property
     def takes_a_wave(self) -> bool | None: ...
 
+    @property
+    def buffered(self) -> bool | None: ...
 
-Probe = Callable[[httpx.Request, Limits], Arrival]
-"""The arrival probe (`client.arrival.probed`): whether the target answers a read while another is arriving."""
+
+Probe = Callable[[httpx.Request, httpx.Request, Limits], Arrival]
+"""The arrival probe (`client.arrival.probed`): whether the target answers a read while another request
+is arriving, given the read and a create of one collection."""
 
 
-def one_at_a_time(session: Session, check: str, op: Operation, read: Operation, probe: Probe) -> bool:
-    """Whether the target takes requests one at a time, asked of `probe` once a surface with `read` (a safe
-    request needing no parameter). `check` is then listed as not exercised at `op`: no try could race."""
-    seen = session.once("arrival", lambda: probe(request(session, read, {}), session.limits))
+def one_at_a_time(session: Session, check: str, op: Operation, collection: Collection, probe: Probe) -> bool:
+    """Whether the target takes requests one at a time, asked of `probe` once a surface with `collection`'s
+    list and create. `check` is then listed as not exercised at `op`: no try could race."""
+    read, write = request(session, collection.list_op, {}), request(session, collection.create, {})
+    seen = session.once("arrival", lambda: probe(read, write, session.limits))
     if seen.side_by_side is not False:
         return False
     session.ledger.skipped(session.surface.name, op.id, check, f"no overlap observed: {seen.seen}")
@@ -178,7 +185,12 @@ def one_at_a_time(session: Session, check: str, op: Operation, read: Operation, 
 def staggered(session: Session) -> bool:
     """Whether a wave's tries go out one after the other (client/together.py): unless the target, probed
     by `one_at_a_time` before any check ran, answered while a whole wave was arriving."""
-    return session.once("arrival", _probed_before).takes_a_wave is not True
+    return _arrival(session).takes_a_wave is not True
+
+
+def _arrival(session: Session) -> Arrival:
+    """What the probe saw of this surface's target, asked by `one_at_a_time` before any check ran."""
+    return session.once("arrival", _probed_before)
 
 
 def _probed_before() -> Arrival:
@@ -217,7 +229,11 @@ def verdict(session: Session, check: str, op: Operation, made: int, overlapped: 
         session.ledger.skipped(session.surface.name, op.id, check, reason)
         return
     if not hits:
-        session.judge(check, op, overlapped[-1].read, None)
+        arrival = _arrival(session)
+        if arrival.buffered:  # The tries met at a proxy. A race found there is real, one not found proves nothing.
+            session.ledger.skipped(session.surface.name, op.id, check, f"no overlap observed: {arrival.seen}")
+        else:
+            session.judge(check, op, overlapped[-1].read, None)
         return
     first = hits[0]
     frequency = f"Broken in {len(hits)} of {len(overlapped)} overlapped tries ({made} tries sent)"

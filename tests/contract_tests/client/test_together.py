@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from contract_tests.client import arrival
 from contract_tests.client import together as together_module
 from contract_tests.client.bounded import Limits
 from contract_tests.client.bounded_httpx import BoundedHttpx
@@ -21,7 +22,7 @@ from contract_tests.client.pacing import BudgetSpent, Pacer
 from contract_tests.client.surface import Surface
 from contract_tests.client.together import STAGGER_S, Together
 from contract_tests.judge.domain.http import Exchange, Session
-from contract_tests.judge.domain.racing import WAVE, Try, race
+from contract_tests.judge.domain.racing import WAVE, Try, one_at_a_time, race
 from contract_tests.options import DEFAULT_MAX_RESPONSE_SIZE
 from contract_tests.outcome.findings import Ledger
 from contract_tests.spec import Spec
@@ -185,6 +186,8 @@ def test_a_race_is_tried_in_waves_and_stops_at_the_end_of_a_wave() -> None:
         surface = Surface("backend", origin + "/shop/api/v1", ("patch_product_line",), {}, {})
         session = Session(surface, Ledger(), BoundedHttpx(Limits(60, DEFAULT_MAX_RESPONSE_SIZE)))
         read = session.call(spec.operations["list_product_lines"])
+        collection = next(each for each in spec.collections if each.list_op.id == "list_product_lines")
+        assert not one_at_a_time(session, "concurrent_lost_update", op, collection, arrival.probed)
         request = lines(origin, 1)[0]
         response = httpx.Response(200, request=request)
         together = Burst((Timed(request, response, 1.0, 1.5), Timed(request, response, 1.001, 1.4)))

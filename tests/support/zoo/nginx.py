@@ -53,6 +53,7 @@ CONFIG = (
         ssl_certificate_key {key};
         location / {{
             proxy_pass {upstream};
+            proxy_request_buffering {request_buffering};
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_set_header Host $http_host;
@@ -81,8 +82,12 @@ def require_nginx() -> str:
 
 
 @contextlib.contextmanager
-def nginx_in_front_of(upstream: str, certificates: Certificates, prefix: Path) -> Iterator[str]:
-    """Yield the origin (https://127.0.0.1:PORT) of nginx proxying to `upstream`, its files in `prefix`."""
+def nginx_in_front_of(
+    upstream: str, certificates: Certificates, prefix: Path, *, request_buffering: bool = True
+) -> Iterator[str]:
+    """Yield the origin (https://127.0.0.1:PORT) of nginx proxying to `upstream`, its files in `prefix`.
+    nginx reads each request whole before it passes it on, as it does by default, unless `request_buffering`
+    is False: then it passes a body on as it comes."""
     executable = require_nginx()
     port = free_port()
     # As root, nginx's workers would switch to "nobody", who cannot write to this private prefix.
@@ -96,6 +101,7 @@ def nginx_in_front_of(upstream: str, certificates: Certificates, prefix: Path) -
             certificate=certificates.certificate,
             key=certificates.key,
             upstream=upstream,
+            request_buffering="on" if request_buffering else "off",
         )
     )
     command = [executable, "-p", str(prefix), "-c", str(config), "-e", str(prefix / "error.log")]

@@ -2,12 +2,13 @@
 
 As a platform team runs a shared mock: each request goes to the next upstream, whatever connection
 it came on; a failed request is never retried on another upstream (`proxy_next_upstream off`, so a
-fault injected by one replica reaches the client as it was), and answers are not buffered (the
-dashboard's stream goes through as sent). The admin API answers only requests naming its own
-address (`control.admin_guard`: no DNS name rebound to a replica reaches it), so its location sends
-`admin_host`, the address the replicas share (one port, each on its own loopback address: `localhost:PORT`
-names every one). Where nginx is missing, the tests skip (fail with
-SHOP_REQUIRE_NGINX=1), as tests/support/zoo/nginx.py's.
+fault injected by one replica reaches the client as it was), and neither answers nor requests are
+buffered (the dashboard's stream goes through as sent; a request reaches a replica as it comes, so the
+checks of concurrent writes see whether two met there: contract_tests/client/arrival.py). The admin
+API answers only requests naming its own address (`control.admin_guard`: no DNS name rebound to a
+replica reaches it), so its location sends `admin_host`, the address the replicas share (one port, each
+on its own loopback address: `localhost:PORT` names every one). Where nginx is missing, the tests skip
+(fail with SHOP_REQUIRE_NGINX=1), as tests/support/zoo/nginx.py's.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ CONFIG = (
         proxy_set_header Connection "";
         proxy_next_upstream off;
         proxy_buffering off;
+        proxy_request_buffering off;
         location / {{
             proxy_pass http://replicas;
             proxy_set_header Host $http_host;
