@@ -15,8 +15,8 @@ the first is released and answered.
 
 A proxy before the server reads a request's header block whole before it passes the request on, so the
 held request may never reach the server. Two more questions see past it:
-- A list read whose body is held (`Content-Length` promised, one byte of two sent). A server answers it
-  without the body, which a read never needs. A proxy that reads whole requests first (nginx does by
+- A list read whose body is held (`Content-Length` promised, one byte of two sent, no type). A server
+  answers it without the body, which a read never needs. A proxy that reads whole requests first (nginx does by
   default) answers nothing until the body came. Behind such a proxy no request reaches the server before it
   came whole, so whether two met there cannot be seen: the target is `buffered`.
 - Otherwise a create whose body is held (`{` of `{x`, with the run's credentials) reaches the server,
@@ -133,7 +133,8 @@ def _body_awaited(url: str, head: bytes, limits: Limits, wait: float) -> bool | 
     except (OSError, ValueError) as exc:
         return f"the probe's connection failed ({type(exc).__name__})"
     try:
-        connection.sendall(head + b"Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{")
+        # No Content-Type: a framework's body parser (express.json(), Rails') would wait for a typed body.
+        connection.sendall(head + b"Content-Length: 2\r\nConnection: close\r\n\r\n{")
         connection.settimeout(wait)
         try:
             answer = connection.recv(1)

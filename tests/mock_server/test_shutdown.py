@@ -84,13 +84,20 @@ class Mock:
         return sock
 
     def slow_request(self) -> socket.socket:
-        """A POST whose body never comes whole: a request in flight the mock cannot finish."""
+        """A POST whose body never comes whole: a request in flight the mock cannot finish. It asks for a
+        `100 Continue`, which uvicorn sends once the app reads the body: then it is surely in flight."""
         head = (
             f"POST {LINES} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\nX-API-Key: {API_KEY_HEADERS['X-API-Key']}\r\n"
-            "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+            "Content-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n"
         )
-        sock = self.connect(head.encode() + b'{"productline": "Sl')
-        time.sleep(0.5)  # the mock has read the head (a loaded machine): the request is in flight
+        sock = self.connect(head.encode())
+        interim = b""
+        while not interim.endswith(b"\r\n\r\n"):
+            data = sock.recv(1)
+            assert data, f"the mock closed before it read the body: {interim!r}"
+            interim += data
+        assert interim.startswith(b"HTTP/1.1 100 "), interim
+        sock.sendall(b'{"productline": "Sl')
         return sock
 
     def signal(self, sig: int, group: bool) -> None:
