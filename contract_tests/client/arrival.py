@@ -56,6 +56,9 @@ by side answers within its own latency, far below this; one taking requests one 
 WAVE_HELD = 24
 """Requests held at once to ask whether the target takes a whole wave of race tries together: the largest
 wave's burst (3 creates a try, 8 tries; judge/domain/racing.py)."""
+HELD_BODY = b"Content-Length: 2\r\nConnection: close\r\n\r\n{"
+"""The end of a header block promising a body of two bytes, and its first: a server reading the body waits
+for the second."""
 REPLACED = {b"host", b"content-length", b"content-type", b"transfer-encoding", b"connection", b"expect"}
 """Headers of the held create that the probe writes itself."""
 WAVE_WAIT_S = 1.0
@@ -97,31 +100,29 @@ def probed(read: httpx.Request, write: httpx.Request, limits: Limits) -> Arrival
         held, held_write = _request_head(url), _write_head(write)
     except ValueError as exc:
         return Arrival(None, f"the probe's request could not be written ({exc})")
-    first = _while_held(url, read, limits, [held], min(HOLD_S, limits.seconds()))
+    hold = min(HOLD_S, limits.seconds())
+    first = _while_held(url, read, limits, [held], hold)
     if isinstance(first, str):
         return Arrival(None, first)
     answered, took = first
     if not answered:
-        return Arrival(
-            False,
-            f"a request was not answered in {HOLD_S:.0f} s while another, sent before it, was still arriving: "
-            + ONE_AT_A_TIME,
-        )
+        return _one_at_a_time("a request", "another, sent before it, was still arriving")
     wait = max(WAVE_WAIT_S, 10 * took)
     buffered = _body_awaited(url, held[0], limits, wait)
     if buffered is False:
-        written = _while_held(url, read, limits, [held_write], min(HOLD_S, limits.seconds()))
+        written = _while_held(url, read, limits, [held_write], hold)
         if not isinstance(written, str) and not written[0]:
-            return Arrival(
-                False,
-                f"a read was not answered in {HOLD_S:.0f} s while a create, sent before it, was still sending "
-                "its body: " + ONE_AT_A_TIME,
-                buffered=False,
-            )
+            return _one_at_a_time("a read", "a create, sent before it, was still sending its body", buffered=False)
     seen = BUFFERED if buffered is True else "a request was answered while another was still arriving"
     wave = _while_held(url, read, limits, [held] * WAVE_HELD, wait)
     takes_a_wave = None if isinstance(wave, str) else wave[0]
     return Arrival(True, seen, takes_a_wave, None if isinstance(buffered, str) else buffered)
+
+
+def _one_at_a_time(what: str, meanwhile: str, buffered: bool | None = None) -> Arrival:
+    """The target takes requests one at a time: `what` was not answered while `meanwhile`."""
+    seen = f"{what} was not answered in {HOLD_S:.0f} s while {meanwhile}: {ONE_AT_A_TIME}"
+    return Arrival(False, seen, buffered=buffered)
 
 
 def _body_awaited(url: str, head: bytes, limits: Limits, wait: float) -> bool | str:
@@ -134,7 +135,7 @@ def _body_awaited(url: str, head: bytes, limits: Limits, wait: float) -> bool | 
         return f"the probe's connection failed ({type(exc).__name__})"
     try:
         # No Content-Type: a framework's body parser (express.json(), Rails') would wait for a typed body.
-        connection.sendall(head + b"Content-Length: 2\r\nConnection: close\r\n\r\n{")
+        connection.sendall(head + HELD_BODY)
         connection.settimeout(wait)
         try:
             answer = connection.recv(1)
@@ -233,7 +234,7 @@ def _write_head(write: httpx.Request) -> tuple[bytes, bytes]:
     and what releases it. A server reading it waits for the rest, then refuses it as malformed JSON."""
     head, _ = _request_head(str(write.url), write.method)
     kept = b"".join(name + b": " + value + b"\r\n" for name, value in write.headers.raw if name.lower() not in REPLACED)
-    return head + kept + b"Content-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{", b"x"
+    return head + kept + b"Content-Type: application/json\r\n" + HELD_BODY, b"x"
 
 
 def _request_head(url: str, method: str = "GET") -> tuple[bytes, bytes]:

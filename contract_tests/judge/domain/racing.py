@@ -174,8 +174,11 @@ is arriving, given the read and a create of one collection."""
 def one_at_a_time(session: Session, check: str, op: Operation, collection: Collection, probe: Probe) -> bool:
     """Whether the target takes requests one at a time, asked of `probe` once a surface with `collection`'s
     list and create. `check` is then listed as not exercised at `op`: no try could race."""
-    read, write = request(session, collection.list_op, {}), request(session, collection.create, {})
-    seen = session.once("arrival", lambda: probe(read, write, session.limits))
+
+    def probed() -> Arrival:  # Its requests are built only the first time, when the probe runs.
+        return probe(request(session, collection.list_op, {}), request(session, collection.create, {}), session.limits)
+
+    seen = session.once("arrival", probed)
     if seen.side_by_side is not False:
         return False
     session.ledger.skipped(session.surface.name, op.id, check, f"no overlap observed: {seen.seen}")

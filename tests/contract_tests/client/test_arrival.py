@@ -134,33 +134,32 @@ def test_a_proxy_serialising_requests_takes_them_one_at_a_time_and_a_threaded_on
     assert (threaded.buffered, threaded.seen) == (True, BUFFERED)  # it reads a body whole before forwarding
 
 
+def behind_nginx(server: type[HTTPServer], directory: Path, *, request_buffering: bool) -> Arrival:
+    """What the probe sees of `server` (serving `Lines`) behind nginx over TLS, its files in `directory`."""
+    directory.mkdir(exist_ok=True)
+    certificates = make_certificates(directory)
+    limits = Limits(30, DEFAULT_MAX_RESPONSE_SIZE, Trust(ca_bundle=certificates.ca))
+    with (
+        serving_stdlib(server(("127.0.0.1", 0), Lines)) as upstream,
+        nginx_in_front_of(upstream, certificates, directory, request_buffering=request_buffering) as origin,
+    ):
+        return probe(origin, limits)
+
+
 def test_one_worker_behind_nginx_passing_bodies_on_is_told_by_the_held_create(tmp_path: Path) -> None:
     """nginx reads a request's header block whole before passing it on, so the held read never reaches the
     server; the held create's body does, and the one thread waits for it."""
-    certificates = make_certificates(tmp_path)
-    limits = Limits(30, DEFAULT_MAX_RESPONSE_SIZE, Trust(ca_bundle=certificates.ca))
-    seen = {}
-    for name, server in (("one", HTTPServer), ("threaded", ThreadingHTTPServer)):
-        with serving_stdlib(server(("127.0.0.1", 0), Lines)) as upstream:
-            prefix = tmp_path / name
-            prefix.mkdir()
-            with nginx_in_front_of(upstream, certificates, prefix, request_buffering=False) as origin:
-                seen[name] = probe(origin, limits)
-    assert (seen["one"].side_by_side, seen["one"].buffered) == (False, False), seen["one"].seen
-    assert "while a create, sent before it, was still sending its body" in seen["one"].seen
-    assert (seen["threaded"].side_by_side, seen["threaded"].buffered) == (True, False), seen["threaded"].seen
+    one = behind_nginx(HTTPServer, tmp_path / "one", request_buffering=False)
+    threaded = behind_nginx(ThreadingHTTPServer, tmp_path / "threaded", request_buffering=False)
+    assert (one.side_by_side, one.buffered) == (False, False), one.seen
+    assert "while a create, sent before it, was still sending its body" in one.seen
+    assert (threaded.side_by_side, threaded.buffered) == (True, False), threaded.seen
 
 
 def test_behind_nginx_reading_whole_requests_it_says_the_server_cannot_be_seen(tmp_path: Path) -> None:
     """nginx's default: nothing reaches the server before it came whole, so one thread behind it looks like
     many, and the probe says so instead of judging."""
-    certificates = make_certificates(tmp_path)
-    limits = Limits(30, DEFAULT_MAX_RESPONSE_SIZE, Trust(ca_bundle=certificates.ca))
-    with (
-        serving_stdlib(HTTPServer(("127.0.0.1", 0), Lines)) as upstream,
-        nginx_in_front_of(upstream, certificates, tmp_path) as origin,
-    ):
-        seen = probe(origin, limits)
+    seen = behind_nginx(HTTPServer, tmp_path, request_buffering=True)
     assert (seen.side_by_side, seen.buffered, seen.seen) == (True, True, BUFFERED)
 
 
