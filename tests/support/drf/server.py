@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 
 from tests.support.drf import CONFIGURATIONS, CORRECT, SERVERS
-from tests.support.processes import stop
+from tests.support.processes import stop, unmeasured
 
 PROJECT = Path(__file__).resolve().parents[3]
 STARTUP_SECONDS = 30
@@ -38,7 +38,7 @@ def serve(
         command += ["--port", "0", "--port-file", str(port_file), "--extra-products", str(extra_products)]
         command += ["--server", server]
         with log_file.open("wb") as log:
-            process = subprocess.Popen(command, cwd=PROJECT, stdout=log, stderr=subprocess.STDOUT)
+            process = subprocess.Popen(command, cwd=PROJECT, env=unmeasured(), stdout=log, stderr=subprocess.STDOUT)
         try:
             origin = wait_until_answering(process, port_file, log_file)
             yield origin

@@ -20,6 +20,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from tests.support.live import free_port
+from tests.support.processes import unmeasured
 from tests.support.zoo.process import serving
 
 BACKLOG = 128
@@ -86,7 +87,7 @@ def http10_in_front_of(upstream: str, directory: Path, *, one_at_a_time: bool = 
     command = [sys.executable, "-m", __name__, "--port", str(port), "--upstream", upstream]
     command += ["--one-at-a-time"] if one_at_a_time else []
     origin = f"http://127.0.0.1:{port}"
-    with serving(command, directory / "http10.log", f"{origin}/__mock__/health"):
+    with serving(command, directory / "http10.log", f"{origin}/__mock__/health", env=unmeasured()):
         yield origin
 
 

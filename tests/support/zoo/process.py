@@ -17,14 +17,17 @@ STARTUP_SECONDS = 30
 
 
 @contextlib.contextmanager
-def serving(command: list[str], log_file: Path, probe: str, **options: object) -> Iterator[subprocess.Popen[bytes]]:
-    """Run `command` (from the project root) until the block ends, once `probe` (a URL) answers HTTP at all.
+def serving(
+    command: list[str], log_file: Path, probe: str, env: dict[str, str] | None = None, **options: object
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Run `command` (from the project root, in `env` or this environment) until the block ends, once
+    `probe` (a URL) answers HTTP at all.
 
     `options` go to `httpx.get` for the probe (e.g. `verify=` for TLS). The child is sent SIGTERM at
     the end, SIGKILL if it is still there 10 s later (`tests.support.processes.stop`).
     """
     with log_file.open("wb") as log:
-        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_until_answering(process, log_file, probe, **options)
         yield process
