@@ -9,17 +9,16 @@ operations without a body, the Schemathesis phases only.
 
 from __future__ import annotations
 
-import asyncio
-import random
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
+from contract_tests.judge.domain import races
 from mock_server.app import create_app
 from mock_server.settings import Settings
+from tests.support.jitter import jittering
 from tests.support.live import running
 from tests.support.suite import Outcome, credentials, shop_contract
 from tests.support.variants import NULL_TEXT_STORED_AS_NULL
@@ -32,43 +31,14 @@ suite's own source (seed 6 did then)."""
 DEADLINE_S = 60
 """A request's deadline: the target and the proxy share this process, and a race's burst of 24 requests
 through both, on a loaded CI machine, outlived the default 10 s (a run error, not what is tested here)."""
-HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "content-length"}
-
-
-class Jitter:
-    """A reverse proxy holding each answer of `upstream` for a random 0-50 ms: the order in which answers
-    come back is the network's, not the order of the requests. A new upstream connection per request,
-    so that the proxy never reuses one the target is closing (a 500 of the proxy's own)."""
-
-    def __init__(self, upstream: str) -> None:
-        limits = httpx.Limits(max_connections=256, max_keepalive_connections=0)
-        self.client = httpx.AsyncClient(base_url=upstream, timeout=60.0, limits=limits)
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            return
-        body = bytearray()
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        query = scope["query_string"].decode("latin-1")
-        target = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1") + (f"?{query}" if query else "")
-        headers = [(k, v) for k, v in scope["headers"] if k.decode("latin-1").lower() not in HOP_BY_HOP]
-        request = self.client.build_request(scope["method"], httpx.URL(target), headers=headers, content=bytes(body))
-        response, _ = await asyncio.gather(self.client.send(request), asyncio.sleep(random.uniform(0, 0.05)))
-        kept = [(k, v) for k, v in response.headers.raw if k.decode("latin-1").lower() not in HOP_BY_HOP]
-        kept = [(k, v) for k, v in kept if k.lower() != b"content-encoding"]  # httpx decoded the body
-        await send({"type": "http.response.start", "status": response.status_code, "headers": kept})
-        await send({"type": "http.response.body", "body": response.content})
 
 
 def run(target: str, workers: int, report: Path, *args: str) -> Outcome:
-    """A run of `SEED` with `workers` against a fresh `target` ("mock" or "variant") behind `Jitter`; with one
-    worker, direct (one request at a time has no order for the jitter to change, only minutes to add)."""
+    """A run of `SEED` with `workers` against a fresh `target` ("mock" or "variant") behind the jitter proxy
+    (tests/support/jitter.py); with one worker, direct (one request at a time has no order for the jitter
+    to change, only minutes to add)."""
     app = NULL_TEXT_STORED_AS_NULL.build() if target == "variant" else create_app(Settings())
-    with running(app) as upstream, running(Jitter(upstream)) if workers > 1 else nullcontext(upstream) as origin:
+    with running(app) as upstream, jittering(upstream) if workers > 1 else nullcontext(upstream) as origin:
         base = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), "--seed", SEED, "--quiet"]
         base += ["--request-timeout", str(DEADLINE_S)]
         outcome = shop_contract([*base, "--workers", str(workers), *args], report, timeout=1200)
@@ -127,6 +97,8 @@ def test_the_default_profile_twice_with_16_workers_generates_and_finds_the_same(
     assert any(name.startswith("backend read_back ") for name in parts), sorted(parts)
     assert any(name.startswith("backend conformance stateful ") for name in parts), sorted(parts)
     assert first.findings["violations"], "the variant must be caught"
+    # the proxy passes requests on as they come, so the checks of concurrent writes see the server behind it
+    assert set(races.CHECKS) <= set(first.findings["exercised"]), first.findings["not_exercised"]
 
 
 @pytest.mark.determinism
