@@ -39,6 +39,7 @@ async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, most
 
 
 async def _connection(host: str, port: int, client: tuple[asyncio.StreamReader, asyncio.StreamWriter]) -> None:
+    """Serve one client connection on a connection of its own to the upstream (none: the client's is closed)."""
     reader, writer = client
     try:
         upstream_reader, upstream_writer = await asyncio.open_connection(host, port)
