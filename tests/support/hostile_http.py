@@ -13,12 +13,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from tests.support.live import free_port
+from tests.support.live import serving_streams
 
 HEAD_LIMIT = 64 * 1024
 
@@ -119,30 +117,6 @@ async def _body(reader: asyncio.StreamReader, head: bytes) -> bytes:
     return await reader.readexactly(int(fields.get(b"content-length", b"0")))
 
 
-@contextlib.contextmanager
-def serving(server: HostileServer) -> Iterator[str]:
-    """Serve `server` on a free loopback port in a thread of its own; yield its origin."""
-    port = free_port()
-    loop = asyncio.new_event_loop()
-    started = threading.Event()
-    stop: asyncio.Future[None] | None = None
-
-    async def main() -> None:
-        nonlocal stop
-        stop = loop.create_future()
-        listener = await asyncio.start_server(server.exchange, "127.0.0.1", port, limit=HEAD_LIMIT)
-        started.set()
-        async with listener:
-            await stop
-
-    thread = threading.Thread(target=loop.run_until_complete, args=(main(),), daemon=True)
-    thread.start()
-    if not started.wait(10):
-        raise RuntimeError("the hostile server did not start")
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        assert stop is not None
-        loop.call_soon_threadsafe(stop.set_result, None)
-        thread.join(timeout=10)
-        loop.close()
+def serving(server: HostileServer) -> contextlib.AbstractContextManager[str]:
+    """Serve `server` on a loopback port in a thread of its own, until the block ends; yield its origin."""
+    return serving_streams(server.exchange, limit=HEAD_LIMIT)

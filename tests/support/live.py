@@ -1,12 +1,14 @@
-"""Serve an ASGI app for real: uvicorn on a free loopback port, in a background thread."""
+"""Serve for real on a loopback port, in a background thread: an ASGI app under uvicorn, a standard-library
+HTTP server, or an asyncio connection handler."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from http.server import HTTPServer
 from typing import Any
 
@@ -60,3 +62,35 @@ def serving_stdlib(server: HTTPServer) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+"""What serves one connection, as `asyncio.start_server` calls it."""
+
+
+@contextlib.contextmanager
+def serving_streams(handle: Handler, *, limit: int = 2**16, backlog: int = 100) -> Iterator[str]:
+    """Yield the origin (http://127.0.0.1:PORT) of `handle` serving each connection (its reader's buffer
+    `limit` bytes) on a thread's event loop until the block ends; then the connections still open are
+    cancelled."""
+    started: list[tuple[asyncio.AbstractEventLoop, asyncio.Event, int]] = []
+    ready = threading.Event()
+
+    async def serve() -> None:
+        stop = asyncio.Event()
+        listener = await asyncio.start_server(handle, "127.0.0.1", 0, limit=limit, backlog=backlog)
+        async with listener:
+            started.append((asyncio.get_running_loop(), stop, listener.sockets[0].getsockname()[1]))
+            ready.set()
+            await stop.wait()
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
+    thread.start()
+    if not ready.wait(10):
+        raise RuntimeError("the asyncio server did not start")
+    loop, stop, port = started[0]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(timeout=10)
