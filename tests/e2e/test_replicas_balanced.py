@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,26 +81,30 @@ class Cluster:
     def client(self, **options: Any) -> httpx.Client:
         return httpx.Client(base_url=self.origin, timeout=30, **options)
 
-    def journaled(self, queries: dict[str, float], deadline: float) -> dict[str, str]:
-        """The replica that served each of `queries` on `PRODUCTS`, by the shared journal (read through
-        `one`): a replica records an exchange just after its last byte is sent, so the reader waits for it."""
+    def journal(
+        self, done: Callable[[list[dict[str, Any]]], bool], deadline: float, **filters: str
+    ) -> list[dict[str, Any]]:
+        """The shared journal's entries matching `filters` (read through `one`), read again until `done` holds
+        of them or `deadline` (monotonic) passes: a replica records an exchange just after its last byte is sent,
+        so the reader waits for it."""
         while True:
-            entries = self.replicas["one"].http.get("/__mock__/requests", params={"path": PRODUCTS}).json()
-            served = {entry["query"]: entry["replica"] for entry in entries if entry["query"] in queries}
-            if len(served) == len(queries) or time.monotonic() > deadline:
-                return served
+            entries: list[dict[str, Any]] = self.replicas["one"].http.get("/__mock__/requests", params=filters).json()
+            if done(entries) or time.monotonic() > deadline:
+                return entries
             time.sleep(0.05)
 
+    def journaled(self, queries: dict[str, float], deadline: float) -> dict[str, str]:
+        """The replica that served each of `queries` on `PRODUCTS`, once all came or by `deadline`."""
+
+        def served(entries: list[dict[str, Any]]) -> dict[str, str]:
+            return {entry["query"]: entry["replica"] for entry in entries if entry["query"] in queries}
+
+        return served(self.journal(lambda entries: len(served(entries)) == len(queries), deadline, path=PRODUCTS))
+
     def served_by(self, wanted: int, **filters: str) -> list[str]:
-        """The replica of each journal entry matching `filters`, by arrival (read through `one`), once `wanted`
-        came: a replica records an exchange just after its last byte is sent, so the last may come later."""
-        deadline = time.monotonic() + 10
-        while True:
-            entries = self.replicas["one"].http.get("/__mock__/requests", params=filters).json()
-            names = [entry["replica"] for entry in sorted(entries, key=lambda entry: entry["at"]) if entry["replica"]]
-            if len(names) >= wanted or time.monotonic() > deadline:
-                return names
-            time.sleep(0.05)
+        """The replica of each journal entry matching `filters`, by arrival, once `wanted` came (10 s at most)."""
+        entries = self.journal(lambda entries: len(entries) >= wanted, time.monotonic() + 10, **filters)
+        return [entry["replica"] for entry in sorted(entries, key=lambda entry: entry["at"])]
 
 
 @contextlib.contextmanager
