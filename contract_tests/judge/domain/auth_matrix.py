@@ -49,7 +49,10 @@ def other_character(char: str) -> str:
 
 
 def key_near_misses(key: str) -> dict[str, str]:
-    """API keys a careless comparison takes for `key` (by prefix, ignoring case, decoding it), by name."""
+    """API keys a careless comparison takes for `key` (by prefix, ignoring case, decoding it), by name.
+
+    Only keys a client can send: a one-character key has no inside, and `k ` is no header value.
+    """
     misses = {
         "api_key_last_character_changed": key[:-1] + other_character(key[-1]),
         "api_key_one_character_more": key + key[-1],
@@ -58,7 +61,7 @@ def key_near_misses(key: str) -> dict[str, str]:
         "api_key_space_inside": f"{key[:1]} {key[1:]}",
         "api_key_percent_encoded": f"%{ord(key[0]):02X}{key[1:]}",
     }
-    return {name: miss for name, miss in misses.items() if miss and miss != key}
+    return {name: miss for name, miss in misses.items() if miss and miss != key and miss == miss.strip()}
 
 
 def token_near_misses(token: str) -> dict[str, str]:
