@@ -5,8 +5,8 @@ Every correct target passes the fast profile with no violation and no part of th
 incomplete, whatever the server in front: gunicorn's gthread workers for the DRF backend; uvicorn
 and hypercorn for the mock; nginx terminating TLS with a CA the test makes; an HTTP/1.0 server whose
 bodies end at EOF. Under gunicorn's sync workers (`Connection: close` after every response) a DRF
-variant is caught by its check: one here; the correct backend, the realistic one and every variant
-with three seeds, each variant with the same verdict as under uvicorn, in tests/e2e/drf/test_suite.py
+variant is caught by its check: one here; the correct backend (ignoring letter case), the realistic
+one and every variant with three seeds, each variant with the same verdict as under uvicorn, in tests/e2e/drf/test_suite.py
 (tox -e drf).
 """
 
@@ -74,7 +74,7 @@ def raw_get(origin: str, path: str) -> tuple[str, dict[str, str]]:
 @pytest.mark.e2e
 def test_correct_drf_backend_under_gunicorn_gthread_passes_the_fast_profile(realm: str, tmp_path: Path) -> None:
     """Threads keep the connection open (under sync workers, which close it after every response, the
-    correct backend passes the default profile with three seeds: test_drf, tox -e drf)."""
+    correct backend, ignoring letter case, passes the default profile with three seeds: tox -e drf)."""
     with serve("correct", realm_url=f"{realm}/realms/shop", server="gunicorn-gthread") as origin:
         answer = httpx.get(f"{origin}/shop/api/v1/products/", headers={"X-API-Key": API_KEY})
         assert answer.headers["server"].startswith("gunicorn")
