@@ -6,8 +6,8 @@ incomplete, whatever the server in front: gunicorn's gthread workers for the DRF
 and hypercorn for the mock; nginx terminating TLS with a CA the test makes; an HTTP/1.0 server whose
 bodies end at EOF. Under gunicorn's sync workers (`Connection: close` after every response) a DRF
 variant is caught by its check: one here; the correct backend (ignoring letter case), the realistic
-one and every variant with three seeds, each variant with the same verdict as under uvicorn, in tests/e2e/drf/test_suite.py
-(tox -e drf).
+one and every variant with three seeds, each variant with the same verdict as under uvicorn, in
+tests/e2e/drf/test_suite.py (tox -e drf).
 """
 
 from __future__ import annotations

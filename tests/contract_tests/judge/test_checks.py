@@ -33,3 +33,85 @@ def test_an_answers_body_is_parsed_once_for_every_check(monkeypatch: pytest.Monk
     assert parsed == [content]
     with pytest.raises(AssertionError, match="listed under productline='Vintage'"):  # the same verdicts
         checks.list_scoping(None, response, SimpleNamespace(method="GET", path_parameters={"productline": "Vintage"}))
+
+
+LIST = "http://127.0.0.1:9/shop/api/v1/products/"
+
+
+def page_answer(query: str, count: int, shown: int, next_link: Any = None, previous: Any = None) -> Any:
+    """A 200 list page of `shown` items out of `count`, answering a GET of LIST?`query`."""
+    body = {"count": count, "next": next_link, "previous": previous, "results": [{"n": i} for i in range(shown)]}
+    request = SimpleNamespace(url=f"{LIST}?{query}" if query else LIST)
+    headers = {"content-type": ["application/json"]}
+    return SimpleNamespace(status_code=200, content=json.dumps(body).encode(), headers=headers, request=request)
+
+
+def list_case(clamp: Any = None) -> Any:
+    """A GET of LIST whose `page_size` parameter documents `clamp` as its `x-clamped-maximum` (None: none)."""
+    schema = {"type": "integer"} if clamp is None else {"type": "integer", "x-clamped-maximum": clamp}
+    parameters = [
+        SimpleNamespace(name="page", definition={}),
+        SimpleNamespace(name="page_size", definition={"schema": schema}),
+    ]
+    return SimpleNamespace(method="GET", path_parameters={}, body=None, operation=SimpleNamespace(query=parameters))
+
+
+@pytest.mark.parametrize(
+    ("answer", "broken"),
+    [
+        (page_answer("page_size=2", 9, 3, f"{LIST}?page=2&page_size=2"), "page_size=2 but the page holds 3"),
+        (page_answer("", 2, 3), "count=2 cannot hold the 3 results"),
+        (page_answer("", 5, 2), "`next` is null on page 1, but count=5"),
+        (page_answer("page=2&page_size=2", 4, 2, f"{LIST}?page=3&page_size=2", LIST), "`next` is set, but page 2"),
+        (
+            page_answer("page=2&page_size=2", 9, 2, None, LIST),
+            "`next` is null, but page 2 of 2 results is not the last",
+        ),
+        (page_answer("page=2&page_size=2", 4, 2, None, None), "`previous` must be null exactly on page 1"),
+        (page_answer("", 5, 2, 2), "`next` is not a URL string: 2"),
+        (page_answer("", 5, 2, "?page=2"), "`next` is not an absolute URL"),
+        (page_answer("", 5, 2, "http://127.0.0.1:9/shop/api/v1/customers/?page=2"), "`next` leaves the list"),
+        (page_answer("", 5, 2, f"{LIST}?page=3"), "`next` should lead to page 2"),
+        (page_answer("page_size=2", 5, 2, f"{LIST}?page=2"), "`next` does not keep page_size=2"),
+        (page_answer("page=2&page_size=2", 3, 1, None, f"{LIST}?page_size=5"), "`previous` does not keep page_size=2"),
+    ],
+)
+def test_pagination_page_names_each_rule_a_page_breaks(answer: Any, broken: str) -> None:
+    with pytest.raises(AssertionError, match=broken.replace("?", r"\?")):
+        checks.pagination_page(None, answer, list_case())
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        page_answer("", 2, 2),  # the only page
+        page_answer("page_size=2", 5, 2, f"{LIST}?page=2&page_size=2"),
+        page_answer("page=3&page_size=2", 5, 1, None, f"{LIST}?page=2&page_size=2"),  # the last page, shorter
+        page_answer("page=2&page_size=500", 150, 50, None, f"{LIST}?page_size=100"),  # clamped to 100, then the rest
+    ],
+)
+def test_pagination_page_passes_a_list_paged_by_the_rules(answer: Any) -> None:
+    assert checks.pagination_page(None, answer, list_case()) is None
+
+
+@pytest.mark.parametrize("query", ["page=0", "page=x", "page=1&page=2", "page_size=-1", "page_size="])
+def test_a_page_asked_for_with_a_value_out_of_the_rules_is_not_judged(query: str) -> None:
+    """Its answer is an error, not a page: the schema checks judge it."""
+    answer = page_answer(query, 5, 9, "not a link")
+    assert checks.pagination_page(None, answer, list_case()) is True
+    assert checks.exact_page_size(None, answer, list_case(100)) is True
+
+
+def test_exact_page_size_takes_only_the_size_asked_for_or_the_documented_maximum() -> None:
+    """Strict: a page that is not the last holds page_size items, or the spec's `x-clamped-maximum`."""
+    asked, clamped = page_answer("page_size=500", 150, 100, f"{LIST}?page=2&page_size=100"), list_case(100)
+    assert checks.exact_page_size(None, asked, clamped) is None
+    with pytest.raises(AssertionError, match="page_size=500 was asked for, a non-last page holds 100"):
+        checks.exact_page_size(None, asked, list_case())  # no documented maximum: no clamping passes
+    with pytest.raises(AssertionError, match="page_size=500 was asked for, a non-last page holds 50"):
+        checks.exact_page_size(None, page_answer("page_size=500", 150, 50, f"{LIST}?page=2&page_size=50"), clamped)
+    with pytest.raises(AssertionError, match="page_size=500 was asked for"):
+        checks.exact_page_size(None, asked, list_case("100"))  # a clamp that is not a number documents none
+    last = page_answer("page=2&page_size=500", 150, 50, None, f"{LIST}?page_size=100")
+    assert checks.exact_page_size(None, last, clamped) is True  # the last page may hold fewer
+    assert checks.exact_page_size(None, page_answer("", 150, 20, f"{LIST}?page=2"), clamped) is True  # none asked

@@ -4,8 +4,8 @@ The correct backend gives no violation, also ignoring letter case as on MySQL (`
 variant with one defect DRF services commonly ship is reported by its named check; the `realistic` variant
 (the real service of issue 17, three defects at once) shows its three defects and nothing else. The
 three-seed runs carry the `drf` marker and run in `tox -e drf`, on Django as it is deployed: gunicorn's
-sync workers. `tox -e e2e` has the correct backend and one variant under gunicorn (tests/e2e/test_zoo.py). The tokens come from a running
-mock's realm, which the backend verifies against.
+sync workers. `tox -e e2e` has the correct backend and one variant under gunicorn (tests/e2e/test_zoo.py).
+The tokens come from a running mock's realm, which the backend verifies against.
 """
 
 from __future__ import annotations
