@@ -64,6 +64,11 @@ def test_broken_variant_is_caught_by_its_check(variant: Variant, tmp_path: Path)
     assert f"[{variant.check}]" in outcome.stdout
 
 
+def test_the_variants_the_default_run_keeps_are_variants() -> None:
+    """A misspelt name would leave the default run without its variant, and its coverage short, silently."""
+    assert {variant.name for variant in (*VARIANTS, *CLAUSE_VARIANTS)} >= IN_THE_DEFAULT_RUN
+
+
 def test_variants_cover_every_domain_check() -> None:
     caught_by = (*VARIANTS, *CLAUSE_VARIANTS, *READ_BACK_VARIANTS, *RACE_VARIANTS)
     assert set(DOMAIN_CHECKS) <= {variant.check for variant in caught_by}
