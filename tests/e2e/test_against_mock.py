@@ -20,7 +20,7 @@ from contract_tests.check_names import DOMAIN_CHECKS, SCHEMATHESIS_CHECKS, STRIC
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from tests.support.live import running
-from tests.support.suite import Outcome, credentials, shop_contract, violations
+from tests.support.suite import Outcome, credentials, passed, shop_contract, violations
 
 pytestmark = pytest.mark.mockseeds
 SEEDS = (11, 23, 37)
@@ -54,9 +54,5 @@ def test_a_default_run_is_its_seeds_strict_run_without_the_strict_checks_and_rep
     strict = nothing_reported(SEEDS[0], tmp_path / "strict", strict=True)
     default = nothing_reported(SEEDS[0], tmp_path / "default", strict=False)
     assert default.findings["generated"] == strict.findings["generated"]
-    judged = {
-        name: {(entry["check"], entry["operation"]) for entry in run.findings["passes"]}
-        for name, run in (("strict", strict), ("default", default))
-    }
-    assert judged["default"] <= judged["strict"]
-    assert {check for check, _ in judged["strict"] - judged["default"]} <= set(STRICT_CHECKS)
+    assert passed(default) <= passed(strict)
+    assert {check for check, _ in passed(strict) - passed(default)} <= set(STRICT_CHECKS)

@@ -154,6 +154,11 @@ def violations(outcome: Outcome) -> list[dict[str, Any]]:
     return found
 
 
+def passed(outcome: Outcome) -> set[tuple[str, str]]:
+    """The (check, operation) pairs a run judged and found holding, from its findings.json."""
+    return {(entry["check"], entry["operation"]) for entry in outcome.findings["passes"]}
+
+
 def a_run(spec: Spec, options: Options, surface: Surface) -> RunContext:
     """A run object on `surface` that sends no credentials of its own (no keyring token, no realm): for a
     test of how the engine is set up, without building a target (which probes it)."""

@@ -12,6 +12,13 @@ from contract_tests.client import bodies
 from contract_tests.judge import checks
 
 
+def json_answer(body: Any, url: str) -> Any:
+    """A 200 answer carrying `body` as JSON to a GET of `url`, as the checks read it."""
+    request = SimpleNamespace(url=url)
+    headers = {"content-type": ["application/json"]}
+    return SimpleNamespace(status_code=200, content=json.dumps(body).encode(), headers=headers, request=request)
+
+
 def test_an_answers_body_is_parsed_once_for_every_check(monkeypatch: pytest.MonkeyPatch) -> None:
     parsed: list[bytes] = []
 
@@ -22,15 +29,11 @@ def test_an_answers_body_is_parsed_once_for_every_check(monkeypatch: pytest.Monk
     monkeypatch.setattr(checks, "lenient_json", counted)
     item = {"productline": "Planes", "productname": "parsed once"}  # a body no other test sends: not kept yet
     body = {"count": 1, "next": None, "previous": None, "results": [item]}
-    content = json.dumps(body).encode()
-    request = SimpleNamespace(url="http://127.0.0.1:9/shop/api/v1/productlines/Planes/products/")
-    response = SimpleNamespace(
-        status_code=200, content=content, headers={"content-type": ["application/json"]}, request=request
-    )
+    response = json_answer(body, "http://127.0.0.1:9/shop/api/v1/productlines/Planes/products/")
     case = SimpleNamespace(method="GET", path_parameters={"productline": "Planes"}, body=None)
     for check in (checks.pagination_page, checks.list_scoping, checks.item_identity):
         check(None, response, case)
-    assert parsed == [content]
+    assert parsed == [response.content]
     with pytest.raises(AssertionError, match="listed under productline='Vintage'"):  # the same verdicts
         checks.list_scoping(None, response, SimpleNamespace(method="GET", path_parameters={"productline": "Vintage"}))
 
@@ -41,9 +44,7 @@ LIST = "http://127.0.0.1:9/shop/api/v1/products/"
 def page_answer(query: str, count: int, shown: int, next_link: Any = None, previous: Any = None) -> Any:
     """A 200 list page of `shown` items out of `count`, answering a GET of LIST?`query`."""
     body = {"count": count, "next": next_link, "previous": previous, "results": [{"n": i} for i in range(shown)]}
-    request = SimpleNamespace(url=f"{LIST}?{query}" if query else LIST)
-    headers = {"content-type": ["application/json"]}
-    return SimpleNamespace(status_code=200, content=json.dumps(body).encode(), headers=headers, request=request)
+    return json_answer(body, f"{LIST}?{query}" if query else LIST)
 
 
 def list_case(clamp: Any = None) -> Any:

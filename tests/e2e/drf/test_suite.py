@@ -29,7 +29,7 @@ from mock_server.settings import Settings  # noqa: E402
 from tests.e2e.drf.test_backend import PROBES  # noqa: E402
 from tests.support.drf import ADMITTED, API_KEY, COMBINED, RACES  # noqa: E402
 from tests.support.live import free_port, running  # noqa: E402
-from tests.support.suite import TOKEN_PATH, Outcome, shop_contract  # noqa: E402
+from tests.support.suite import TOKEN_PATH, Outcome, passed, shop_contract  # noqa: E402
 from tests.support.zoo.nginx import nginx_in_front_of  # noqa: E402
 from tests.support.zoo.tls import make_certificates  # noqa: E402
 
@@ -123,7 +123,7 @@ def test_the_correct_backend_ignoring_letter_case_passes_with_three_seeds(realm:
     with drf.serve("case_insensitive", realm_url=realm_url, extra_products=OVER_THREE_PAGES, server=SYNC) as origin:
         outcomes = passes_every_seed(origin, realm, tmp_path, excluded)
     for seed, outcome in zip(SEEDS, outcomes, strict=True):
-        judged = {(entry["check"], entry["operation"]) for entry in outcome.findings["passes"]}
+        judged = passed(outcome)
         for check, operations in CASE_CHECKS.items():
             assert {(check, operation) for operation in operations} <= judged, f"seed {seed}: {check} judged too few"
 
