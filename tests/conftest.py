@@ -19,7 +19,7 @@ from mock_server.app import MockApp, create_app
 from mock_server.settings import DEFAULT_API_KEY, MEMORY, Settings
 from tests.support.browser import ENGINES, launched_chromium
 from tests.support.elsewhere import Collector
-from tests.support.live import running
+from tests.support.live import TRUSTED, running
 from tests.support.redis_server import redis_server
 
 API_KEY_HEADERS = {"X-API-Key": DEFAULT_API_KEY}
@@ -78,7 +78,7 @@ def live_origin(app: MockApp) -> Iterator[str]:
 @pytest.fixture
 def http(live_origin: str) -> Iterator[httpx.Client]:
     """A real HTTP client to the live mock, authenticated with the default API key."""
-    with httpx.Client(base_url=live_origin, headers=API_KEY_HEADERS, timeout=30) as http_client:
+    with httpx.Client(base_url=live_origin, headers=API_KEY_HEADERS, timeout=30, verify=TRUSTED) as http_client:
         yield http_client
 
 

@@ -27,6 +27,7 @@ from mock_server.arguments import parse_settings
 from tests.conftest import API_KEY_HEADERS
 from tests.mock_server.state.test_redis_store import LINES, assert_sound, open_redis_store
 from tests.mock_server.state.test_store import line
+from tests.support.live import TRUSTED
 
 TOKEN = "stop-token"
 GRACE_S = 2.0  # the default --shutdown-timeout, which the issue asks for
@@ -57,7 +58,9 @@ class Mock:
         self.origin = f"http://127.0.0.1:{self.port}"
         while True:  # workers: the port is bound before they listen
             try:
-                httpx.get(f"{self.origin}/__mock__/health", headers={"Authorization": f"Bearer {TOKEN}"})
+                httpx.get(
+                    f"{self.origin}/__mock__/health", headers={"Authorization": f"Bearer {TOKEN}"}, verify=TRUSTED
+                )
                 break
             except httpx.TransportError:
                 assert self.process.poll() is None and time.monotonic() < deadline, self.log()

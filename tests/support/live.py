@@ -12,7 +12,12 @@ from collections.abc import Awaitable, Callable, Iterator
 from http.server import HTTPServer
 from typing import Any
 
+import httpx
 import uvicorn
+
+TRUSTED = httpx.create_ssl_context()
+"""The one TLS context (certifi's CAs) of the tests' clients, to pass as `verify`: a client made without one
+loads the bundle again, about 10 ms of CPU, and the default run makes hundreds of them (issue 37)."""
 
 
 def free_port() -> int:

@@ -60,6 +60,11 @@ the spec admits, and writes outside a transaction (unlocked_writes), which concu
 RACE_CHECKS = [*races.CHECKS, *race_references.CHECKS]
 CAUGHT_RACING = {"concurrent_lost_update", "concurrent_duplicate_create"}
 """What the realistic backend's `unlocked_writes` must be caught by in every run (issue 36)."""
+ALSO_UNDER_UVICORN = "default_lookup"
+"""The variant whose whole domain verdict is also compared under uvicorn: its identifiers with "." and "/"
+reach Django through each server's own decoding of the path, the one part of a request the server shapes.
+The other variants' whole runs under uvicorn cost CI about 100 s of CPU and held nothing more (issue 37):
+the zoo runs the correct backend under gunicorn's gthread workers and the mock under four servers."""
 
 
 @pytest.fixture(scope="module")
@@ -233,16 +238,17 @@ def test_each_drf_variant_is_caught_by_its_check_with_three_seeds(realm: str, tm
     """Each defect is a domain check's to find, so `--no-conformance`: caught without Schemathesis' help
     (a DELETE answering 500 included), in three runs on one database under gunicorn's sync workers
     (`Connection: close` after every response). The first seed runs every domain check, and on a fresh
-    database under uvicorn gives the very same verdict. The other two run the variant's check alone: the
-    whole runs' other checks only cost CI time there (issue 37)."""
+    database under uvicorn gives the very same verdict for ALSO_UNDER_UVICORN. The other two run the
+    variant's check alone: the whole runs' other checks only cost CI time there (issue 37)."""
     check = CAUGHT_BY[variant]
     with drf.serve(variant, realm_url=f"{realm}/realms/shop", server=SYNC) as origin:
         whole = domain_verdict(origin, realm, tmp_path / str(SEEDS[0]), SEEDS[0], variant)
         alone = [domain_verdict(origin, realm, tmp_path / str(seed), seed, variant, check) for seed in SEEDS[1:]]
     for seed, (code, caught, errors) in zip(SEEDS, [whole, *alone], strict=True):
         assert (code, errors) == (1, []) and check in caught, f"seed {seed}: {code}, {caught}, {errors}"
-    with drf.serve(variant, realm_url=f"{realm}/realms/shop", server="uvicorn") as origin:
-        assert domain_verdict(origin, realm, tmp_path / "uvicorn", SEEDS[0], variant) == whole
+    if variant == ALSO_UNDER_UVICORN:
+        with drf.serve(variant, realm_url=f"{realm}/realms/shop", server="uvicorn") as origin:
+            assert domain_verdict(origin, realm, tmp_path / "uvicorn", SEEDS[0], variant) == whole
 
 
 @pytest.mark.drf

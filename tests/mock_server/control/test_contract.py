@@ -21,7 +21,7 @@ from mock_server.control.contract import read_response
 from mock_server.settings import Settings
 from shop_contract.document import digest, read
 from tests.conftest import API_KEY_HEADERS, BACKEND
-from tests.support.live import running
+from tests.support.live import TRUSTED, running
 
 API = "/shop/api/v1"
 SCHEMA = findings_file.schema("consumer_contract.schema.json")
@@ -40,7 +40,7 @@ def front_end_traffic(http: httpx.Client, headers: dict[str, str] | None = None)
 
 @pytest.fixture
 def mock() -> Iterator[httpx.Client]:
-    with running(create_app(Settings())) as origin, httpx.Client(base_url=origin, timeout=30) as http:
+    with running(create_app(Settings())) as origin, httpx.Client(base_url=origin, timeout=30, verify=TRUSTED) as http:
         yield http
 
 
@@ -135,7 +135,10 @@ def test_contract_names_the_consumer_and_the_spec_and_is_valid_against_its_schem
 def test_the_same_traffic_gives_the_same_file() -> None:
     recorded = []
     for _ in range(2):
-        with running(create_app(Settings())) as origin, httpx.Client(base_url=origin, timeout=30) as http:
+        with (
+            running(create_app(Settings())) as origin,
+            httpx.Client(base_url=origin, timeout=30, verify=TRUSTED) as http,
+        ):
             front_end_traffic(http)
             recorded.append(http.get("/__mock__/contract").content)
     assert recorded[0] == recorded[1]
@@ -235,7 +238,10 @@ def test_shop_mock_contract_says_in_one_line_when_the_mock_is_not_there(tmp_path
 
 
 def test_a_full_journal_is_said_in_the_contract() -> None:
-    with running(create_app(Settings(journal_size=3))) as origin, httpx.Client(base_url=origin, timeout=30) as http:
+    with (
+        running(create_app(Settings(journal_size=3))) as origin,
+        httpx.Client(base_url=origin, timeout=30, verify=TRUSTED) as http,
+    ):
         front_end_traffic(http)  # six requests: the first three are gone
         document = contract(http)
         text = http.get("/__mock__/contract", params={"format": "text"}).text
@@ -269,7 +275,7 @@ def test_shop_mock_contract_prints_no_control_character_a_client_sent(mock: http
 def test_replicas_sharing_a_journal_in_redis_record_the_same_contract(redis_url: str) -> None:
     """Two apps on one Redis state: the traffic through one, the contract read from the other is the
     same as one memory mock's."""
-    with running(create_app(Settings())) as origin, httpx.Client(base_url=origin, timeout=30) as http:
+    with running(create_app(Settings())) as origin, httpx.Client(base_url=origin, timeout=30, verify=TRUSTED) as http:
         front_end_traffic(http)
         alone = contract(http)
     one, other = (create_app(Settings(state=redis_url)) for _ in range(2))

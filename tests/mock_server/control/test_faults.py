@@ -13,7 +13,7 @@ from mock_server.app import create_app
 from mock_server.control.prefer import MAX_DELAY_MS
 from mock_server.settings import MEMORY, Settings
 from tests.conftest import API_KEY_HEADERS, BACKEND
-from tests.support.live import running
+from tests.support.live import TRUSTED, running
 
 PRODUCT = f"{BACKEND}/products/S10_1678/"
 DISCONNECTED = (httpx.RemoteProtocolError, httpx.ReadError)  # closed before or during the answer
@@ -29,7 +29,7 @@ def origin(request: pytest.FixtureRequest) -> Iterator[str]:
 
 @pytest.fixture
 def http(origin: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=origin, headers=API_KEY_HEADERS, timeout=30) as client:
+    with httpx.Client(base_url=origin, headers=API_KEY_HEADERS, timeout=30, verify=TRUSTED) as client:
         yield client
 
 

@@ -21,7 +21,7 @@ from mock_server.control.faults.redis import RETRY_S
 from mock_server.ops.tally import TALLY
 from mock_server.settings import Settings
 from tests.conftest import API_KEY_HEADERS, BACKEND
-from tests.support.live import free_port, running
+from tests.support.live import TRUSTED, free_port, running
 from tests.support.redis_server import redis_server
 from tests.support.zoo.process import serving
 
@@ -44,7 +44,7 @@ def shop_mock(log: Path, *options: str) -> Iterator[str]:
 def send_each_on_its_own_connection(origin: str, count: int) -> None:
     """`count` requests of `OPERATION`, each on a new connection (so that every worker takes some)."""
     for _ in range(count):
-        assert httpx.get(f"{origin}{BACKEND}/productlines/", headers=API_KEY_HEADERS).status_code == 200
+        assert httpx.get(f"{origin}{BACKEND}/productlines/", headers=API_KEY_HEADERS, verify=TRUSTED).status_code == 200
 
 
 def requests_counted(origin: str) -> tuple[float, float]:
@@ -100,7 +100,10 @@ def test_two_workers_are_counted_exactly(tmp_path: Path) -> None:
     with redis_server() as url, shop_mock(tmp_path / "mock.log", "--state", url, "--workers", "2") as origin:
         send_each_on_its_own_connection(origin, 30)
         assert eventually_counted(origin, 30) == (30, 30)
-        served_by = {httpx.get(f"{origin}/__mock__/health", headers=AUTHORIZED).json()["replica"] for _ in range(20)}
+        served_by = {
+            httpx.get(f"{origin}/__mock__/health", headers=AUTHORIZED, verify=TRUSTED).json()["replica"]
+            for _ in range(20)
+        }
         assert len(served_by) == 2, "one worker answered everything: the test would not show the sum"
 
 
@@ -159,7 +162,10 @@ def test_a_plain_request_before_the_stack_is_built_is_counted_once() -> None:
     all_before = sum(sum(row[1:]) for (operation, _), row in rows.items() if operation == OPERATION)
     with running(create_app(Settings(admin_token=TOKEN))) as origin:
         for _ in range(3):  # the first one builds the stack
-            assert httpx.get(f"{origin}{BACKEND}/productlines/", headers=API_KEY_HEADERS).status_code == 200
+            assert (
+                httpx.get(f"{origin}{BACKEND}/productlines/", headers=API_KEY_HEADERS, verify=TRUSTED).status_code
+                == 200
+            )
         assert requests_counted(origin) == (ok_before + 3, all_before + 3)
 
 
@@ -218,7 +224,7 @@ def worker_pids(origin: str, within: float = 10) -> set[str]:
     while len(seen) < 2:
         assert time.monotonic() < deadline, f"one worker answered every connection: {seen}"
         try:
-            health = httpx.get(f"{origin}/__mock__/health", headers=AUTHORIZED, timeout=10)
+            health = httpx.get(f"{origin}/__mock__/health", headers=AUTHORIZED, timeout=10, verify=TRUSTED)
         except httpx.TransportError:
             continue
         seen.add(health.json()["replica"].rsplit(":", 1)[1])

@@ -19,7 +19,7 @@ from mock_server.arguments import parse_settings
 from mock_server.settings import Settings
 from tests.conftest import API_KEY_HEADERS, BACKEND
 from tests.support.faults import Fault
-from tests.support.live import free_port, running
+from tests.support.live import TRUSTED, free_port, running
 from tests.support.variants import VARIANTS
 
 PRODUCT = f"{BACKEND}/products/S10_1678/"
@@ -35,7 +35,7 @@ TRIGGERS = {
 
 
 def client(origin: str) -> httpx.Client:
-    return httpx.Client(base_url=origin, headers=API_KEY_HEADERS, timeout=30)
+    return httpx.Client(base_url=origin, headers=API_KEY_HEADERS, timeout=30, verify=TRUSTED)
 
 
 @pytest.fixture

@@ -33,6 +33,7 @@ from mock_server.control.violations.memory import VIOLATIONS_PER_PART
 from mock_server.settings import DEFAULT_FIXTURES
 from mock_server.spec.quoting import MESSAGE_CHARS
 from tests.conftest import API_KEY_HEADERS, BACKEND
+from tests.support.live import TRUSTED
 
 PRODUCT_PATH = f"{BACKEND}/products/S10_1678/"
 PRODUCT = json.loads((DEFAULT_FIXTURES / "products.json").read_text())[0]
@@ -156,7 +157,7 @@ def memory(pid: int, field: str) -> int:
 
 
 def client(origin: str) -> httpx.Client:
-    return httpx.Client(base_url=origin, headers=API_KEY_HEADERS, timeout=20)
+    return httpx.Client(base_url=origin, headers=API_KEY_HEADERS, timeout=20, verify=TRUSTED)
 
 
 def trickled_body(connection: socket.socket, backend: HostileBackend) -> None:

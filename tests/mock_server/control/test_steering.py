@@ -20,7 +20,7 @@ from mock_server.spec.operations import Operation
 from mock_server.spec.schemas import component_schema, load_spec, mount_points, to_json_schema
 from mock_server.surfaces import BACKEND_PREFIX, GATEWAY_PREFIX, operation_index
 from tests.conftest import API_KEY_HEADERS, BACKEND
-from tests.support.live import running
+from tests.support.live import TRUSTED, running
 
 SPEC = load_spec()
 OPERATIONS = [operation for _, operation in operation_index(SPEC, *mount_points(SPEC)).operations]
@@ -32,7 +32,7 @@ def http(request: pytest.FixtureRequest) -> Iterator[httpx.Client]:
     """A live mock, with and without its fast path: steering must apply in front of both."""
     with (
         running(create_app(Settings(fast_path=request.param))) as origin,
-        httpx.Client(base_url=origin, headers=API_KEY_HEADERS, timeout=30) as client,
+        httpx.Client(base_url=origin, headers=API_KEY_HEADERS, timeout=30, verify=TRUSTED) as client,
     ):
         yield client
 

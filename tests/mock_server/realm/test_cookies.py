@@ -14,7 +14,7 @@ from mock_server.app import create_app
 from mock_server.settings import Settings
 from tests.conftest import TOKEN_PATH
 from tests.mock_server.realm.test_flows import confirm_form
-from tests.support.live import running
+from tests.support.live import TRUSTED, running
 from tests.support.realm_login import AUTH_PATH, CALLBACK, REALM, Authorization, form_action, log_in, redirect_params
 
 SSO_COOKIE = "KEYCLOAK_IDENTITY"
@@ -32,7 +32,7 @@ def origin() -> Iterator[str]:
 
 def browser(origin: str) -> httpx.Client:
     """A fresh browser: its own cookie jar, redirects not followed (the test reads them)."""
-    return httpx.Client(base_url=origin, timeout=30, follow_redirects=False)
+    return httpx.Client(base_url=origin, timeout=30, follow_redirects=False, verify=TRUSTED)
 
 
 def set_cookie(response: httpx.Response, name: str) -> str:

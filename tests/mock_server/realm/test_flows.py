@@ -17,7 +17,7 @@ from mock_server.app import MockApp, create_app
 from mock_server.realm.tokens import half_hash
 from mock_server.settings import Settings
 from tests.conftest import BACKEND, DEV_CLIENT, GATEWAY, TOKEN_PATH
-from tests.support.live import running
+from tests.support.live import TRUSTED, running
 from tests.support.realm_login import AUTH_PATH, CALLBACK, REALM, Authorization, form_action, log_in, redirect_params
 
 USERINFO = f"{REALM}/protocol/openid-connect/userinfo"
@@ -34,7 +34,7 @@ def live() -> Iterator[tuple[MockApp, str]]:
 @pytest.fixture
 def browser(live: tuple[MockApp, str]) -> Iterator[httpx.Client]:
     """A fresh 'browser': its own cookie jar, redirects not followed (the test reads them)."""
-    with httpx.Client(base_url=live[1], timeout=30, follow_redirects=False) as client:
+    with httpx.Client(base_url=live[1], timeout=30, follow_redirects=False, verify=TRUSTED) as client:
         yield client
 
 

@@ -42,7 +42,7 @@ from tests.conftest import API_KEY_HEADERS, BACKEND, DEV_CLIENT, GATEWAY, TOKEN_
 from tests.mock_server.api.test_operations import CUSTOMER, PRODUCT
 from tests.mock_server.state.test_store import line
 from tests.mock_server.state.test_store import product as product_record
-from tests.support.live import free_port, running
+from tests.support.live import TRUSTED, free_port, running
 from tests.support.redis_server import redis_server
 
 FIELDS = record_fields()
@@ -163,7 +163,9 @@ class Replica:
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
-        self.http = httpx.Client(base_url=f"http://127.0.0.1:{self.port}", headers=API_KEY_HEADERS, timeout=30)
+        self.http = httpx.Client(
+            base_url=f"http://127.0.0.1:{self.port}", headers=API_KEY_HEADERS, timeout=30, verify=TRUSTED
+        )
 
     def wait(self) -> Replica:
         deadline = time.monotonic() + 60

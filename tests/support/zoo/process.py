@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 
+from tests.support.live import TRUSTED
 from tests.support.processes import stop
 from tests.support.suite import ROOT
 
@@ -42,7 +43,7 @@ def wait_until_answering(process: subprocess.Popen[bytes], log_file: Path, probe
         if process.poll() is not None:
             raise RuntimeError(f"{process.args!r} exited with {process.returncode}:\n{log_file.read_text()[-3000:]}")
         with contextlib.suppress(httpx.TransportError):
-            httpx.get(probe, timeout=2, **options)  # type: ignore[arg-type]
+            httpx.get(probe, timeout=2, **{"verify": TRUSTED, **options})  # type: ignore[arg-type]
             return
         time.sleep(0.05)
     raise RuntimeError(f"{process.args!r} did not answer within {STARTUP_SECONDS} s:\n{log_file.read_text()[-3000:]}")
