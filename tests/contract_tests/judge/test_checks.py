@@ -7,6 +7,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from schemathesis.core.parameters import ParameterLocation
 
 from contract_tests.client import bodies
 from contract_tests.judge import checks
@@ -116,3 +117,21 @@ def test_exact_page_size_takes_only_the_size_asked_for_or_the_documented_maximum
     last = page_answer("page=2&page_size=500", 150, 50, None, f"{LIST}?page_size=100")
     assert checks.exact_page_size(None, last, clamped) is True  # the last page may hold fewer
     assert checks.exact_page_size(None, page_answer("", 150, 20, f"{LIST}?page=2"), clamped) is True  # none asked
+
+
+def written(body: Any, negative: bool) -> Any:
+    """A PATCH sending `body`, generated to break the schema in its body when `negative`."""
+    components = {ParameterLocation.BODY: SimpleNamespace(mode=SimpleNamespace(value="negative"))} if negative else {}
+    return SimpleNamespace(
+        method="PATCH", body=body, media_type="application/json", meta=SimpleNamespace(components=components)
+    )
+
+
+def test_write_echo_judges_what_a_valid_write_stored_and_leaves_a_body_made_to_break_the_schema() -> None:
+    """A body generated to break the schema that was accepted anyway is the schema checks' to judge: what
+    came back may differ from it (a field cut to its maximum length)."""
+    answer = json_answer({"phone": "42"}, "http://127.0.0.1:9/customers/v1/customers/103/")
+    assert checks.write_echo(None, answer, written({"phone": "42"}, negative=False)) is None
+    with pytest.raises(AssertionError, match="`phone` was sent as '4242' but stored as '42'"):
+        checks.write_echo(None, answer, written({"phone": "4242"}, negative=False))
+    assert checks.write_echo(None, answer, written({"phone": "4242"}, negative=True)) is True

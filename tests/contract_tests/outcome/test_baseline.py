@@ -145,6 +145,7 @@ def test_an_expired_entry_accepts_nothing(recorded: tuple[Path, Outcome], tmp_pa
     assert "Expired (they accept nothing; their violations are new):" in outcome.stdout
 
 
+@pytest.mark.e2e  # the suite run against real servers: tox -e e2e (issue 37)
 def test_a_fixed_defect_is_not_reproduced_and_fails_strict(recorded: tuple[Path, Outcome], tmp_path: Path) -> None:
     path = copy_of(recorded, tmp_path)
     before = path.read_bytes()
@@ -161,6 +162,7 @@ def test_a_fixed_defect_is_not_reproduced_and_fails_strict(recorded: tuple[Path,
     assert path.read_bytes() == before  # strict reads, never writes
 
 
+@pytest.mark.e2e  # the suite run against real servers: tox -e e2e (issue 37)
 def test_prune_drops_the_fixed_entry_and_keeps_every_reason(recorded: tuple[Path, Outcome], tmp_path: Path) -> None:
     path = copy_of(recorded, tmp_path)
     kept = baseline.read(path)

@@ -187,6 +187,7 @@ def plain_pytest(python: Path, exported: Path, base_url: str) -> subprocess.Comp
     return subprocess.run(command, capture_output=True, text=True, env=env, cwd=exported.parent, timeout=120)
 
 
+@pytest.mark.e2e  # the exported file in a fresh venv under plain pytest: tox -e e2e (issue 37)
 @pytest.mark.parametrize("recorded", ["status_code", "round_trip"])
 def test_the_exported_file_fails_on_the_broken_variant_and_passes_on_the_correct_mock(
     recorded: str, plain_python: Path, request: pytest.FixtureRequest

@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import io
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -65,6 +67,7 @@ def test_behind_a_proxy_serialising_requests_no_race_check_is_exercised_and_none
     assert all(reasons[check].startswith("no overlap observed: ") for check in CHECKS), reasons
 
 
+@pytest.mark.e2e  # the suite run against real servers: tox -e e2e (issue 37)
 def test_behind_a_proxy_reading_whole_requests_a_race_found_is_reported_and_none_found_is_no_pass(
     tmp_path: Path,
 ) -> None:
@@ -83,6 +86,7 @@ def test_behind_a_proxy_reading_whole_requests_a_race_found_is_reported_and_none
     assert {violation["check"] for violation in broken.findings["violations"]} == {lost_update.check}
 
 
+@pytest.mark.e2e  # the suite run against real servers: tox -e e2e (issue 37)
 def test_the_mock_on_redis_with_two_workers_passes_every_race_check(redis_url: str, tmp_path: Path) -> None:
     """Two worker processes on one Redis state: a PATCH, a create and a DELETE are each atomic there too
     (compare-and-set Lua scripts, mock_server/state/redis/), whichever worker each connection meets."""
@@ -113,6 +117,7 @@ def test_replay_of_a_race_is_still_failing_with_its_frequency_on_the_broken_targ
     assert code == 0 and f"{first}  FIXED" in shown, shown
 
 
+@pytest.mark.e2e  # runs, and the exported file in a fresh venv under plain pytest: tox -e e2e (issue 37)
 def test_the_exported_race_test_fails_on_the_broken_target_and_passes_on_the_mock(
     plain_python: Path,  # noqa: F811  (the fixture of test_replay.py)
     tmp_path: Path,
@@ -129,3 +134,33 @@ def test_the_exported_race_test_fails_on_the_broken_target_and_passes_on_the_moc
         passing = plain_pytest(plain_python, exported, f"{correct}/shop/api/v1")
     assert failing.returncode == 1 and "overlapped tries" in failing.stdout, failing.stdout[-3000:]
     assert passing.returncode == 0 and " passed" in passing.stdout and "skipped" not in passing.stdout
+
+
+def answered(*codes: int) -> Any:
+    """A burst whose requests were answered `codes`, as `races.one_of` reads it."""
+    return SimpleNamespace(timed=[SimpleNamespace(response=SimpleNamespace(status_code=code)) for code in codes])
+
+
+def read_back(body: Any) -> Any:
+    return SimpleNamespace(json=lambda: body)
+
+
+def test_one_of_names_what_two_patches_of_one_field_broke() -> None:
+    """Two PATCHes of `phone` at once: the item must hold one of the two values, and nothing else changed."""
+    body, pair = {"phone": "1", "city": "Nantes"}, ("2", "3")
+    assert (
+        races.one_of("phone", pair, body, answered(200, 200), read_back({"phone": "3", "city": "Nantes"}), "patch")
+        is None
+    )
+    neither = races.one_of(
+        "phone", pair, body, answered(200, 200), read_back({"phone": "1", "city": "Nantes"}), "patch"
+    )
+    assert neither == "PATCHes of `phone` to '2' and '3' read back '1', neither of the two"
+    others = races.one_of("phone", pair, body, answered(200, 200), read_back({"phone": "2", "city": "Lyon"}), "patch")
+    assert (
+        others is not None and others.startswith("PATCHes of `phone` alone changed other fields: ") and "city" in others
+    )
+    refused = races.one_of(
+        "phone", pair, body, answered(200, 409), read_back({"phone": "2", "city": "Nantes"}), "patch"
+    )
+    assert refused == "a PATCH of an existing item answered 409, not success"
