@@ -15,7 +15,6 @@ Connexion has built its stack, which happens on the first call (`connexion_seam.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from connexion import AsyncApp
@@ -24,6 +23,7 @@ from starlette.middleware import Middleware
 
 from mock_server.api.addressing import BoundedURIParser
 from mock_server.api.connexion_seam import (
+    build_each_document_once,
     built_layers,
     decorate_handlers_once,
     enter_as_connexion,
@@ -115,6 +115,7 @@ def _build(settings: Settings, spec: Schema, dataset: domain.Dataset | None) -> 
     surfaces = Surfaces.of(spec)
     quiet_content_type_note()
     validate_each_document_once()
+    build_each_document_once()
     app = MockApp(__name__, swagger_ui_options=swagger_ui.options())
     app.settings = settings
     app.backend_prefix, app.gateway_prefix = surfaces.backend_prefix, surfaces.gateway_prefix
@@ -165,7 +166,7 @@ def _add_apis(app: MockApp, settings: Settings, surfaces: Surfaces, store: Scope
         "validate_responses": settings.validate_responses,
         "uri_parser_class": BoundedURIParser,
     }
-    app.add_api(copy.deepcopy(surfaces.spec), base_path=surfaces.backend_prefix, name="backend", **options)
+    app.add_api(surfaces.spec, base_path=surfaces.backend_prefix, name="backend", **options)
     app.add_api(surfaces.gateway, base_path=surfaces.gateway_prefix, name="gateway", **options)
     for exception in HANDLED:
         app.add_error_handler(exception, render_error)

@@ -22,6 +22,9 @@ BACKEND_PREFIX, GATEWAY_PREFIX = mount_points(load_spec())  # The bundled spec's
 GATEWAY_SECURITY: list[dict[str, list[str]]] = [{"JWTAuth": []}]
 
 
+_SURFACES: dict[int, tuple[Schema, Surfaces]] = {}
+
+
 @dataclass(frozen=True)
 class Surfaces:
     """The served spec and the gateway's copy of it, with the path each is mounted under."""
@@ -33,8 +36,14 @@ class Surfaces:
 
     @classmethod
     def of(cls, spec: Schema) -> Surfaces:
-        backend_prefix, gateway_prefix = mount_points(spec)
-        return cls(spec, gateway_spec(spec), backend_prefix, gateway_prefix)
+        """The surfaces of `spec`, made once per spec: a spec is read-only, and Connexion's specification of
+        each document is built once and shared (`connexion_seam.build_each_document_once`), known by its
+        identity. The entry holds its spec, so that the `id` it is found by stays that spec's."""
+        kept = _SURFACES.get(id(spec))
+        if kept is None or kept[0] is not spec:
+            backend_prefix, gateway_prefix = mount_points(spec)
+            kept = _SURFACES[id(spec)] = (spec, cls(spec, gateway_spec(spec), backend_prefix, gateway_prefix))
+        return kept[1]
 
     def documents(self) -> dict[str, Schema]:
         """Each surface's document by its mount point."""

@@ -18,13 +18,15 @@ from connexion.decorators import StarletteDecorator
 from connexion.exceptions import TypeValidationError
 from connexion.frameworks.starlette import Starlette
 from connexion.middleware import MiddlewarePosition
+from connexion.middleware.abstract import AbstractSpecAPI
 from connexion.middleware.main import ConnexionMiddleware
 from connexion.security import AbstractSecurityHandler
-from connexion.spec import OpenAPISpecification
+from connexion.spec import OpenAPISpecification, Specification
 from connexion.uri_parsing import OpenAPIURIParser
 from connexion.utils import inspect_function_arguments, is_null, is_nullable
 from connexion.validators import FormDataValidator, JSONRequestBodyValidator, ParameterValidator
 from connexion.validators.abstract import AbstractRequestBodyValidator
+from starlette.testclient import TestClient
 
 from mock_server.api import connexion_seam
 from mock_server.api.connexion_seam import (
@@ -38,6 +40,9 @@ from mock_server.api.connexion_seam import (
     decorate_handlers_once,
     enter_as_connexion,
 )
+from mock_server.app import create_app
+from mock_server.settings import DEFAULT_API_KEY, Settings
+from mock_server.spec.schemas import load_spec
 from tests.support.live import running
 
 # callable -> its parameters as (name, kind), as the seam calls or overrides it
@@ -50,6 +55,7 @@ SIGNATURES: list[tuple[Callable[..., Any], list[str]]] = [
     (Starlette.get_request, ["*scope", "*receive", "*uri_parser", "**kwargs"]),
     (AbstractSecurityHandler._accepts_kwarg, ["func", "keyword"]),
     (OpenAPISpecification._validate_spec, ["spec"]),
+    (Specification.load, ["spec", "*arguments"]),
     (ParameterValidator.validate_parameter, ["parameter_type", "value", "param", "param_name"]),
     (AbstractRequestBodyValidator._parse, ["self", "stream", "scope"]),
     (AbstractRequestBodyValidator._validate, ["self", "body"]),
@@ -135,6 +141,24 @@ def test_connexion_builds_its_layers_on_the_first_call_where_the_seam_finds_them
     assert layers is not None
     assert [type(layer) for layer in layers].count(Passing) == 1
     assert (layers[0], layers[-1]) == (app.middleware.app, app._middleware_app)  # outermost first
+
+
+def test_mocks_of_one_spec_share_connexions_specification_of_each_surface_and_each_serves_both() -> None:
+    """Connexion builds a document's specification once (`build_each_document_once`), and every mock of it
+    sets the same base path on it, its surface's mount point: the one change Connexion makes to it."""
+    source = inspect.getsource(ConnexionMiddleware.add_api)
+    assert "Specification.load(specification, arguments=arguments)" in source
+    assert "self.specification.base_path = base_path" in inspect.getsource(AbstractSpecAPI._set_base_path)
+    first, second = create_app(Settings()), create_app(Settings())
+    specifications = [[api.specification for api in app.middleware.apis] for app in (first, second)]
+    assert len(specifications[0]) == 2 and all(a is b for a, b in zip(*specifications, strict=True))
+    for app in (first, second):  # each builds its layers at its first request, each setting the base paths
+        client = TestClient(app, headers={"X-API-Key": DEFAULT_API_KEY})
+        assert client.get(f"{app.backend_prefix}/productlines/").status_code == 200
+        assert client.get(f"{app.gateway_prefix}/customers/").status_code == 401  # a bearer token, not the key
+        assert [spec.base_path for spec in specifications[0]] == [app.backend_prefix, app.gateway_prefix]
+    other = Specification.load({**load_spec(), "info": {"title": "another", "version": "1"}})
+    assert other is not specifications[0][0]  # another document, another specification
 
 
 def test_the_adapters_read_what_connexion_was_given() -> None:
