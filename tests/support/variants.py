@@ -7,6 +7,7 @@ operations the defect concerns; `phases` says which part of the suite proves the
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -534,8 +535,12 @@ VARIANTS = [
 ]
 
 
+@functools.cache
 def _nullable_form_fields(types: tuple[str, ...] | None = None) -> frozenset[str]:
-    """The nullable fields of every request body the contract declares (read from the spec), of `types` if given."""
+    """The nullable fields of every request body the contract declares (read from the spec), of `types` if given.
+
+    Read once per process: a variant asks for every form write it serves, and reading the spec took about 9 ms
+    a request, two thirds of a whole run's CPU in the process serving the variant (tests/e2e/test_determinism.py)."""
     from contract_tests.spec import Spec
 
     spec = Spec.load()
