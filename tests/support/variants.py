@@ -539,7 +539,7 @@ VARIANTS = [
 def _nullable_form_fields(types: tuple[str, ...] | None = None) -> frozenset[str]:
     """The nullable fields of every request body the contract declares (read from the spec), of `types` if given.
 
-    Read once per process: a variant asks for every form write it serves, and reading the spec took about 9 ms
+    Read once per process: a variant asks for every customer write it serves, and reading the spec took about 21 ms
     a request, two thirds of a whole run's CPU in the process serving the variant (tests/e2e/test_determinism.py)."""
     from contract_tests.spec import Spec
 
