@@ -28,7 +28,8 @@ from contract_tests.judge.domain import races as race_checks
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from tests.conftest import API_KEY_HEADERS, BACKEND, TOKEN_PATH
-from tests.support.live import free_port, running
+from tests.support.live import running
+from tests.support.ports import free_port
 from tests.support.realm_login import REALM, Authorization, log_in
 from tests.support.redis_server import redis_server
 from tests.support.suite import credentials, shop_contract

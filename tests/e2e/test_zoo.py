@@ -26,7 +26,8 @@ from mock_server.settings import Settings
 from tests.e2e.drf.test_suite import CAUGHT_BY, contract, domain_verdict
 from tests.support.drf import API_KEY
 from tests.support.drf.server import serve
-from tests.support.live import free_port, running
+from tests.support.live import running
+from tests.support.ports import free_port
 from tests.support.suite import Outcome, credentials, shop_contract
 from tests.support.zoo.http10 import http10_in_front_of
 from tests.support.zoo.mock import mock_under

@@ -14,7 +14,7 @@ import pytest
 
 from mock_server.arguments import parse_settings
 from mock_server.cli import banner, main
-from tests.support.live import free_port
+from tests.support.ports import free_port
 
 
 def test_options_build_the_settings(tmp_path: Path) -> None:

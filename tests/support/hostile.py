@@ -22,7 +22,7 @@ from typing import Any
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from tests.support.live import free_port
+from tests.support.ports import free_port
 
 Scope = dict[str, Any]
 Answer = Callable[[Scope, Any, Any], Awaitable[None]]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -15,16 +14,11 @@ from typing import Any
 import httpx
 import uvicorn
 
+from tests.support.ports import free_port
+
 TRUSTED = httpx.create_ssl_context()
 """The one TLS context (certifi's CAs) of the tests' clients, to pass as `verify`: a client made without one
 loads the bundle again, about 10 ms of CPU, and the default run makes hundreds of them (issue 37)."""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @contextlib.contextmanager

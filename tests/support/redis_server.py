@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.live import free_port
+from tests.support.ports import free_port
 
 REQUIRE = "SHOP_REQUIRE_REDIS"
 

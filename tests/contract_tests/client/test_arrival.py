@@ -26,7 +26,8 @@ from contract_tests.client.bounded import Limits, Trust
 from contract_tests.options import DEFAULT_MAX_RESPONSE_SIZE
 from mock_server.app import create_app
 from mock_server.settings import DEFAULT_API_KEY, Settings
-from tests.support.live import free_port, running, serving_stdlib
+from tests.support.live import running, serving_stdlib
+from tests.support.ports import free_port
 from tests.support.zoo.http10 import http10_in_front_of
 from tests.support.zoo.nginx import nginx_in_front_of
 from tests.support.zoo.tls import make_certificates

@@ -29,7 +29,8 @@ from contract_tests.spec import Spec
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from tests.support.faults import Answer, Fault, Scope
-from tests.support.live import free_port, running
+from tests.support.live import running
+from tests.support.ports import free_port
 from tests.support.suite import shop_contract
 from tests.support.variants import VARIANTS
 

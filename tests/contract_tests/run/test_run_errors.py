@@ -25,7 +25,8 @@ from contract_tests.client.causes import classify, request_of
 from contract_tests.outcome.findings import Ledger, RunError, Violation
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from tests.support.live import free_port, running
+from tests.support.live import running
+from tests.support.ports import free_port
 from tests.support.suite import credentials, shop_contract
 
 API = "/shop/api/v1"

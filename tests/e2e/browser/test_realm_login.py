@@ -26,7 +26,8 @@ from mock_server.app import create_app
 from mock_server.settings import Settings
 from tests.conftest import TOKEN_PATH
 from tests.support.browser import unavailable
-from tests.support.live import free_port, running
+from tests.support.live import running
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.browser
 

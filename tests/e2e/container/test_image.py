@@ -16,8 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.live import free_port
 from tests.support.podman import IMAGE, answers, container, podman, require_image, unique, wait_for
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.container
 

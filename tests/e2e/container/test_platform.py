@@ -22,8 +22,8 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.support.live import free_port
 from tests.support.podman import IMAGE, SERVICES_IMAGE, answers, container, podman, require_image, unique, wait_for
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.container
 

@@ -18,7 +18,8 @@ from mock_server.app import create_app
 from mock_server.settings import Settings
 from tests.support.drf import API_KEY, VARIANTS
 from tests.support.drf.server import serve
-from tests.support.live import free_port, running
+from tests.support.live import running
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.drf  # the DRF backend under a real server (tox -e drf)
 

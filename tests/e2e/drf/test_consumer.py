@@ -17,7 +17,8 @@ drf = pytest.importorskip("tests.support.drf.server", reason="the DRF test backe
 
 from mock_server.app import create_app  # noqa: E402
 from mock_server.settings import DEFAULT_API_KEY, Settings  # noqa: E402
-from tests.support.live import free_port, running  # noqa: E402
+from tests.support.live import running  # noqa: E402
+from tests.support.ports import free_port  # noqa: E402
 from tests.support.suite import shop_contract, violations  # noqa: E402
 
 pytestmark = pytest.mark.drf  # the DRF backend under a real server (tox -e drf)

@@ -28,7 +28,8 @@ from mock_server.app import create_app  # noqa: E402
 from mock_server.settings import Settings  # noqa: E402
 from tests.e2e.drf.test_backend import PROBES  # noqa: E402
 from tests.support.drf import ADMITTED, API_KEY, COMBINED, RACES  # noqa: E402
-from tests.support.live import free_port, running  # noqa: E402
+from tests.support.live import running  # noqa: E402
+from tests.support.ports import free_port  # noqa: E402
 from tests.support.suite import TOKEN_PATH, Outcome, passed, shop_contract  # noqa: E402
 from tests.support.zoo.nginx import nginx_in_front_of  # noqa: E402
 from tests.support.zoo.tls import make_certificates  # noqa: E402

@@ -21,7 +21,8 @@ from mock_server.control.faults.redis import RETRY_S
 from mock_server.ops.tally import TALLY
 from mock_server.settings import Settings
 from tests.conftest import API_KEY_HEADERS, BACKEND
-from tests.support.live import TRUSTED, free_port, running
+from tests.support.live import TRUSTED, running
+from tests.support.ports import free_port
 from tests.support.redis_server import redis_server
 from tests.support.zoo.process import serving
 

@@ -19,7 +19,8 @@ from mock_server.arguments import parse_settings
 from mock_server.settings import Settings
 from tests.conftest import API_KEY_HEADERS, BACKEND
 from tests.support.faults import Fault
-from tests.support.live import TRUSTED, free_port, running
+from tests.support.live import TRUSTED, running
+from tests.support.ports import free_port
 from tests.support.variants import VARIANTS
 
 PRODUCT = f"{BACKEND}/products/S10_1678/"

@@ -42,7 +42,8 @@ from tests.conftest import API_KEY_HEADERS, BACKEND, DEV_CLIENT, GATEWAY, TOKEN_
 from tests.mock_server.api.test_operations import CUSTOMER, PRODUCT
 from tests.mock_server.state.test_store import line
 from tests.mock_server.state.test_store import product as product_record
-from tests.support.live import TRUSTED, free_port, running
+from tests.support.live import TRUSTED, running
+from tests.support.ports import free_port
 from tests.support.redis_server import redis_server
 
 FIELDS = record_fields()

@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tests.support.live import free_port
+from tests.support.ports import free_port
 from tests.support.processes import unmeasured
 from tests.support.zoo.process import serving
 

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.support.live import free_port
+from tests.support.ports import free_port
 from tests.support.zoo.process import serving
 
 SERVERS = ("uvicorn", "hypercorn")

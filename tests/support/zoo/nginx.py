@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.live import free_port
+from tests.support.ports import free_port
 from tests.support.zoo.process import serving
 from tests.support.zoo.tls import Certificates
 

@@ -25,7 +25,8 @@ from contract_tests.spec import Spec
 from mock_server.app import create_app
 from mock_server.settings import DEFAULT_API_KEY, Settings
 from shop_contract.document import bundled_spec, read
-from tests.support.live import free_port, running
+from tests.support.live import running
+from tests.support.ports import free_port
 from tests.support.suite import TOKEN_PATH, Outcome, credentials, shop_contract, violations
 from tests.support.variants import RefusingFormBodies
 

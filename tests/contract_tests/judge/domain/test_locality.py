@@ -12,7 +12,8 @@ import pytest
 
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from tests.support.live import free_port, running
+from tests.support.live import running
+from tests.support.ports import free_port
 from tests.support.suite import credentials, shop_contract
 from tests.support.variants import with_store
 
