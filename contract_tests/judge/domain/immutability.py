@@ -6,7 +6,7 @@ identifier than the path. The contract answers 409. A 400 is accepted by default
 was and the new identifier does not exist.
 
 When the service accepts, the report says what it did. The item was copied (both exist), moved (only
-the new one exists) or changed in place.
+the new one exists), changed in place, or kept while the new identifier answers something else than 404.
 """
 
 from __future__ import annotations
@@ -64,4 +64,6 @@ def outcome(old_read: Exchange, new_read: Exchange, old_kept: bool) -> str:
         return "the item was moved (only the new identifier exists)"
     if old_read.status == 200 and not old_kept:
         return "the item was changed in place (its other fields changed)"
+    if old_kept:
+        return f"the item is kept, but reading the new identifier answers {new_read.status}, not 404"
     return f"the item is gone (the old identifier answers {old_read.status}, the new {new_read.status})"

@@ -15,6 +15,8 @@ from contract_tests.judge.domain.immutability import outcome
         (200, 200, True, "the item was copied (the old and the new identifier both exist)"),
         (404, 200, True, "the item was moved (only the new identifier exists)"),
         (200, 404, False, "the item was changed in place (its other fields changed)"),
+        (200, 500, True, "the item is kept, but reading the new identifier answers 500, not 404"),
+        (200, 403, True, "the item is kept, but reading the new identifier answers 403, not 404"),
         (410, 404, False, "the item is gone (the old identifier answers 410, the new 404)"),
         (404, 404, False, "the item is gone (the old identifier answers 404, the new 404)"),
     ],
