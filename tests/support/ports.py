@@ -4,7 +4,7 @@ A port found with `bind(port 0)` and closed is free only until someone else bind
 binds it a second or two later, once it has imported its stack. Meanwhile another test process, an
 in-process server on port 0 or an outgoing connection could take the same port from the kernel's
 ephemeral range. The child then cannot listen, and the test's probe may be answered by someone else's
-server. CI saw that once: a test read an empty log, because its requests went to another test's mock.
+server. CI most likely saw that once: a test of the mock's log read no line at all, not even its probes'.
 
 So the ports given here come from below the ephemeral range, where the kernel picks none. Each is
 claimed by a file in a directory shared by the user's test processes, so no two processes take
@@ -54,7 +54,7 @@ def claimed(port: int) -> bool:
     claim = CLAIMS / str(port)
     with contextlib.suppress(FileNotFoundError):
         if time.time() - claim.stat().st_mtime > CLAIM_S:
-            claim.unlink()  # Of two processes taking it over, one makes the new claim below, the other fails.
+            claim.unlink()  # Two processes taking over one stale claim in the same instant are not told apart.
     try:
         os.close(os.open(claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
     except FileExistsError:
