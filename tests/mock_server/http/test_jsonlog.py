@@ -30,6 +30,7 @@ def test_a_hostile_request_is_one_valid_line_with_its_secrets_masked(tmp_path: P
     lines = log.read_text(encoding="utf-8").splitlines()
     events = [json.loads(line) for line in lines]  # every line, uvicorn's and the banner's too, is one object
     assert all(isinstance(event, dict) and {"time", "level", "logger"} <= event.keys() for event in events)
+    assert [event["event"] for event in events if event.get("event") == "serving"] == ["serving"], lines
     requests = [event for event in events if event.get("event") == "request"]
     token_request = [event for event in requests if event["operation"] == "realm"]
     assert len(token_request) == 1, requests
@@ -38,7 +39,6 @@ def test_a_hostile_request_is_one_valid_line_with_its_secrets_masked(tmp_path: P
     listed = [event for event in requests if event["operation"] == "list_product_lines"]
     assert [(event["status"], event["session"], event["fault"]) for event in listed] == [(200, None, None)]
     assert {"duration_ms", "replica"} <= listed[0].keys()
-    assert [event["event"] for event in events if event.get("event") == "serving"] == ["serving"]
     whole = log.read_text(encoding="utf-8")
     assert not [secret for secret in SECRETS if secret in whole]
     assert '"forged"' not in whole.replace('\\"forged\\"', "")  # the quote stays escaped inside its string
