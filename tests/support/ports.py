@@ -38,11 +38,12 @@ def usable_ports() -> range:
     return range(FIRST, max(low, FIRST + 1_000))
 
 
+USABLE = usable_ports()  # Read once: the range does not change while the tests run.
+
+
 def _walk() -> Iterator[int]:
     """The usable ports from a random one on, round and round, so that the processes start apart."""
-    ports = usable_ports()
-    start = random.randrange(len(ports))
-    return itertools.cycle([*ports[start:], *ports[:start]])
+    return itertools.islice(itertools.cycle(USABLE), random.randrange(len(USABLE)), None)
 
 
 _PORTS = _walk()
@@ -74,7 +75,7 @@ def bindable(port: int) -> bool:
 
 def free_port() -> int:
     """A loopback port no other test process was given within `CLAIM_S`, and free now."""
-    for port in itertools.islice(_PORTS, len(usable_ports())):
+    for port in itertools.islice(_PORTS, len(USABLE)):
         if bindable(port) and claimed(port):
             return port
     raise RuntimeError(f"no free loopback port from {FIRST}: every one is bound or claimed (see {CLAIMS})")
