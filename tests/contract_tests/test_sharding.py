@@ -3,7 +3,9 @@ unsharded run finds, with its verdict and exit code.
 
 The runs are in-process (`cli.main`), against the broken variants of the mock (tests/support/variants.py)
 narrowed as test_broken_variants.py narrows them; every variant runs under `-m sharding`
-(`tox -e sharding`), a few representative ones in the default run.
+(`tox -e sharding`). The unsharded run of a variant is the run test_broken_variants.py would make of it,
+seed for seed, so it also holds that test's assertions (exit 1, caught by its check, named in the
+output); that test runs only the variants the default run keeps and the clause variants.
 """
 
 from __future__ import annotations
@@ -85,6 +87,7 @@ def test_a_bad_shard_is_a_usage_error(value: str, message: str, capsys: pytest.C
 def variant_args(variant: Variant, origin: str) -> list[str]:
     args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), "--seed", "7", "--quiet"]
     args += ["--gateway-url", f"{origin}/customers/v1"] if variant.gateway else []
+    args += ["--strict"] if variant.strict else []
     args += [arg for op in variant.include for arg in ("--include", op)]
     return args + (["--no-conformance"] if variant.phases == "domain" else ["--no-domain", "--profile", "fast"])
 
@@ -112,13 +115,17 @@ def run_variant(variant: Variant, report_dir: Path, *shard: str) -> int:
 
 def sharded_like_unsharded(variant: Variant, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     whole = run_variant(variant, tmp_path / "whole")
+    printed = capsys.readouterr().out
+    assert whole == 1, (tmp_path / "whole" / "summary.txt").read_text(encoding="utf-8")[-3000:]
+    expected = violated(tmp_path / "whole")
+    caught = {check for check, _, _ in expected}
+    assert variant.check in caught, f"{variant.name}: caught by {sorted(caught)}, not {variant.check}"
+    assert f"[{variant.check}]" in printed
     runs = {
         count: [run_variant(variant, tmp_path / f"{s.index}of{count}", "--shard", str(s)) for s in shards(count)]
         for count in (2, 4)
     }
     capsys.readouterr()
-    assert whole == 1, (tmp_path / "whole" / "summary.txt").read_text(encoding="utf-8")[-3000:]
-    expected = violated(tmp_path / "whole")
     for count, codes in runs.items():
         parts = [tmp_path / f"{index}of{count}" for index in range(1, count + 1)]
         found = set().union(*map(violated, parts))

@@ -1,4 +1,10 @@
-"""The suite has teeth: each broken variant of the mock makes it exit 1 and name the check that caught it."""
+"""The suite has teeth: each broken variant of the mock makes it exit 1 and name the check that caught it.
+
+The variants of tests/support/variants.py that the default run does not keep are run once, in
+tests/contract_tests/test_sharding.py (`tox -e sharding`): its unsharded run of a variant is the run this
+test would make, seed for seed, and asserts the same. Here: the clause variants, and the variants the
+default run keeps.
+"""
 
 from __future__ import annotations
 
@@ -45,13 +51,18 @@ violation's own wording, mostly), each a second of CPU or two: they stay in the 
 branch coverage alone holds the floor (pyproject.toml) and CI measures it without measuring `tox -e e2e`."""
 
 
+SHARDED = frozenset(variant.name for variant in VARIANTS) - IN_THE_DEFAULT_RUN
+"""The variants caught by the unsharded run of tests/contract_tests/test_sharding.py, and not here."""
+
+
 def by_environment(variant: Variant) -> Any:
     """`variant` as a parameter, marked for `tox -e e2e` unless the default run keeps it."""
     return pytest.param(variant, marks=() if variant.name in IN_THE_DEFAULT_RUN else pytest.mark.e2e, id=str(variant))
 
 
-# A run a variant, against the mock under uvicorn: most in `tox -e e2e`, as every whole run against a real server.
-@pytest.mark.parametrize("variant", [by_environment(variant) for variant in CAUGHT_ALONE])
+# A run a variant, against the mock under uvicorn: in `tox -e e2e`, as every whole run against a real server,
+# unless the default run keeps it.
+@pytest.mark.parametrize("variant", [by_environment(v) for v in CAUGHT_ALONE if v.name not in SHARDED])
 def test_broken_variant_is_caught_by_its_check(variant: Variant, tmp_path: Path) -> None:
     with running(variant.build()) as origin:
         args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), "--seed", "7", "--quiet"]
