@@ -28,7 +28,6 @@ from contract_tests.run.runner import seeded
 from contract_tests.sharding import Shard, collection_name, derived_seed
 from contract_tests.spec import Spec
 from tests.support.live import running
-from tests.support.suite import credentials
 from tests.support.variants import VARIANTS, Variant
 
 COUNTS = (1, 2, 4)
@@ -84,14 +83,6 @@ def test_a_bad_shard_is_a_usage_error(value: str, message: str, capsys: pytest.C
     assert code == 2 and len(err.strip().splitlines()) == 1 and message in err, err
 
 
-def variant_args(variant: Variant, origin: str) -> list[str]:
-    args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), "--seed", "7", "--quiet"]
-    args += ["--gateway-url", f"{origin}/customers/v1"] if variant.gateway else []
-    args += ["--strict"] if variant.strict else []
-    args += [arg for op in variant.include for arg in ("--include", op)]
-    return args + (["--no-conformance"] if variant.phases == "domain" else ["--no-domain", "--profile", "fast"])
-
-
 def findings(directory: Path) -> dict[str, Any]:
     document: dict[str, Any] = json.loads((directory / "findings.json").read_text(encoding="utf-8"))
     return document
@@ -110,7 +101,7 @@ def run_variant(variant: Variant, report_dir: Path, *shard: str) -> int:
     """One run on a fresh instance of `variant`: a broken DELETE leaves items behind, which would change
     what a later run on the same instance finds."""
     with running(variant.build()) as origin:
-        return cli.main([*variant_args(variant, origin), *shard, "--report-dir", str(report_dir)])
+        return cli.main([*variant.run_args(origin), *shard, "--report-dir", str(report_dir)])
 
 
 def sharded_like_unsharded(variant: Variant, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -231,13 +222,13 @@ def test_shards_without_a_seed_agree_on_one_derived_from_the_spec_and_n(
     parts = [tmp_path / f"{s.index}of2" for s in shards(2)]
     for shard, part in zip(shards(2), parts, strict=True):
         with running(variant.build()) as origin:
-            unseeded = [arg for arg in variant_args(variant, origin) if arg not in ("--seed", "7", "--quiet")]
+            unseeded = [arg for arg in variant.run_args(origin) if arg not in ("--seed", "7", "--quiet")]
             assert cli.main([*unseeded, "--shard", str(shard), "--report-dir", str(part)]) in (0, 1)
     shown = capsys.readouterr().out
     assert shown.count(f"seed: {seed} (derived from the spec digest and 2 shards; --seed overrides)") == 2, shown
     assert {findings(part)["run"]["seed"] for part in parts} == {seed}
     with running(variant.build()) as origin:
-        whole_args = [*variant_args(variant, origin), "--seed", str(seed), "--report-dir", str(tmp_path / "whole")]
+        whole_args = [*variant.run_args(origin), "--seed", str(seed), "--report-dir", str(tmp_path / "whole")]
         whole = cli.main(whole_args)
     capsys.readouterr()
     code, err = merge(parts, tmp_path / "merged", capsys)

@@ -19,7 +19,7 @@ from tests.support.clause_variants import CLAUSE_VARIANTS
 from tests.support.live import running
 from tests.support.race_variants import RACE_VARIANTS
 from tests.support.read_back_variants import READ_BACK_VARIANTS
-from tests.support.suite import ROOT, credentials, shop_contract
+from tests.support.suite import ROOT, shop_contract
 from tests.support.variants import VARIANTS, Variant
 
 CAUGHT_ALONE = (*VARIANTS, *CLAUSE_VARIANTS)
@@ -65,12 +65,7 @@ def by_environment(variant: Variant) -> Any:
 @pytest.mark.parametrize("variant", [by_environment(v) for v in CAUGHT_ALONE if v.name not in SHARDED])
 def test_broken_variant_is_caught_by_its_check(variant: Variant, tmp_path: Path) -> None:
     with running(variant.build()) as origin:
-        args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), "--seed", "7", "--quiet"]
-        args += ["--gateway-url", f"{origin}/customers/v1"] if variant.gateway else []
-        args += ["--strict"] if variant.strict else []
-        args += [arg for op in variant.include for arg in ("--include", op)]
-        args += ["--no-conformance"] if variant.phases == "domain" else ["--no-domain", "--profile", "fast"]
-        outcome = shop_contract(args, tmp_path)
+        outcome = shop_contract(variant.run_args(origin), tmp_path)
     assert outcome.code == 1, outcome.stdout[-3000:] + outcome.stderr
     caught = {violation["check"] for violation in outcome.findings["violations"]}
     assert variant.check in caught, f"{variant.name}: caught by {sorted(caught)}, not {variant.check}"

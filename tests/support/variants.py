@@ -19,6 +19,7 @@ from mock_server.app import create_app
 from mock_server.settings import DEFAULT_API_KEY, Settings
 from mock_server.state.store import duplicate
 from tests.support.faults import Answer, Fault, Scope, edit_json, header
+from tests.support.suite import credentials
 
 API = "/shop/api/v1"
 SEGMENT = r"[^/]+"
@@ -39,6 +40,16 @@ class Variant:
 
     def __str__(self) -> str:
         return self.name
+
+    def run_args(self, origin: str) -> list[str]:
+        """The suite's arguments for the run that catches this variant served at `origin`: seed 7, its
+        operations, and the part of the suite that proves it. test_broken_variants.py and the unsharded
+        run of test_sharding.py make this one run."""
+        args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), "--seed", "7", "--quiet"]
+        args += ["--gateway-url", f"{origin}/customers/v1"] if self.gateway else []
+        args += ["--strict"] if self.strict else []
+        args += [arg for op in self.include for arg in ("--include", op)]
+        return args + (["--no-conformance"] if self.phases == "domain" else ["--no-domain", "--profile", "fast"])
 
 
 def fault(method: str, path: str, **kwargs: Any) -> Callable[[], Any]:

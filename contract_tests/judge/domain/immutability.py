@@ -62,8 +62,8 @@ def outcome(old_read: Exchange, new_read: Exchange, old_kept: bool) -> str:
         return "the item was copied (the old and the new identifier both exist)"
     if new_read.status == 200:
         return "the item was moved (only the new identifier exists)"
-    if old_read.status == 200 and not old_kept:
-        return "the item was changed in place (its other fields changed)"
     if old_kept:
         return f"the item is kept, but reading the new identifier answers {new_read.status}, not 404"
+    if old_read.status == 200:
+        return "the item was changed in place (its other fields changed)"
     return f"the item is gone (the old identifier answers {old_read.status}, the new {new_read.status})"
