@@ -91,10 +91,22 @@ def probe(origin: str, limits: Limits = LIMITS) -> Arrival:
     return probed(read(origin), write(origin), limits)
 
 
+def probe_taking_a_wave(origin: str, tries: int = 3) -> Arrival:
+    """What the probe sees of `origin`, asked again while it sees no wave taken, `tries` times at most. The
+    answer under a wave must come within its wait (WAVE_WAIT_S), which a test process starved of CPU can
+    miss once (the default run under coverage: four workers on two cores, this server in the test's own
+    process); a target that queues a wave never answers while it is held, however often it is asked."""
+    for _ in range(tries):
+        seen = probe(origin)
+        if seen.takes_a_wave:
+            break
+    return seen
+
+
 def test_the_mock_under_uvicorn_answers_while_another_request_is_arriving() -> None:
     with running(create_app(Settings())) as origin:
         before = httpx.get(origin + LINES, headers={"X-API-Key": DEFAULT_API_KEY}).json()["count"]
-        seen = probe(origin)
+        seen = probe_taking_a_wave(origin)
         after = httpx.get(origin + LINES, headers={"X-API-Key": DEFAULT_API_KEY}).json()["count"]
     assert (seen.side_by_side, seen.takes_a_wave, seen.buffered) == (True, True, False), seen.seen
     assert after == before  # the held create was refused as malformed: it made no item
@@ -102,8 +114,8 @@ def test_the_mock_under_uvicorn_answers_while_another_request_is_arriving() -> N
 
 def test_a_threaded_server_answers_side_by_side_even_while_a_wave_arrives() -> None:
     with serving_stdlib(ThreadingHTTPServer(("127.0.0.1", 0), Lines)) as origin:
-        seen = probe(origin)
-    assert (seen.side_by_side, seen.takes_a_wave, seen.buffered) == (True, True, False)
+        seen = probe_taking_a_wave(origin)
+    assert (seen.side_by_side, seen.takes_a_wave, seen.buffered) == (True, True, False), seen.seen
 
 
 def test_a_pool_of_two_threads_answers_side_by_side_but_not_while_a_wave_arrives() -> None:
