@@ -52,8 +52,8 @@ def running(app: Any, port: int | None = None, **options: Any) -> Iterator[str]:
 
 def realm_of(app: Any) -> Any:
     """The realm of the mock `app` serves, through the middleware wrapping it (each keeps the app it wraps
-    as `app`: tests/support/faults.py, Starlette's), or None. A key made at the first token instead takes
-    up to a second of CPU on a loaded machine, inside the suite's request deadline."""
+    as `app`: tests/support/faults.py, Starlette's), or None. A key made at the first token instead (40 to
+    200 ms of CPU) can take a second on a loaded machine, inside the suite's request deadline."""
     seen: set[int] = set()
     while app is not None and id(app) not in seen:  # a wrapper that names itself ends the walk
         seen.add(id(app))
