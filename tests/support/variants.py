@@ -23,6 +23,8 @@ from tests.support.suite import credentials
 
 API = "/shop/api/v1"
 SEGMENT = r"[^/]+"
+SEED = 7
+"""The seed of the run that catches each variant."""
 
 
 @dataclass(frozen=True)
@@ -41,15 +43,23 @@ class Variant:
     def __str__(self) -> str:
         return self.name
 
-    def run_args(self, origin: str) -> list[str]:
-        """The suite's arguments for the run that catches this variant served at `origin`: seed 7, its
-        operations, and the part of the suite that proves it. test_broken_variants.py and the unsharded
-        run of test_sharding.py make this one run."""
-        args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), "--seed", "7", "--quiet"]
+    def run_args(self, origin: str, seed: int | None = SEED) -> list[str]:
+        """The suite's arguments for the run that catches this variant served at `origin`: `seed` (None: the
+        one the run derives), its operations, and the part of the suite that proves it.
+        test_broken_variants.py and the unsharded run of test_sharding.py make this one run."""
+        seeded = ["--seed", str(seed)] if seed is not None else []
+        args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), *seeded, "--quiet"]
         args += ["--gateway-url", f"{origin}/customers/v1"] if self.gateway else []
         args += ["--strict"] if self.strict else []
         args += [arg for op in self.include for arg in ("--include", op)]
         return args + (["--no-conformance"] if self.phases == "domain" else ["--no-domain", "--profile", "fast"])
+
+    def assert_caught(self, code: int, caught: set[str], printed: str, detail: str) -> None:
+        """What the run of `run_args` must show: exit 1 (`detail` says why not), this variant's check among
+        the `caught` ones, and named in what the run `printed`."""
+        assert code == 1, detail
+        assert self.check in caught, f"{self.name}: caught by {sorted(caught)}, not {self.check}"
+        assert f"[{self.check}]" in printed
 
 
 def fault(method: str, path: str, **kwargs: Any) -> Callable[[], Any]:
