@@ -19,8 +19,6 @@ from tests.support.live import serving_streams
 MOST_S = 0.05
 """The longest a piece of an answer is held."""
 PIECE = 65536
-BACKLOG = 256
-"""Connections waiting to be accepted: 16 workers and a race's burst of 24 requests at once."""
 
 
 async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, most: float) -> None:
@@ -53,4 +51,4 @@ def jittering(upstream: str) -> contextlib.AbstractContextManager[str]:
     the block ends."""
     target = urlsplit(upstream)
     connection = functools.partial(_connection, target.hostname or "127.0.0.1", target.port or 80)
-    return serving_streams(connection, backlog=BACKLOG)
+    return serving_streams(connection)

@@ -8,13 +8,13 @@ import contextlib
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from http.server import HTTPServer
+from http.server import HTTPServer, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 import uvicorn
 
-from tests.support.ports import free_port
+from tests.support.ports import BACKLOG, free_port
 
 TRUSTED = httpx.create_ssl_context()
 """The one TLS context (certifi's CAs) of the tests' clients, to pass as `verify`: a client made without one
@@ -62,6 +62,12 @@ def realm_of(app: Any) -> Any:
     return None
 
 
+class ThreadedServer(ThreadingHTTPServer):
+    """The standard library's server with a thread per connection, listening with the tests' BACKLOG."""
+
+    request_queue_size = BACKLOG
+
+
 @contextlib.contextmanager
 def serving_stdlib(server: HTTPServer) -> Iterator[str]:
     """Yield the origin (http://127.0.0.1:PORT) of `server`, the standard library's, bound on loopback and
@@ -80,7 +86,7 @@ Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]
 
 
 @contextlib.contextmanager
-def serving_streams(handle: Handler, *, limit: int = 2**16, backlog: int = 100) -> Iterator[str]:
+def serving_streams(handle: Handler, *, limit: int = 2**16) -> Iterator[str]:
     """Yield the origin (http://127.0.0.1:PORT) of `handle` serving each connection (its reader's buffer
     `limit` bytes) on a thread's event loop until the block ends; then the connections still open are
     cancelled."""
@@ -89,7 +95,7 @@ def serving_streams(handle: Handler, *, limit: int = 2**16, backlog: int = 100) 
 
     async def serve() -> None:
         stop = asyncio.Event()
-        listener = await asyncio.start_server(handle, "127.0.0.1", 0, limit=limit, backlog=backlog)
+        listener = await asyncio.start_server(handle, "127.0.0.1", 0, limit=limit, backlog=BACKLOG)
         async with listener:
             started.append((asyncio.get_running_loop(), stop, listener.sockets[0].getsockname()[1]))
             ready.set()

@@ -27,6 +27,10 @@ FIRST = 11_000  # Above the ports browsers refuse to connect to (up to 10080).
 EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
 CLAIMS = Path(tempfile.gettempdir()) / f"shop-tests-ports-{os.getuid()}"
 CLAIM_S = 120.0  # Longer than any server's start: a claim older than this can be taken again.
+BACKLOG = 2048
+"""listen()'s backlog of the servers the tests run themselves, as uvicorn's and gunicorn's. The standard
+library's 5 overflows when a burst of connections (a race's, a probe's wave of 25) arrives while the accept
+loop lags on a loaded machine: the kernel drops a connection's SYN and the client retries it a second later."""
 
 
 def usable_ports() -> range:

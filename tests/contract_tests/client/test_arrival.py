@@ -14,7 +14,7 @@ import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +26,8 @@ from contract_tests.client.bounded import Limits, Trust
 from contract_tests.options import DEFAULT_MAX_RESPONSE_SIZE
 from mock_server.app import create_app
 from mock_server.settings import DEFAULT_API_KEY, Settings
-from tests.support.live import running, serving_stdlib
-from tests.support.ports import free_port
+from tests.support.live import ThreadedServer, running, serving_stdlib
+from tests.support.ports import BACKLOG, free_port
 from tests.support.zoo.http10 import http10_in_front_of
 from tests.support.zoo.nginx import nginx_in_front_of
 from tests.support.zoo.tls import make_certificates
@@ -54,18 +54,6 @@ class Lines(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:
         """Quiet."""
-
-
-BACKLOG = 2048
-"""listen()'s backlog of the test servers here, as uvicorn's and gunicorn's. The standard library's 5 lets
-a wave's 25 connections overflow it whenever the accept loop lags (a loaded machine), and a connection
-refused there is retried a second later: the probe saw a threaded server take no wave."""
-
-
-class Threaded(ThreadingHTTPServer):
-    """A thread per connection."""
-
-    request_queue_size = BACKLOG
 
 
 class TwoThreads(HTTPServer):
@@ -115,7 +103,7 @@ def test_the_mock_under_uvicorn_answers_while_another_request_is_arriving() -> N
 
 
 def test_a_threaded_server_answers_side_by_side_even_while_a_wave_arrives() -> None:
-    with serving_stdlib(Threaded(("127.0.0.1", 0), Lines)) as origin:
+    with serving_stdlib(ThreadedServer(("127.0.0.1", 0), Lines)) as origin:
         seen = probe(origin)
     assert (seen.side_by_side, seen.takes_a_wave, seen.buffered) == (True, True, False), seen.seen
 
@@ -165,7 +153,7 @@ def test_one_worker_behind_nginx_passing_bodies_on_is_told_by_the_held_create(tm
     """nginx reads a request's header block whole before passing it on, so the held read never reaches the
     server; the held create's body does, and the one thread waits for it."""
     one = behind_nginx(HTTPServer, tmp_path / "one", request_buffering=False)
-    threaded = behind_nginx(Threaded, tmp_path / "threaded", request_buffering=False)
+    threaded = behind_nginx(ThreadedServer, tmp_path / "threaded", request_buffering=False)
     assert (one.side_by_side, one.buffered) == (False, False), one.seen
     assert "while a create, sent before it, was still sending its body" in one.seen
     assert (threaded.side_by_side, threaded.buffered) == (True, False), threaded.seen

@@ -9,13 +9,13 @@ import contextlib
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import httpx
 import pytest
 
 from contract_tests.client.capacity import PROBE, Capacity, bounded_workers, parallel_capacity
-from tests.support.live import serving_stdlib
+from tests.support.live import ThreadedServer, serving_stdlib
 
 SERVICE_S = 0.3
 """Each request's time on the server: long beside the machine's noise."""
@@ -26,10 +26,6 @@ batch's answers came back up to a quarter of a second late: against 0.3 s that r
 SUGGESTED = 16
 COLD_S = 1.0
 """What a cold worker's first request takes more."""
-
-
-class Server(ThreadingHTTPServer):
-    request_queue_size = 64  # listen()'s backlog: the default 5 drops a batch's connections (a 1 s retry)
 
 
 @contextlib.contextmanager
@@ -71,7 +67,7 @@ def server(slots: int | None, throttle: int | None = None, cold: int = 0) -> Ite
         def log_message(self, format: str, *args: object) -> None:
             """Quiet."""
 
-    with serving_stdlib(Server(("127.0.0.1", 0), Handler)) as origin:
+    with serving_stdlib(ThreadedServer(("127.0.0.1", 0), Handler)) as origin:
         yield origin + "/"
 
 

@@ -19,13 +19,10 @@ from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tests.support.ports import free_port
+from tests.support.ports import BACKLOG, free_port
 from tests.support.processes import unmeasured
 from tests.support.zoo.process import serving
 
-BACKLOG = 128
-"""Connections waiting to be accepted, as production servers allow (nginx 511, gunicorn 2048), where
-socketserver's 5 resets some of the connections a race check opens at the same instant."""
 # Hop-by-hop headers, and those an HTTP/1.0 answer ending at EOF must not carry.
 DROPPED = {"connection", "keep-alive", "transfer-encoding", "content-length", "proxy-connection", "upgrade"}
 
