@@ -96,6 +96,7 @@ Split = Callable[[Context, Spec], list[Context]]
 ALONE: dict[str, Split] = {
     "pagination_walk": scheduling.parts,  # it only reads: one piece per list
     "referential_rules": scheduling.unlinked,
+    "identifier_addressable": scheduling.parts,  # a refused create leaves its collection's count as it was
     "read_back": scheduling.parts,  # an item's lists show its collection's items, which only its piece writes
     "list_order": scheduling.unlinked,  # a product line's sub-list shows the products another piece makes
 }
