@@ -21,6 +21,8 @@ import pytest
 from contract_tests.spec import Spec
 from mock_server.app import create_app
 from mock_server.settings import Settings
+from mock_server.spec.schemas import server_path
+from tests.support.faults import send_answer, whole_body, with_body
 from tests.support.live import running
 from tests.support.suite import credentials, shop_contract, violations
 
@@ -39,7 +41,7 @@ class RefusesIdentifiersButSlugs:
 
     def __init__(self, app: Any, spec: Spec) -> None:
         self.app = app
-        prefix = spec.raw["servers"][0]["url"].replace("{base_url}", "")
+        prefix = server_path(spec.raw["servers"][0])
         self.identifiers = {
             prefix + collection.create.path: collection.identifier
             for collection in spec.collections
@@ -57,13 +59,7 @@ class RefusesIdentifiersButSlugs:
         if field is None:
             await self.app(scope, receive, send)
             return
-        chunks = []
-        while True:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body"):
-                break
-        body = b"".join(chunks)
+        body = await whole_body(receive)
         try:
             value = json.loads(body).get(field)
         except (ValueError, AttributeError):
@@ -71,20 +67,9 @@ class RefusesIdentifiersButSlugs:
         if isinstance(value, str) and not SLUG.fullmatch(value):
             self.refused += 1
             answer = json.dumps({field: ["Enter a valid slug."]}).encode()
-            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(answer)).encode())]
-            await send({"type": "http.response.start", "status": 400, "headers": headers})
-            await send({"type": "http.response.body", "body": answer})
+            await send_answer(send, (400, {"content-type": "application/json"}, answer))
             return
-        sent = False
-
-        async def replay() -> dict[str, Any]:
-            nonlocal sent
-            if sent:
-                return await receive()
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self.app(scope, replay, send)
+        await self.app(*with_body(scope, body), send)
 
 
 def test_a_target_refusing_identifiers_gets_no_report_from_the_domain_tests_side_by_side(tmp_path: Path) -> None:

@@ -53,26 +53,22 @@ def test_a_front_end_logs_in_refreshes_and_logs_out_through_nginx_over_two_repli
         after = httpx.post(f"{two.origin}{TOKEN_PATH}", data=refresh)
         assert (after.status_code, after.json()["error_description"]) == (400, "Session not active")
         entries = two.replicas["one"].http.get("/__mock__/requests").json()
-    steps = [(entry["method"], entry["path"], entry["replica"]) for entry in sorted(entries, key=lambda e: e["at"])]
-    assert {replica for _, _, replica in steps} == set(NAMES), steps
-    alone = isolated(entries)
-    assert len(alone) >= len(entries) // 2, f"too few requests alone to tell the turns: {steps}"
-    assert out_of_turn(entries, alone) == [], steps
-
-
-def spans(entries: list[dict[str, Any]]) -> list[tuple[float, float]]:
-    """Each journal entry's time at its replica, arrival to answer, in arrival order."""
     ordered = sorted(entries, key=lambda entry: entry["at"])
-    return [(entry["at"], entry["at"] + entry["duration_ms"] / 1000) for entry in ordered]
+    steps = [(entry["method"], entry["path"], entry["replica"]) for entry in ordered]
+    assert {replica for _, _, replica in steps} == set(NAMES), steps
+    alone = isolated(ordered)
+    assert len(alone) >= len(ordered) // 2, f"too few requests alone to tell the turns: {steps}"
+    assert out_of_turn([replica for _, _, replica in steps], alone) == [], steps
 
 
-def isolated(entries: list[dict[str, Any]]) -> list[int]:
-    """The positions, in arrival order, of the requests no other one came within MARGIN of.
+def isolated(ordered: list[dict[str, Any]]) -> list[int]:
+    """The positions of the journal entries (in arrival order) that no other came within MARGIN of, each
+    entry's time at its replica running from arrival to answer.
 
     nginx passes requests on in the order they reach it, each to the next replica. Of two requests in
     flight at once (a page and its favicon), the replicas may see them in the other order, so only a
     request alone has a place in nginx's order that the journal shows."""
-    times = spans(entries)
+    times = [(entry["at"], entry["at"] + entry["duration_ms"] / 1000) for entry in ordered]
     return [
         i
         for i, (start, end) in enumerate(times)
@@ -84,8 +80,7 @@ def isolated(entries: list[dict[str, Any]]) -> list[int]:
     ]
 
 
-def out_of_turn(entries: list[dict[str, Any]], alone: list[int]) -> list[tuple[int, int]]:
+def out_of_turn(replicas: list[str], alone: list[int]) -> list[tuple[int, int]]:
     """Pairs of consecutive requests alone that round-robin could not have sent where they went: with
     `k` requests between them (in whatever order), they reach the same replica exactly when `k` is odd."""
-    replicas = [entry["replica"] for entry in sorted(entries, key=lambda entry: entry["at"])]
     return [(i, j) for i, j in itertools.pairwise(alone) if (replicas[i] == replicas[j]) != ((j - i - 1) % 2 == 1)]
