@@ -39,7 +39,7 @@ from typing import TypeVar
 
 import httpx
 
-from contract_tests.client.pacing import Pacer
+from contract_tests.client.pacing import Pacer, origin_of
 from contract_tests.usage import UsageError
 
 T = TypeVar("T")
@@ -115,13 +115,15 @@ class Limits:
     It is False for the capacity probe's batch, which is sent at once and never again on a 429. The time
     budget holds either way."""
 
-    def paced(self, send: Callable[[], T], status: Callable[[T], int], wait_header: Callable[[T], str | None]) -> T:
-        """`send()` through the pacer, if any (client/pacing.py)."""
+    def paced(
+        self, send: Callable[[], T], status: Callable[[T], int], wait_header: Callable[[T], str | None], url: str
+    ) -> T:
+        """`send()` of a request to `url` through the pacer, if any (client/pacing.py)."""
         if self.pacer is None:
             return send()
         if not self.held:
             return self.pacer.at_once(send)
-        return self.pacer.send(send, status, wait_header)
+        return self.pacer.send(send, status, wait_header, origin_of(url))
 
     def seconds(self) -> float:
         """The deadline of a request starting now. It is `deadline`, cut at the end of the run's time budget."""

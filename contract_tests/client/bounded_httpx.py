@@ -130,6 +130,7 @@ def send_httpx(client: httpx.Client, request: httpx.Request, limits: Limits) -> 
         functools.partial(_send_httpx, client, request, limits),
         lambda response: response.status_code,
         lambda response: response.headers.get("Retry-After"),
+        str(request.url),
     )
 
 

@@ -188,6 +188,7 @@ class BoundedAdapter(HTTPAdapter):
             functools.partial(self._send_once, request, **kwargs),
             lambda response: response.status_code,
             lambda response: response.headers.get("Retry-After"),
+            request.url or "",
         )
 
     def _send_once(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:

@@ -6,7 +6,11 @@ passes through one `Pacer`.
 
 - At most `limit` requests are in flight. The limit starts at the ceiling (`--workers`). It is halved
   when the target says it is overloaded (429 or 503), or when its answers take much longer than the
-  fastest seen. It grows back by one after `limit` answers in a row that were neither.
+  fastest seen from the same origin. It grows back by one after `limit` answers in a row that were neither.
+- The fastest answer is kept per origin (scheme, host and port), because the servers a run talks to are
+  not equally far. A token endpoint next to the suite answered in 5 ms while the API, across a network,
+  took 100-300 ms: judged against the token's 5 ms, every answer of the API was slow, the limit stayed at
+  one, and a run of 5 minutes took 17.
 - Slow answers halve it once per round, as TCP does. The requests already in flight when it was
   halved were sent under the old limit, so their slow answers do not halve it again. A burst of them
   once took 16 to 1 at once, and the run crawled back one request at a time.
@@ -32,6 +36,7 @@ import math
 import statistics
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -56,6 +61,12 @@ NEAR = 0.02
 """A median latency below this is a target on this machine or next to it, so it gets one worker.
 
 The suite and the target then share the processors, and more requests in flight only queue."""
+
+
+def origin_of(url: str) -> str:
+    """The scheme, host and port of `url`: the server whose answers are judged against each other."""
+    parts = urllib.parse.urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 class BudgetSpent(Exception):
@@ -103,7 +114,8 @@ class Pacer:
         self._refusing = 0
         self._calm = 0
         self._resume_at = 0.0
-        self._fastest: float | None = None
+        self._fastest: dict[str, float] = {}
+        """The fastest answer seen from each origin: the baseline its other answers are judged slow against."""
         self._latencies: list[float] = []
         self.waits = 0
         """Answers 429/503 the run waited out instead of judging them."""
@@ -124,8 +136,11 @@ class Pacer:
             self.stop_at = time.monotonic()
             self._lock.notify_all()
 
-    def send(self, send: Callable[[], R], status: Callable[[R], int], wait_header: Callable[[R], str | None]) -> R:
-        """`send()` within the limit. An overloaded answer is waited out and sent again, at most RETRIES times.
+    def send(
+        self, send: Callable[[], R], status: Callable[[R], int], wait_header: Callable[[R], str | None], origin: str
+    ) -> R:
+        """`send()` to `origin` (`origin_of`) within the limit. An overloaded answer is waited out and sent
+        again, at most RETRIES times.
 
         There are no retries while the target refused every retry of the last REFUSING requests, because
         it is then down, not busy."""
@@ -139,7 +154,7 @@ class Pacer:
                 self._release()
             code = status(response)
             if code not in OVERLOADED or attempt == retries:
-                self._answered(time.monotonic() - started, code in OVERLOADED, started)
+                self._answered(time.monotonic() - started, code in OVERLOADED, origin, started)
                 return response
             asked = retry_after(wait_header(response))
             self._overloaded(asked if asked is not None else min(DEFAULT_WAIT * 2**attempt, MAX_WAIT))
@@ -214,13 +229,13 @@ class Pacer:
             self._in_flight -= 1
             self._lock.notify_all()
 
-    def _answered(self, seconds: float, refused: bool, started: float | None = None) -> None:
-        """An answer that took `seconds` to a request sent at `started` (`time.monotonic()`)."""
+    def _answered(self, seconds: float, refused: bool, origin: str, started: float | None = None) -> None:
+        """An answer from `origin` that took `seconds` to a request sent at `started` (`time.monotonic()`)."""
         with self._lock:
             self._refusing = self._refusing + 1 if refused else 0
             self._latencies.append(seconds)
             del self._latencies[:-1000]
-            fastest = self._fastest = seconds if self._fastest is None else min(self._fastest, seconds)
+            fastest = self._fastest[origin] = min(self._fastest.get(origin, seconds), seconds)
             if seconds > fastest * SLOW_FACTOR + 0.05 and self.limit > 1:
                 if started is None or started >= self._shrunk_at:  # Otherwise it was sent before the last halving.
                     self._shrink()

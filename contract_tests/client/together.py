@@ -41,6 +41,7 @@ from contract_tests.client import bounded
 from contract_tests.client.bounded import Limits
 from contract_tests.client.bounded_httpx import httpx_client, send_httpx
 from contract_tests.client.burst import Burst, Timed
+from contract_tests.client.pacing import origin_of
 
 STAGGER_S = 0.005
 """Seconds between the tries of a wave: past the jitter of threads released together, small beside a
@@ -72,7 +73,10 @@ class Together:
         `BudgetSpent`), the first in the given order."""
         if self.limits.pacer is None:
             return self._burst(requests, delays)
-        return self.limits.pacer.send(lambda: self._burst(requests, delays), lambda b: b.overloaded, Burst.retry_after)
+        origin = origin_of(str(requests[0].url))  # a burst goes to one surface
+        return self.limits.pacer.send(
+            lambda: self._burst(requests, delays), lambda b: b.overloaded, Burst.retry_after, origin
+        )
 
     def send_each(self, groups: Sequence[Sequence[httpx.Request]]) -> list[Burst]:
         """The requests of all `groups` as one burst (a wave of tries), each group's at the same instant and,

@@ -36,19 +36,22 @@ async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, most
         writer.close()
 
 
-async def _connection(host: str, port: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def _connection(
+    host: str, port: int, most: float, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
     """Serve one client connection on a connection of its own to the upstream (none: the client's is closed)."""
     try:
         upstream_reader, upstream_writer = await asyncio.open_connection(host, port)
     except OSError:
         writer.close()
         return
-    await asyncio.gather(_pump(reader, upstream_writer, 0.0), _pump(upstream_reader, writer, MOST_S))
+    await asyncio.gather(_pump(reader, upstream_writer, 0.0), _pump(upstream_reader, writer, most))
 
 
-def jittering(upstream: str) -> contextlib.AbstractContextManager[str]:
-    """The origin (http://127.0.0.1:PORT) of a proxy in front of `upstream` (an http origin), served until
-    the block ends."""
+def jittering(upstream: str, most: float = MOST_S) -> contextlib.AbstractContextManager[str]:
+    """The origin (http://127.0.0.1:PORT) of a proxy in front of `upstream` (an http origin), holding each
+    piece of an answer up to `most` seconds (0: a plain relay, another origin for the same server), served
+    until the block ends."""
     target = urlsplit(upstream)
-    connection = functools.partial(_connection, target.hostname or "127.0.0.1", target.port or 80)
+    connection = functools.partial(_connection, target.hostname or "127.0.0.1", target.port or 80, most)
     return serving_streams(connection)

@@ -19,8 +19,12 @@ from contract_tests.client.pacing import (
     RETRIES,
     BudgetSpent,
     Pacer,
+    origin_of,
     retry_after,
 )
+
+API = "https://api.example.test"
+REALM = "http://127.0.0.1:8080"
 
 
 @dataclass
@@ -53,7 +57,7 @@ class Target:
 
 
 def paced(pacer: Pacer, target: Target) -> Answer:
-    return pacer.send(target.send, lambda answer: answer.status, lambda answer: answer.wait)
+    return pacer.send(target.send, lambda answer: answer.status, lambda answer: answer.wait, API)
 
 
 @pytest.mark.parametrize(
@@ -140,14 +144,42 @@ def test_the_limit_holds_under_threads_and_grows_back_after_calm_answers() -> No
 def test_slow_answers_halve_the_limit_once_per_round_not_once_per_answer() -> None:
     pacer = Pacer(16)
     sent = time.monotonic()
-    pacer._answered(0.1, False, sent)  # the fastest answer seen
+    pacer._answered(0.1, False, API, sent)  # the fastest answer seen
     for _ in range(10):  # a burst: ten requests in flight all answered slowly
-        pacer._answered(0.9, False, sent)
+        pacer._answered(0.9, False, API, sent)
     assert pacer.limit == 8
-    pacer._answered(0.9, False, time.monotonic())  # sent after the halving: the target is still slow
+    pacer._answered(0.9, False, API, time.monotonic())  # sent after the halving: the target is still slow
     assert pacer.limit == 4
-    pacer._answered(0.9, False, time.monotonic())
+    pacer._answered(0.9, False, API, time.monotonic())
     assert pacer.limit == 2 and pacer.lowest_limit == 2
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    near=st.floats(0.001, 0.02),
+    far=st.lists(st.floats(0.1, 0.3), min_size=50, max_size=200),
+)
+def test_a_near_origin_does_not_make_a_far_origins_answers_slow(near: float, far: list[float]) -> None:
+    """A token endpoint on the suite's machine and an API across a network: the API's answers, however
+    many and in whatever order within its usual spread, are judged against the API's fastest, not the
+    token endpoint's, so the limit stays at its ceiling."""
+    pacer = Pacer(16)
+    pacer._answered(near, False, REALM, time.monotonic())
+    for seconds in far:
+        pacer._answered(seconds, False, API, time.monotonic())
+    assert pacer.limit == 16 and pacer.lowest_limit == 16
+    pacer._answered(1.5, False, API, time.monotonic())  # five times the API's fastest and more: queueing
+    assert pacer.limit == 8
+
+
+@pytest.mark.parametrize(
+    ("url", "origin"),
+    [("https://API.example.test/shop/api/v1/products/?page=2", "https://api.example.test"),
+     ("http://127.0.0.1:8080/realms/shop/protocol/openid-connect/token", "http://127.0.0.1:8080"),
+     ("http://[::1]:9000/a%2Fb", "http://[::1]:9000")],
+)  # fmt: skip
+def test_an_origin_is_the_scheme_host_and_port(url: str, origin: str) -> None:
+    assert origin_of(url) == origin
 
 
 def test_no_request_starts_once_the_budget_is_spent() -> None:
@@ -172,7 +204,7 @@ def test_a_retry_after_past_the_budget_ends_at_the_budget() -> None:
 def test_auto_workers_cover_the_latency_and_stay_one_nearby(latency: float, workers: int) -> None:
     pacer = Pacer(1)
     for _ in range(5):
-        pacer._answered(latency, False)
+        pacer._answered(latency, False, API)
     assert pacer.suggested_workers() == workers
 
 
@@ -186,7 +218,7 @@ def test_a_request_failing_once_the_budget_is_spent_is_budget_spent_not_the_targ
         raise TimeoutError("the request's deadline passed")
 
     with pytest.raises(BudgetSpent):
-        pacer.send(cut, lambda answer: answer.status, lambda answer: answer.wait)
+        pacer.send(cut, lambda answer: answer.status, lambda answer: answer.wait, API)
     left = Pacer(1, stop_at=time.monotonic() + 5).left()
     assert left is not None and 4 < left <= 5 and Pacer(1).left() is None
 

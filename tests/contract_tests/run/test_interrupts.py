@@ -102,7 +102,7 @@ def test_a_signal_before_the_pacer_exists_stops_it_when_it_is_given() -> None:
     pacer = Pacer(4)
     interrupts.on(pacer.stop)
     with pytest.raises(BudgetSpent, match="interrupted by SIGTERM"):
-        pacer.send(lambda: 200, lambda code: code, lambda code: None)
+        pacer.send(lambda: 200, lambda code: code, lambda code: None, "http://127.0.0.1:1")
     assert pacer.stopped_by == "interrupted by SIGTERM"
 
 
