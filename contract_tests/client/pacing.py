@@ -8,8 +8,8 @@ passes through one `Pacer`.
   when the target says it is overloaded (429 or 503), or when its answers take much longer than the
   fastest seen from the same origin. It grows back by one after `limit` answers in a row that were neither.
 - The fastest answer is kept per origin (scheme, host and port), because the servers a run talks to are
-  not equally far. A token endpoint next to the suite answered in 5 ms while the API, across a network,
-  took 100-300 ms: judged against the token's 5 ms, every answer of the API was slow, the limit stayed at
+  not equally far. A token endpoint next to the suite answered in 5 ms. The API, across a network, took
+  100-300 ms. Judged against the token's 5 ms, every answer of the API was slow. So the limit stayed at
   one, and a run of 5 minutes took 17.
 - Slow answers halve it once per round, as TCP does. The requests already in flight when it was
   halved were sent under the old limit, so their slow answers do not halve it again. A burst of them
