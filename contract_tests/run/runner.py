@@ -18,7 +18,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 
 from contract_tests import SUITE_VERSION
@@ -100,9 +100,11 @@ ALONE: dict[str, Split] = {
     "read_back": scheduling.parts,  # an item's lists show its collection's items, which only its piece writes
     "list_order": scheduling.unlinked,  # a product line's sub-list shows the products another piece makes
 }
-"""Tests that read whole lists or a list's count: nothing else may write while they run. With more than one
-worker they run first, one at a time, each in the pieces named here, side by side: pieces that cannot see
-each other's writes. The others, which write only items they made, then all run side by side."""
+"""Tests that read whole lists or a list's count: nothing else may write there while they run. Each is cut
+into the pieces named here, which cannot see each other's writes and run side by side. A piece of one of
+them waits for every piece listed before it that reads or writes its groups of linked collections
+(`scheduling.footprint`), and every such piece listed after it waits for it. The others write only
+items they made: they wait only for the pieces of these."""
 
 
 def open_session(surface: Surface, ledger: Ledger, target: Target) -> Session:
@@ -138,11 +140,13 @@ def run_domain(run_ctx: RunContext, ctx: Context, last: bool = False) -> None:
     same pieces whatever the number of workers); then surface parity. With `last`, the tests of `LAST`
     alone; without, every other one."""
     options, target, ledger = run_ctx.options, run_ctx.target, run_ctx.ledger
+    plan = []
     for surface in target.surfaces:
         tests = [name for name in PER_SURFACE if (name in LAST) == last]
         tests = [name for name in tests if name not in ALL_CHECKS or options.selects(name)]
         if tests:
-            _side_by_side(run_ctx, ctx, surface, tests)
+            plan.append((surface, tests))
+    _side_by_side(run_ctx, ctx, plan)
     backend, gateway = target.surface("backend"), target.surface("gateway")
     if not last and backend is not None and gateway is not None and options.selects("surface_parity"):
         run_ctx.progress("[gateway] surface_parity")
@@ -154,41 +158,86 @@ def run_domain(run_ctx: RunContext, ctx: Context, last: bool = False) -> None:
                 session.close()
 
 
-def _side_by_side(run_ctx: RunContext, ctx: Context, surface: Surface, tests: list[str]) -> None:
-    """The tests that read whole lists (`ALONE`) first, one at a time, each in pieces that cannot see each
-    other's writes; then every other test at once, each split per operation and collection
-    (run/scheduling.py). What the pieces find is added up in the table's order, whatever ran first; what
-    each piece sends is recorded as the part "surface test piece" (`scheduling.piece_name`)."""
-    ledger, workers = run_ctx.ledger, run_ctx.options.workers or 1
-    gone = threading.Event()
-    found: dict[str, list[Ledger]] = {name: [] for name in tests}
-    rounds = [[name] for name in tests if name in ALONE] + [[name for name in tests if name not in ALONE]]
-    shared = open_session(surface, ledger, run_ctx.target)
-    canonical = Canonical(ctx.known.identities, [surface.base_url], surface.headers)
+@dataclass(frozen=True)
+class Piece:
+    """A part of a domain test on a surface: what it may run beside (`footprint`, `alone`)."""
 
-    def session_for(name: str, part: Context) -> Session:
+    surface: Surface
+    name: str
+    part: Context
+    footprint: frozenset[str] | None
+    """The groups of linked collections it reads or writes (`scheduling.footprint`); None for all."""
+
+    @property
+    def alone(self) -> bool:
+        return self.name in ALONE
+
+    def waits_for(self, earlier: Piece) -> bool:
+        """Whether this piece must start after `earlier` ends: they share a group, one of them reads whole
+        lists (`ALONE`), and they are not pieces of one test on one surface, which its split keeps apart."""
+        if not (self.alone or earlier.alone):
+            return False
+        if (self.surface.name, self.name) == (earlier.surface.name, earlier.name):
+            return False
+        return self.footprint is None or earlier.footprint is None or bool(self.footprint & earlier.footprint)
+
+
+def _side_by_side(run_ctx: RunContext, ctx: Context, plan: list[tuple[Surface, list[str]]]) -> None:
+    """The domain tests of `plan` (surfaces and their tests), each split in pieces (`_split`), listed
+    surface by surface, on each the tests that read whole lists (`ALONE`) first. Up to `workers` pieces
+    run at once, each starting once the pieces listed before it that it waits for (`Piece.waits_for`)
+    have ended: with one worker, in the list's order. What the pieces find is added up in the table's
+    order, whatever ran first; what each piece sends is recorded as the part "surface test piece"
+    (`scheduling.piece_name`)."""
+    ledger, workers, spec = run_ctx.ledger, run_ctx.options.workers or 1, ctx.spec
+    pieces = [
+        Piece(surface, name, part, scheduling.footprint(part, spec))
+        for surface, tests in plan
+        for name in [name for name in tests if name in ALONE] + [name for name in tests if name not in ALONE]
+        for part in _split(name)(ctx, spec)
+    ]
+    waits = [frozenset(m for m in range(n) if piece.waits_for(pieces[m])) for n, piece in enumerate(pieces)]
+    gone = {surface.name: threading.Event() for surface, _ in plan}
+    shared = {surface.name: open_session(surface, ledger, run_ctx.target) for surface, _ in plan}
+    canonical = {
+        surface.name: Canonical(ctx.known.identities, [surface.base_url], surface.headers) for surface, _ in plan
+    }
+    started: set[tuple[str, str]] = set()
+    lock = threading.Lock()
+
+    def run_piece(piece: Piece) -> Session:
+        surface = piece.surface.name
+        with lock:  # each test's progress line once, as its first piece starts
+            if (surface, piece.name) not in started:
+                started.add((surface, piece.name))
+                run_ctx.progress(f"[{surface}] {piece.name}")
         own = ledger.part()
-        record = own.generation(f"{surface.name} {name} {scheduling.piece_name(part)}")
-        return shared.reporting_to(own, (record, canonical))
+        record = own.generation(f"{surface} {piece.name} {scheduling.piece_name(piece.part)}")
+        session = shared[surface].reporting_to(own, (record, canonical[surface]))
+        return _piece(piece.part, session, piece.name, gone[surface])
 
     try:
-        for names in rounds:
-            pieces = [(name, part) for name in names for part in _split(name)(ctx, ctx.spec)]
-            for name in names:
-                run_ctx.progress(f"[{surface.name}] {name}")
-            work = [partial(_piece, part, session_for(name, part), name, gone) for name, part in pieces]
-            for (name, _), session in zip(pieces, scheduling.in_order(work, workers), strict=True):
-                found[name].append(session.ledger)
+        work = [partial(run_piece, piece) for piece in pieces]
+        done = scheduling.in_order(work, workers, waits)
     finally:
-        shared.close()
-    for name in tests:
-        for part in found[name]:
-            ledger.absorb(part)
+        for session in shared.values():
+            session.close()
+    found: dict[tuple[str, str], list[Ledger]] = {}
+    for piece, session in zip(pieces, done, strict=True):
+        found.setdefault((piece.surface.name, piece.name), []).append(session.ledger)
+    for surface, tests in plan:
+        for name in tests:
+            for part in found.get((surface.name, name), []):
+                ledger.absorb(part)
+
+
+CHAINS: dict[str, Split] = {"patch_locality": scheduling.per_encoding}
+"""Tests cut finer than `scheduling.parts`: one piece per chain of requests they run one after another."""
 
 
 def _split(name: str) -> Split:
     """How a domain test is cut into pieces that may run side by side."""
-    return ALONE.get(name, scheduling.parts)
+    return ALONE.get(name) or CHAINS.get(name, scheduling.parts)
 
 
 def _piece(ctx: Context, session: Session, name: str, gone: threading.Event) -> Session:

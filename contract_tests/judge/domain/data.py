@@ -33,6 +33,9 @@ class Context:
     """Collections whose per-collection checks are this shard's, by name, or None for all."""
     race_tries: int = RACE_TRIES
     """Tries of each check of concurrent writes at most (`--race-tries`)."""
+    encodings: frozenset[str] | None = None
+    """Body encodings whose chains of requests are this piece's, for a test that runs one chain per
+    encoding (`patch_locality`), or None for all."""
 
     def selected(self, *ops: Operation) -> bool:
         return not self.include or any(op.id in self.include for op in ops)
@@ -44,6 +47,10 @@ class Context:
     def collection_is_mine(self, collection: Collection) -> bool:
         """Whether this shard checks `collection`, for a check that works on a collection's items."""
         return self.shard_collections is None or collection_name(collection) in self.shard_collections
+
+    def encoding_is_mine(self, media: str) -> bool:
+        """Whether this piece runs the chain of requests sent in the body encoding `media`."""
+        return self.encodings is None or media in self.encodings
 
     def fresh_identifier(self, collection: Collection) -> Any:
         """An identifier no fixture, no earlier run and no other part of this run uses."""

@@ -44,7 +44,8 @@ def run(ctx: Context, session: Session) -> None:
         patch = collection.item_ops["patch"]
         if session.serves(*ops) and ctx.selected(patch) and ctx.collection_is_mine(collection):
             for media in media_types(patch):
-                patch_each(ctx, session, collection, media)
+                if ctx.encoding_is_mine(media):
+                    patch_each(ctx, session, collection, media)
 
 
 def changes(ctx: Context, collection: Collection, state: JSON) -> Iterator[tuple[str, Any]]:
