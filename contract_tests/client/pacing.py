@@ -64,8 +64,14 @@ The suite and the target then share the processors, and more requests in flight 
 
 
 def origin_of(url: str) -> str:
-    """The scheme, host and port of `url`: the server whose answers are judged against each other."""
-    parts = urllib.parse.urlsplit(url)
+    """The scheme, host and port of `url`: the server whose answers are judged against each other.
+
+    It never raises: a URL can come from a target's answer (a `next` link), and one `urlsplit` cannot
+    read (an unclosed "[" of an IPv6 host) is an origin of its own."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return url
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 

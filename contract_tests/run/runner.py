@@ -182,20 +182,32 @@ class Piece:
         return self.footprint is None or earlier.footprint is None or bool(self.footprint & earlier.footprint)
 
 
-def _side_by_side(run_ctx: RunContext, ctx: Context, plan: list[tuple[Surface, list[str]]]) -> None:
-    """The domain tests of `plan` (surfaces and their tests), each split in pieces (`_split`), listed
-    surface by surface, on each the tests that read whole lists (`ALONE`) first. Up to `workers` pieces
-    run at once, each starting once the pieces listed before it that it waits for (`Piece.waits_for`)
-    have ended: with one worker, in the list's order. What the pieces find is added up in the table's
-    order, whatever ran first; what each piece sends is recorded as the part "surface test piece"
-    (`scheduling.piece_name`)."""
-    ledger, workers, spec = run_ctx.ledger, run_ctx.options.workers or 1, ctx.spec
-    pieces = [
-        Piece(surface, name, part, scheduling.footprint(part, spec))
+def listed(ctx: Context, plan: list[tuple[Surface, list[str]]]) -> list[Piece]:
+    """The pieces of `plan`'s tests (`_split`), in the order one worker runs them: the tests that read
+    whole lists (`ALONE`), surface by surface, then the others, surface by surface.
+
+    The gateway serves the customers, whose lists the backend's other tests write. When the gateway's
+    list readers came after those, they waited for them, and everything on the customers waited for
+    the gateway's list readers. That was one chain of requests through the whole domain round on a far
+    target."""
+    return [
+        Piece(surface, name, part, scheduling.footprint(part, ctx.spec))
+        for alone in (True, False)
         for surface, tests in plan
-        for name in [name for name in tests if name in ALONE] + [name for name in tests if name not in ALONE]
-        for part in _split(name)(ctx, spec)
+        for name in tests
+        if (name in ALONE) == alone
+        for part in _split(name)(ctx, ctx.spec)
     ]
+
+
+def _side_by_side(run_ctx: RunContext, ctx: Context, plan: list[tuple[Surface, list[str]]]) -> None:
+    """The domain tests of `plan` (surfaces and their tests), each split in pieces, in the order `listed`
+    gives. Up to `workers` pieces run at once, each starting once the pieces listed before it that it
+    waits for (`Piece.waits_for`) have ended: with one worker, in the list's order. What the pieces find
+    is added up in the table's order, whatever ran first; what each piece sends is recorded as the part
+    "surface test piece" (`scheduling.piece_name`)."""
+    ledger, workers = run_ctx.ledger, run_ctx.options.workers or 1
+    pieces = listed(ctx, plan)
     waits = [frozenset(m for m in range(n) if piece.waits_for(pieces[m])) for n, piece in enumerate(pieces)]
     gone = {surface.name: threading.Event() for surface, _ in plan}
     shared = {surface.name: open_session(surface, ledger, run_ctx.target) for surface, _ in plan}

@@ -182,6 +182,13 @@ def test_an_origin_is_the_scheme_host_and_port(url: str, origin: str) -> None:
     assert origin_of(url) == origin
 
 
+@given(st.text())
+def test_an_origin_is_read_off_any_text_without_raising(url: str) -> None:
+    """A URL can be a target's (a `next` link): one `urlsplit` refuses is an origin of its own."""
+    assert isinstance(origin_of(url), str)
+    assert origin_of("http://[::1") == "http://[::1"
+
+
 def test_no_request_starts_once_the_budget_is_spent() -> None:
     pacer = Pacer(1, stop_at=time.monotonic() - 1)
     target = Target([Answer(200)])

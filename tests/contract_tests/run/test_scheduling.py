@@ -16,7 +16,7 @@ from contract_tests.judge.domain.data import Context
 from contract_tests.judge.domain.media import media_types
 from contract_tests.judge.known import Known
 from contract_tests.run import scheduling
-from contract_tests.run.runner import ALONE, PER_SURFACE, Piece, _split
+from contract_tests.run.runner import PER_SURFACE, Piece, _split, listed
 from contract_tests.sharding import collection_name
 from contract_tests.spec import Spec
 
@@ -29,14 +29,8 @@ def surface(name: str) -> Surface:
 
 
 def pieces(*surfaces: str) -> list[Piece]:
-    """As `runner._side_by_side` lists them: surface by surface, the tests of `ALONE` first."""
-    tests = [name for name in PER_SURFACE if name in ALONE] + [name for name in PER_SURFACE if name not in ALONE]
-    return [
-        Piece(surface(name), test, part, scheduling.footprint(part, SPEC))
-        for name in surfaces
-        for test in tests
-        for part in _split(test)(CONTEXT, SPEC)
-    ]
+    """As `runner._side_by_side` lists them."""
+    return listed(CONTEXT, [(surface(name), list(PER_SURFACE)) for name in surfaces])
 
 
 def group_of(collection: str) -> str:
@@ -65,18 +59,21 @@ def test_a_piece_waits_for_every_earlier_one_sharing_a_group_when_one_of_the_two
             assert piece.waits_for(earlier) == expected, (piece, earlier)
 
 
-def test_the_gateways_list_readers_wait_for_the_backends_writers_of_customers_and_no_longer() -> None:
-    """The gateway serves customers only: its tests that read whole lists wait for the backend's pieces
-    that write customers, and run beside those that write the catalog."""
-    listed = pieces("backend", "gateway")
+def test_every_surfaces_list_readers_come_first_and_only_the_customers_writers_wait_for_the_gateways() -> None:
+    """The gateway serves customers only. Its tests that read whole lists come before any surface's other
+    tests: the backend's other tests on customers wait for them, those on the catalog run beside them.
+    Listed after the backend's other tests, they waited for those, and all on the customers for them."""
+    listed_pieces = pieces("backend", "gateway")
+    alone = [piece.alone for piece in listed_pieces]
+    assert alone == sorted(alone, reverse=True)  # every list reader before every other test
     customers = group_of("create_customer")
     walk = next(
-        p for p in listed if (p.surface.name, p.name, p.footprint) == ("gateway", "pagination_walk", {customers})
+        p for p in listed_pieces if (p.surface.name, p.name, p.footprint) == ("gateway", "pagination_walk", {customers})
     )
-    backend = [p for p in listed if p.surface.name == "backend" and not p.alone]
-    waited = [p for p in backend if walk.waits_for(p)]
-    assert waited and all(p.footprint is not None and customers in p.footprint for p in waited)
-    assert any(p.footprint is not None and customers not in p.footprint for p in backend)
+    backend = [p for p in listed_pieces if p.surface.name == "backend" and not p.alone]
+    waiting = [p for p in backend if p.waits_for(walk)]
+    assert waiting and all(p.footprint is None or customers in p.footprint for p in waiting)
+    assert any(p.footprint is not None and customers not in p.footprint and not p.waits_for(walk) for p in backend)
     assert not any(p.waits_for(q) for p in backend for q in backend)  # the writers of their own items
 
 
