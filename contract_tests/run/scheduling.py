@@ -9,9 +9,10 @@ The parts run on up to `workers` threads, each into its own ledger. The ledgers 
 order the parts were listed, never the order they finished. So one seed gives the same findings, in
 the same order, whatever the concurrency.
 
-Tests that read whole lists or counts (`runner.ALONE`) run one at a time, with nothing beside them but
-their own pieces. A piece is a list or a collection where no piece can see another's writes. Otherwise
-it is a group of linked collections (`unlinked`).
+Tests that read whole lists or counts (`runner.ALONE`) are cut into pieces that cannot see each other's
+writes: a list or a collection, or a group of linked collections (`unlinked`). Such a piece runs with
+nothing beside it in its groups (`footprint`) but its own test's pieces: `in_order` starts a piece once
+the earlier ones it waits for have ended.
 """
 
 from __future__ import annotations
