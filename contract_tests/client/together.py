@@ -30,6 +30,7 @@ its requests the same way. What a burst saw is `client/burst.py`.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
@@ -41,7 +42,6 @@ from contract_tests.client import bounded
 from contract_tests.client.bounded import Limits
 from contract_tests.client.bounded_httpx import httpx_client, send_httpx
 from contract_tests.client.burst import Burst, Timed
-from contract_tests.client.pacing import origin_of
 
 STAGGER_S = 0.005
 """Seconds between the tries of a wave: past the jitter of threads released together, small beside a
@@ -71,12 +71,8 @@ class Together:
         """`requests` (at most `places`) sent at once, as one turn of the pacer, each `delays` (seconds) after
         the others' release if given. It raises what a request raised (a timeout, a size past the limit,
         `BudgetSpent`), the first in the given order."""
-        if self.limits.pacer is None:
-            return self._burst(requests, delays)
-        origin = origin_of(str(requests[0].url))  # a burst goes to one surface
-        return self.limits.pacer.send(
-            lambda: self._burst(requests, delays), lambda b: b.overloaded, Burst.retry_after, origin
-        )
+        burst = functools.partial(self._burst, requests, delays)  # to one surface: its first request's origin
+        return self.limits.paced(burst, lambda b: b.overloaded, Burst.retry_after, str(requests[0].url))
 
     def send_each(self, groups: Sequence[Sequence[httpx.Request]]) -> list[Burst]:
         """The requests of all `groups` as one burst (a wave of tries), each group's at the same instant and,

@@ -86,15 +86,24 @@ def test_a_target_answering_503_with_retry_after_is_waited_for_not_reported(tmp_
 
 
 class Slow:
-    """The mock, each answer 0.2 s late: a target far away."""
+    """The mock, each answer of its API 0.2 s late and its realm's at once: an API across a network, and
+    its token endpoint (a Keycloak) next to the suite. `most` counts the API's requests in flight at once."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
+        self.in_flight = self.most = 0
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
+        if scope["type"] != "http" or scope["path"].startswith("/realms/"):
+            await self.app(scope, receive, send)
+            return
+        self.in_flight += 1
+        self.most = max(self.most, self.in_flight)
+        try:
             await asyncio.sleep(0.2)
-        await self.app(scope, receive, send)
+            await self.app(scope, receive, send)
+        finally:
+            self.in_flight -= 1
 
 
 def test_max_time_ends_the_run_within_the_budget_and_one_deadline_with_a_partial_verdict(tmp_path: Path) -> None:
@@ -166,33 +175,12 @@ def test_workers_auto_overlaps_requests_for_a_far_target_and_not_for_one_that_qu
     assert "served at once" in outcome.stdout  # the probe ran: the latency alone asked for more than one
 
 
-class FarApi:
-    """The mock, each answer of its API 0.2 s late and its realm's at once, counting the API's requests in
-    flight: an API across a network, and its token endpoint (a Keycloak) next to the suite."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-        self.in_flight = self.most = 0
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["path"].startswith("/realms/"):
-            await self.app(scope, receive, send)
-            return
-        self.in_flight += 1
-        self.most = max(self.most, self.in_flight)
-        try:
-            await asyncio.sleep(0.2)
-            await self.app(scope, receive, send)
-        finally:
-            self.in_flight -= 1
-
-
 def test_a_token_endpoint_near_the_suite_does_not_hold_a_far_api_to_one_request_at_a_time(tmp_path: Path) -> None:
     """The pacer judges an answer slow against the fastest from the same origin (client/pacing.py). Judged
     against the token endpoint's few milliseconds, every answer of the API was slow, and the limit fell to
     one and stayed there: a run of five minutes took seventeen. The realm is another origin here, a relay to
     the same server, so that its tokens are the API's."""
-    app = FarApi(create_app(Settings()))
+    app = Slow(create_app(Settings()))
     with running(app) as origin, jittering(origin, most=0.0) as realm:
         args = ["--gateway-url", f"{origin}/customers/v1", "--token-url", realm + TOKEN_PATH]
         args += ["--client-id", "shop-dev", "--client-secret", "shop-dev-secret", "--no-domain", "--profile", "fast"]
