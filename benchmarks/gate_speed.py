@@ -15,9 +15,12 @@ broken variants of it (tests/support/variants.py) each on a loopback port, puts 
 - with `--beside-schemathesis`, Schemathesis itself (`st run --workers 8`, the same spec, seed and proxy)
   right after the suite's far run on the correct mock: the ratio of the two walls, measured in one run.
 
+With `--gateway` the suite tests the gateway's surface too (its token from the mock's realm, through the
+same proxy), as issue 42 measures a far run: both surfaces, far against loopback.
+
     python -m benchmarks gate_speed [--variants product_without_msrp,patch_resets_other_fields]
                                     [--seed 5] [--min 0.1] [--max 0.3] [--throttle 4] [--before]
-                                    [--beside-schemathesis]
+                                    [--beside-schemathesis] [--gateway]
 """
 
 from __future__ import annotations
@@ -34,22 +37,29 @@ from typing import Any
 
 from benchmarks import record
 from benchmarks.servers import API_KEY, free_ports, python_module, running
+from mock_server.api.security import DEV_CLIENT_ID, DEV_CLIENT_SECRET, TOKEN_PATH
 
 PREFIX = "/shop/api/v1"
+GATEWAY_PREFIX = "/customers/v1"
 SPEC = Path(__file__).resolve().parent.parent / "openapi" / "openapi.yaml"
 GOAL_S = 180.0
 THROTTLED_GOAL_S = 400.0
 DEFAULT_VARIANTS = "product_without_msrp,patch_resets_other_fields"
 
 
-def suite(origin: str, seed: int, workers: str, workdir: Path) -> dict[str, Any]:
-    """One default-profile run against `origin`: wall time, exit code, the violations' fingerprints, the
-    run errors, and the progress line saying which workers it chose and why."""
+def suite(origin: str, seed: int, workers: str, workdir: Path, gateway: bool = False) -> dict[str, Any]:
+    """One default-profile run against `origin` (its gateway too with `gateway`): wall time, exit code, the
+    violations' fingerprints, the run errors, and the progress line saying which workers it chose and why."""
     reports = workdir / f"report-{time.monotonic_ns()}"
     command = [
         sys.executable, "-m", "contract_tests", "--base-url", f"{origin}{PREFIX}", "--api-key", API_KEY,
         "--seed", str(seed), "--workers", workers, "--report-dir", str(reports),
     ]  # fmt: skip
+    if gateway:
+        command += [
+            "--gateway-url", f"{origin}{GATEWAY_PREFIX}", "--token-url", f"{origin}{TOKEN_PATH}",
+            "--client-id", DEV_CLIENT_ID, "--client-secret", DEV_CLIENT_SECRET,
+        ]  # fmt: skip
     started = time.perf_counter()
     done = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
     wall = time.perf_counter() - started
@@ -82,10 +92,18 @@ def schemathesis(origin: str, seed: int, workdir: Path) -> dict[str, Any]:
 
 
 def measure(
-    name: str, seed: int, low: float, high: float, throttle: int, before: bool, beside: bool = False
+    name: str,
+    seed: int,
+    low: float,
+    high: float,
+    throttle: int,
+    before: bool,
+    beside: bool = False,
+    gateway: bool = False,
 ) -> dict[str, Any]:
     """The runs of one target (`mock` or a variant's name): loopback, far, far and throttled (unless
-    `throttle` is 0), far with one worker (`before`), and Schemathesis far (`beside`)."""
+    `throttle` is 0), far with one worker (`before`), and Schemathesis far (`beside`); each of the suite's
+    on both surfaces with `gateway`."""
     port, proxy_port, throttled_port = free_ports(3)
     serve = python_module("benchmarks.serve_variant", name, str(port))
 
@@ -101,16 +119,19 @@ def measure(
         running("latency proxy", proxy(proxy_port), port=proxy_port, **health),
         tempfile.TemporaryDirectory(prefix="gate-speed-") as workdir,
     ):
-        runs = {"loopback": suite(f"http://127.0.0.1:{port}", seed, "auto", Path(workdir))}
-        runs["far"] = suite(f"http://127.0.0.1:{proxy_port}", seed, "auto", Path(workdir))
+        runs = {"loopback": suite(f"http://127.0.0.1:{port}", seed, "auto", Path(workdir), gateway)}
+        runs["far"] = suite(f"http://127.0.0.1:{proxy_port}", seed, "auto", Path(workdir), gateway)
         peer = schemathesis(f"http://127.0.0.1:{proxy_port}", seed, Path(workdir)) if beside else None
         if throttle:
             limited = proxy(throttled_port, "--throttle", str(throttle))
             with running("throttled proxy", limited, port=throttled_port, **health):
-                runs["far, throttled"] = suite(f"http://127.0.0.1:{throttled_port}", seed, "auto", Path(workdir))
+                throttled_origin = f"http://127.0.0.1:{throttled_port}"
+                runs["far, throttled"] = suite(throttled_origin, seed, "auto", Path(workdir), gateway)
         if before:
-            runs["far, one worker"] = suite(f"http://127.0.0.1:{proxy_port}", seed, "1", Path(workdir))
+            runs["far, one worker"] = suite(f"http://127.0.0.1:{proxy_port}", seed, "1", Path(workdir), gateway)
     same = all(run["fingerprints"] == runs["loopback"]["fingerprints"] for run in runs.values())
+    far_to_loopback = runs["far"]["wall_s"] / runs["loopback"]["wall_s"]
+    print(f"  {name:28} far / loopback {far_to_loopback:.2f}", flush=True)
     for label, run in runs.items():
         print(f"  {name:28} {label:16} {run['wall_s']:7.1f} s  workers {run['workers_used']}  "
               f"exit {run['exit_code']}  {len(run['fingerprints'])} violation(s)  "
@@ -118,11 +139,18 @@ def measure(
         if label != "loopback":
             print(f"  {'':28} {'':16} {run['workers_line']}", flush=True)
     if peer is None:
-        return {"target": name, "runs": runs, "same_violations": same}
+        return {"target": name, "runs": runs, "same_violations": same, "far_to_loopback": far_to_loopback}
     ratio = runs["far"]["wall_s"] / peer["wall_s"]
     print(f"  {name:28} {'schemathesis':16} {peer['wall_s']:7.1f} s  workers 8  exit {peer['exit_code']}  "
           f"suite/schemathesis {ratio:.2f}  ({peer['last_line']})", flush=True)  # fmt: skip
-    return {"target": name, "runs": runs, "same_violations": same, "schemathesis_far": peer, "far_ratio": ratio}
+    return {
+        "target": name,
+        "runs": runs,
+        "same_violations": same,
+        "far_to_loopback": far_to_loopback,
+        "schemathesis_far": peer,
+        "far_ratio": ratio,
+    }
 
 
 def report(results: list[dict[str, Any]]) -> str:
@@ -150,13 +178,14 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--before", action="store_true", help="also one worker through the proxy (~20 min)")
     parser.add_argument("--beside-schemathesis", action="store_true", help="also `st run --workers 8` through "
                         "the proxy, on the correct mock")  # fmt: skip
+    parser.add_argument("--gateway", action="store_true", help="the suite tests the gateway's surface too")
     args = parser.parse_args(argv)
     names = ["mock", *[name for name in args.variants.split(",") if name]]
     results = []
     for name in names:
         mock = name == "mock"
         before, beside = args.before and mock, args.beside_schemathesis and mock
-        results.append(measure(name, args.seed, args.low, args.high, args.throttle, before, beside))
+        results.append(measure(name, args.seed, args.low, args.high, args.throttle, before, beside, args.gateway))
     far = [result["runs"]["far"]["wall_s"] for result in results]
     throttled = [result["runs"]["far, throttled"] for result in results if "far, throttled" in result["runs"]]
     verdict = {

@@ -21,6 +21,10 @@ from typing import Any, TypeVar
 INTEGER_FLOOR = 1_000_000_000  # Far above a real data set's numbers, within int32.
 RUN_MARK_LENGTH = 5
 RUN_MARK_ALPHABET = string.ascii_lowercase + string.digits
+COUNTER_DIGITS = 5
+"""The room a string identifier keeps for its counter, which one run does not pass. A stem kept one
+character shorter once the counter reached 1,000 could lose a "." that a target answers otherwise,
+so how much of a generated stem was sent depended on how many identifiers other parts had made first."""
 V = TypeVar("V", int, str)
 DIGITS = re.compile(r"[0-9]{1,19}")
 
@@ -67,10 +71,14 @@ class Identities:
         return self._made(low + (self._start * 1_000 + self._next()) % span)
 
     def string(self, prop: dict[str, Any], stem: str = "ct") -> str:
-        """`stem` with the run's mark and a counter, cut to the field's maxLength."""
+        """`stem` with the run's mark and a counter, cut to the field's maxLength.
+
+        The part of `stem` kept leaves room for `COUNTER_DIGITS`, whatever the counter's value: the
+        counter is the order in which parts ask, which is the timing's (judge/canonical.py)."""
         suffix = f"~{self.mark}{self._next()}"
         limit = prop.get("maxLength", 50)
-        return self._made(stem[: max(0, limit - len(suffix))] + suffix[-limit:])
+        room = max(0, limit - 1 - RUN_MARK_LENGTH - COUNTER_DIGITS)
+        return self._made((stem[:room] + suffix)[-limit:])
 
     def fresh(self, prop: dict[str, Any], stem: Any = None) -> Any:
         """A fresh value of the field `prop` describes; a string keeps as much of `stem` as fits."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -243,7 +243,7 @@ def _side_by_side(run_ctx: RunContext, ctx: Context, plan: list[tuple[Surface, l
                 ledger.absorb(part)
 
 
-CHAINS: dict[str, Split] = {"patch_locality": scheduling.per_encoding}
+CHAINS: dict[str, Split] = {"patch_locality": scheduling.per_encoding, "invalid_values_rejected": scheduling.per_write}
 """Tests cut finer than `scheduling.parts`: one piece per chain of requests they run one after another."""
 
 
@@ -427,22 +427,22 @@ def _test(run_ctx: RunContext, known: Known) -> None:
             ctx.shard_collections = options.part.collections(spec)
         run_domain(run_ctx, ctx)
     if options.conformance:
-        for surface in target.surfaces:
-            run_conformance(run_ctx, surface, known)
+        run_conformance(run_ctx, target.surfaces, known)
     if options.domain:
         run_domain(run_ctx, ctx, last=True)
 
 
-def run_conformance(run_ctx: RunContext, surface: Surface, known: Known) -> None:
-    """The Schemathesis phases on `surface`, in the engine runs `plans` makes.
+def run_conformance(run_ctx: RunContext, surfaces: Sequence[Surface], known: Known) -> None:
+    """The Schemathesis phases on every surface, in the engine runs `plans` makes for each.
 
     They are each stateless phase, the coverage phase's shares and each collection's stateful phase. Up
-    to `options.workers` run at once, each into its own ledger, added up in plan order. The stateful
-    phases start first. A chain of requests one after another is a run's longest part behind a network,
-    and one started last ends the run alone."""
-    planned = plans(run_ctx.spec, run_ctx.options, surface)
-    order = sorted(range(len(planned)), key=lambda n: not planned[n].stateful)
-    work = [partial(_conformance_part, run_ctx, surface, planned[n], known) for n in order]
+    to `options.workers` run at once, each into its own ledger, added up in plan order, surface by
+    surface. Every surface's stateful phases start first: a chain of requests one after another is a
+    run's longest part behind a network, and one started last ends the run alone. When the surfaces
+    took turns, the gateway's chains started once the backend's runs had all ended."""
+    planned = [(surface, plan) for surface in surfaces for plan in plans(run_ctx.spec, run_ctx.options, surface)]
+    order = sorted(range(len(planned)), key=lambda n: not planned[n][1].stateful)
+    work = [partial(_conformance_part, run_ctx, *planned[n], known) for n in order]
     found = dict(zip(order, scheduling.in_order(work, run_ctx.options.workers or 1), strict=True))
     for n in range(len(planned)):
         run_ctx.ledger.absorb(found[n])

@@ -1,6 +1,10 @@
 """One seed, the same verdict whatever the timing (issue 43): two runs of one seed with 16 workers against a
 fresh target behind a proxy adding a random 0-50 ms to each answer, and one with 1 worker against it
 directly, generate the same cases (the digest of each part in findings.json) and find the same violations.
+The full runs test both surfaces, whose Schemathesis runs go side by side: the gateway's identifiers then
+came from the run's one counter between the backend's, and a string identifier kept as much of its
+generated stem as the counter's digits left (contract_tests/identities.py `COUNTER_DIGITS`), so a
+16-worker run sent another stateful chain for products than a 1-worker run.
 
 Every run here is a whole run against a real server, so all are marked `determinism` (tox -e determinism).
 The full runs (the default profile) are each about a minute of CPU. A cheap one comes first: three
@@ -33,13 +37,14 @@ DEADLINE_S = 60
 through both, on a loaded CI machine, outlived the default 10 s (a run error, not what is tested here)."""
 
 
-def run(target: str, workers: int, report: Path, *args: str) -> Outcome:
+def run(target: str, workers: int, report: Path, *args: str, gateway: bool = False) -> Outcome:
     """A run of `SEED` with `workers` against a fresh `target` ("mock" or "variant") behind the jitter proxy
     (tests/support/jitter.py); with one worker, direct (one request at a time has no order for the jitter
-    to change, only minutes to add)."""
+    to change, only minutes to add). With `gateway`, its gateway's surface too."""
     app = NULL_TEXT_STORED_AS_NULL.build() if target == "variant" else create_app(Settings())
     with running(app) as upstream, jittering(upstream) if workers > 1 else nullcontext(upstream) as origin:
         base = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), "--seed", SEED, "--quiet"]
+        base += ["--gateway-url", f"{origin}/customers/v1"] if gateway else []
         base += ["--request-timeout", str(DEADLINE_S)]
         outcome = shop_contract([*base, "--workers", str(workers), *args], report, timeout=1200)
     assert outcome.code in (0, 1), outcome.stdout[-3000:] + outcome.stderr
@@ -82,7 +87,7 @@ RUNS: dict[tuple[str, int, int], Outcome] = {}
 def full(target: str, workers: int, nth: int, tmp_path: Path) -> Outcome:
     key = (target, workers, nth)
     if key not in RUNS:
-        RUNS[key] = run(target, workers, tmp_path / f"{target}-{workers}-{nth}")
+        RUNS[key] = run(target, workers, tmp_path / f"{target}-{workers}-{nth}", gateway=True)
     return RUNS[key]
 
 
@@ -96,6 +101,7 @@ def test_the_default_profile_twice_with_16_workers_generates_and_finds_the_same(
     parts = verdict(first)[0]
     assert any(name.startswith("backend read_back ") for name in parts), sorted(parts)
     assert any(name.startswith("backend conformance stateful ") for name in parts), sorted(parts)
+    assert any(name.startswith("gateway conformance stateful ") for name in parts), sorted(parts)
     assert first.findings["violations"], "the variant must be caught"
     # the proxy passes requests on as they come, so the checks of concurrent writes see the server behind it
     assert set(races.CHECKS) <= set(first.findings["exercised"]), first.findings["not_exercised"]

@@ -11,7 +11,9 @@ invalid under any reading.
 - A decimal with a letter, without a digit, or with three fraction digits. The one without a digit is
   `-`, which the documented pattern matches.
 
-Writes go to items the test creates and removes.
+Writes go to items the test creates and removes. Each write operation's cases are a chain of their
+own, on an item of its own, so that a run with several workers sends the chains side by side
+(`Context.writes`, run/scheduling.py `per_write`).
 """
 
 from __future__ import annotations
@@ -62,12 +64,20 @@ def run(ctx: Context, session: Session) -> None:
         needed = [*writes, collection.item_ops["delete"]]
         if not session.serves(*needed) or not ctx.collection_is_mine(collection):
             continue
-        existing = ctx.fresh_identifier(collection)
-        session.call(collection.create, json=ctx.valid_body(collection, existing))
         for op in writes:
-            if ctx.selected(op):
-                reject_all(ctx, session, collection, op, existing)
-        session.call(collection.item_ops["delete"], {collection.identifier: existing})
+            if ctx.selected(op) and ctx.write_is_mine(op):
+                on_an_item_of_its_own(ctx, session, collection, op)
+
+
+def on_an_item_of_its_own(ctx: Context, session: Session, collection: Collection, op: Operation) -> None:
+    """`reject_all` for `op`: a replace or an update on an item made for it and removed after."""
+    if op.method == "post":
+        reject_all(ctx, session, collection, op, None)
+        return
+    existing = ctx.fresh_identifier(collection)
+    session.call(collection.create, json=ctx.valid_body(collection, existing))
+    reject_all(ctx, session, collection, op, existing)
+    session.call(collection.item_ops["delete"], {collection.identifier: existing})
 
 
 def reject_all(ctx: Context, session: Session, collection: Collection, op: Operation, existing: Any) -> None:

@@ -36,6 +36,9 @@ class Context:
     encodings: frozenset[str] | None = None
     """Body encodings whose chains of requests are this piece's, for a test that runs one chain per
     encoding (`patch_locality`), or None for all."""
+    writes: frozenset[str] | None = None
+    """Write methods ("post", "put", "patch") whose chains of requests are this piece's, for a test that
+    runs one chain per write operation (`invalid_values_rejected`), or None for all."""
 
     def selected(self, *ops: Operation) -> bool:
         return not self.include or any(op.id in self.include for op in ops)
@@ -51,6 +54,10 @@ class Context:
     def encoding_is_mine(self, media: str) -> bool:
         """Whether this piece runs the chain of requests sent in the body encoding `media`."""
         return self.encodings is None or media in self.encodings
+
+    def write_is_mine(self, op: Operation) -> bool:
+        """Whether this piece runs the chain of requests of the write operation `op`."""
+        return self.writes is None or op.method in self.writes
 
     def fresh_identifier(self, collection: Collection) -> Any:
         """An identifier no fixture, no earlier run and no other part of this run uses."""

@@ -1,20 +1,28 @@
 """How a run's work is cut to run side by side (judge/engine.py `plans`, `sliced`; run/scheduling.py
-`unlinked`): every case, operation and collection lands in exactly one piece."""
+`unlinked`): every case, operation and collection lands in exactly one piece; and how the engine runs of
+every surface are put in order (runner.run_conformance)."""
 
 from __future__ import annotations
 
 import itertools
 import subprocess
 import sys
+import threading
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
+
+import pytest
 
 from contract_tests.client.surface import Surface
+from contract_tests.client.under_test import Target
 from contract_tests.identities import Identities
 from contract_tests.judge.domain.data import Context
-from contract_tests.judge.engine import COVERAGE_SHARES, plans, sliced
+from contract_tests.judge.engine import COVERAGE_SHARES, Plan, plans, sliced
 from contract_tests.judge.known import Known
+from contract_tests.judge.run_context import RunContext
 from contract_tests.options import Options
+from contract_tests.outcome.findings import Ledger
+from contract_tests.run import runner
 from contract_tests.run.scheduling import unlinked
 from contract_tests.sharding import collection_name
 from contract_tests.spec import Spec
@@ -28,6 +36,10 @@ def options(**given: Any) -> Options:
 
 def backend() -> Surface:
     return Surface("backend", "http://127.0.0.1:1/shop/api/v1", tuple(SPEC.operations), {}, {})
+
+
+def gateway() -> Surface:
+    return Surface("gateway", "http://127.0.0.1:1/customers/v1", tuple(op.id for op in SPEC.gateway_operations), {}, {})
 
 
 def test_each_stateless_phase_is_a_run_and_the_coverage_phase_is_shared_whatever_the_workers() -> None:
@@ -138,3 +150,37 @@ def test_unlinked_keeps_a_shards_share() -> None:
     groups = unlinked(ctx, SPEC)
     assert [sorted(g.shard_operations or ()) for g in groups] == [["list_products"], ["list_customers"]]
     assert [sorted(g.shard_collections or ()) for g in groups] == [[], ["create_customer"]]
+
+
+@pytest.mark.parametrize("workers", [1, 64])
+def test_every_surfaces_stateful_runs_start_first_and_together_and_their_findings_add_up_surface_by_surface(
+    monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """Behind a network a stateful run is a chain of requests one after another, a run's longest part.
+    When the surfaces took turns, the gateway's chains started once every run of the backend's had ended.
+    With enough workers every surface's chains now run at once (the barrier breaks otherwise). That the
+    cases are the same whatever the workers is held by tests/e2e/test_determinism.py, both surfaces."""
+    surfaces = [backend(), gateway()]
+    runs = [(surface.name, plan) for surface in surfaces for plan in plans(SPEC, options(), surface)]
+    planned = [(name, plan.part) for name, plan in runs]
+    stateful = [(name, plan.part) for name, plan in runs if plan.stateful]
+    assert {name for name, _ in stateful} == {"backend", "gateway"}
+    together = threading.Barrier(len(stateful))
+    started: list[tuple[str, str]] = []
+
+    def engine_run(run_ctx: RunContext, surface: Surface, plan: Plan, known: Known) -> Ledger:
+        started.append((surface.name, plan.part))
+        if plan.stateful and workers > 1:
+            together.wait(timeout=10)
+        own = run_ctx.ledger.part()
+        own.skipped(surface.name, "-", plan.part, "ran")
+        return own
+
+    monkeypatch.setattr(runner, "_conformance_part", engine_run)
+    run_ctx = RunContext(SPEC, options(workers=workers), cast(Target, None), Ledger(), lambda line: None)
+    runner.run_conformance(run_ctx, surfaces, Known(Identities()))
+    assert sorted(started[: len(stateful)]) == sorted(stateful)  # every surface's chains before any other run
+    if workers == 1:
+        assert started == stateful + [run for run in planned if run not in stateful]
+    added = [(skip.surface, skip.check) for skip in run_ctx.ledger.not_exercised]
+    assert added == planned  # the findings in plan order, surface by surface, whichever ended first

@@ -138,3 +138,19 @@ def test_patch_locality_runs_one_piece_per_collection_and_encoding_and_each_chai
         names = {scheduling.piece_name(part) for part in mine}
         assert names == {f"{name} {media}" for media in accepted}
     assert all(part.encodings is None for part in cut if not part.shard_collections)  # per-operation pieces
+
+
+def test_invalid_values_rejected_runs_one_piece_per_collection_and_write_and_each_chain_once() -> None:
+    """Its chains (one write operation's invalid values, a replace's and an update's on an item of their
+    own) run side by side; each of a collection's writes is one piece's, and no piece runs another's."""
+    cut = _split("invalid_values_rejected")(CONTEXT, SPEC)
+    for collection in SPEC.collections:
+        name = collection_name(collection)
+        mine = [part for part in cut if part.shard_collections == {name}]
+        writes = [collection.create, collection.item_ops["put"], collection.item_ops["patch"]]
+        assert sorted(method for part in mine for method in part.writes or ()) == ["patch", "post", "put"]
+        for op in writes:
+            (owner,) = [part for part in mine if part.write_is_mine(op)]
+            assert scheduling.piece_name(owner) == f"{name} {op.method}"
+    assert all(part.writes is None for part in cut if not part.shard_collections)  # per-operation pieces
+    assert all(CONTEXT.write_is_mine(c.create) for c in SPEC.collections)  # not split: every chain
