@@ -39,7 +39,7 @@ from contract_tests.judge.domain.media import MEDIA_TYPES, media_types
 from contract_tests.options import Options
 from contract_tests.outcome.findings import Ledger
 from contract_tests.sharding import collection_name
-from contract_tests.spec import Spec
+from contract_tests.spec import Operation, Spec
 
 T = TypeVar("T")
 _PARSING = threading.Lock()
@@ -60,13 +60,12 @@ def per_encoding(ctx: Context, spec: Spec) -> list[Context]:
     that runs one chain of requests per encoding, each on an item of its own (`patch_locality`). Behind
     100-300 ms per answer the customers' three chains, one after another, were a run's longest piece
     (40 s)."""
-    found = []
-    for part in parts(ctx, spec):
-        mine = [c for c in spec.collections if part.shard_collections and collection_name(c) in part.shard_collections]
-        writes = [op for collection in mine for op in (collection.create, *collection.item_ops.values())]
+
+    def chains(part: Context, writes: list[Operation]) -> list[Context]:
         encodings = [media for media in MEDIA_TYPES if any(media in media_types(op) for op in writes)]
-        found += [replace(part, encodings=frozenset({media})) for media in encodings] or [part]
-    return found
+        return [replace(part, encodings=frozenset({media})) for media in encodings]
+
+    return _per_chain(ctx, spec, chains)
 
 
 def per_write(ctx: Context, spec: Spec) -> list[Context]:
@@ -74,21 +73,30 @@ def per_write(ctx: Context, spec: Spec) -> list[Context]:
     test that runs one chain of requests per write, each on an item of its own (`invalid_values_rejected`).
     Behind 100-300 ms per answer its customers' chain, the three one after another, was the domain
     round's longest piece (about 90 requests, 31 s)."""
+
+    def chains(part: Context, writes: list[Operation]) -> list[Context]:
+        methods = [method for method in ("post", "put", "patch") if any(op.method == method for op in writes)]
+        return [replace(part, writes=frozenset({method})) for method in methods]
+
+    return _per_chain(ctx, spec, chains)
+
+
+def _per_chain(ctx: Context, spec: Spec, chains: Callable[[Context, list[Operation]], list[Context]]) -> list[Context]:
+    """`parts`, each collection's piece replaced by the pieces `chains` cuts it into, given its collections'
+    writes (create and item operations); a piece `chains` does not cut stays whole."""
     found = []
     for part in parts(ctx, spec):
         mine = [c for c in spec.collections if part.shard_collections and collection_name(c) in part.shard_collections]
-        writes = sorted(
-            {op.method for c in mine for op in (c.create, c.item_ops.get("put"), c.item_ops.get("patch")) if op}
-        )
-        found += [replace(part, writes=frozenset({method})) for method in writes] or [part]
+        writes = [op for collection in mine for op in (collection.create, *collection.item_ops.values())]
+        found += chains(part, writes) or [part]
     return found
 
 
 def piece_name(ctx: Context) -> str:
     """A piece's name among a test's pieces.
 
-    It is the piece's collections (a group's joined by "+"), else its operation, and its body encoding
-    if it has one. A test not split is "all"."""
+    It is the piece's collections (a group's joined by "+"), else its operation, and then the chain it
+    runs, if it runs one: its body encoding, or its write method. A test not split is "all"."""
     names = sorted(ctx.shard_collections or ()) or sorted(ctx.shard_operations or ())
     chains = [sorted(chain) for chain in (ctx.encodings, ctx.writes) if chain is not None]
     return " ".join(["+".join(names) or "all", *("+".join(chain) for chain in chains)])

@@ -66,11 +66,12 @@ def run(ctx: Context, session: Session) -> None:
             continue
         for op in writes:
             if ctx.selected(op) and ctx.write_is_mine(op):
-                on_an_item_of_its_own(ctx, session, collection, op)
+                write_chain(ctx, session, collection, op)
 
 
-def on_an_item_of_its_own(ctx: Context, session: Session, collection: Collection, op: Operation) -> None:
-    """`reject_all` for `op`: a replace or an update on an item made for it and removed after."""
+def write_chain(ctx: Context, session: Session, collection: Collection, op: Operation) -> None:
+    """One write operation's cases (`reject_all`), a replace's and an update's on an item made for them
+    and removed after."""
     if op.method == "post":
         reject_all(ctx, session, collection, op, None)
         return
