@@ -119,16 +119,18 @@ def measure(
         running("latency proxy", proxy(proxy_port), port=proxy_port, **health),
         tempfile.TemporaryDirectory(prefix="gate-speed-") as workdir,
     ):
-        runs = {"loopback": suite(f"http://127.0.0.1:{port}", seed, "auto", Path(workdir), gateway)}
-        runs["far"] = suite(f"http://127.0.0.1:{proxy_port}", seed, "auto", Path(workdir), gateway)
+
+        def suite_on(listening: int, workers: str = "auto") -> dict[str, Any]:
+            return suite(f"http://127.0.0.1:{listening}", seed, workers, Path(workdir), gateway)
+
+        runs = {"loopback": suite_on(port), "far": suite_on(proxy_port)}
         peer = schemathesis(f"http://127.0.0.1:{proxy_port}", seed, Path(workdir)) if beside else None
         if throttle:
             limited = proxy(throttled_port, "--throttle", str(throttle))
             with running("throttled proxy", limited, port=throttled_port, **health):
-                throttled_origin = f"http://127.0.0.1:{throttled_port}"
-                runs["far, throttled"] = suite(throttled_origin, seed, "auto", Path(workdir), gateway)
+                runs["far, throttled"] = suite_on(throttled_port)
         if before:
-            runs["far, one worker"] = suite(f"http://127.0.0.1:{proxy_port}", seed, "1", Path(workdir), gateway)
+            runs["far, one worker"] = suite_on(proxy_port, "1")
     same = all(run["fingerprints"] == runs["loopback"]["fingerprints"] for run in runs.values())
     far_to_loopback = runs["far"]["wall_s"] / runs["loopback"]["wall_s"]
     print(f"  {name:28} far / loopback {far_to_loopback:.2f}", flush=True)

@@ -190,8 +190,9 @@ def listed(ctx: Context, plan: list[tuple[Surface, list[str]]]) -> list[Piece]:
     list readers came after those, they waited for them, and everything on the customers waited for
     the gateway's list readers. That was one chain of requests through the whole domain round on a far
     target."""
+    group = scheduling.groups(ctx.spec)
     return [
-        Piece(surface, name, part, scheduling.footprint(part, ctx.spec))
+        Piece(surface, name, part, scheduling.footprint(part, ctx.spec, group))
         for alone in (True, False)
         for surface, tests in plan
         for name in tests

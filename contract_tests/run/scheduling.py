@@ -147,11 +147,10 @@ def groups(spec: Spec) -> dict[str, str] | None:
     return {name: root(name) for name in group}
 
 
-def footprint(ctx: Context, spec: Spec) -> frozenset[str] | None:
-    """The groups of linked collections (`groups`) a piece reads or writes: those of its collections and
-    of its operations' collections. None for all of them: a piece not cut to some, or a spec with an
-    operation of no collection."""
-    group = groups(spec)
+def footprint(ctx: Context, spec: Spec, group: dict[str, str] | None) -> frozenset[str] | None:
+    """The groups of linked collections a piece reads or writes: those of its collections and of its
+    operations' collections, by `group` (the spec's `groups`, worked out once for all the pieces). None
+    for all of them: a piece not cut to some, or a spec with an operation of no collection."""
     if group is None or ctx.shard_operations is None or ctx.shard_collections is None:
         return None
     names = set(ctx.shard_collections)

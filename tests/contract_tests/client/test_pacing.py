@@ -176,7 +176,8 @@ def test_a_near_origin_does_not_make_a_far_origins_answers_slow(near: float, far
     ("url", "origin"),
     [("https://API.example.test/shop/api/v1/products/?page=2", "https://api.example.test"),
      ("http://127.0.0.1:8080/realms/shop/protocol/openid-connect/token", "http://127.0.0.1:8080"),
-     ("http://[::1]:9000/a%2Fb", "http://[::1]:9000")],
+     ("http://[::1]:9000/a%2Fb", "http://[::1]:9000"),
+     ("http://[::1", "http://[::1")],  # one `urlsplit` refuses: an origin of its own
 )  # fmt: skip
 def test_an_origin_is_the_scheme_host_and_port(url: str, origin: str) -> None:
     assert origin_of(url) == origin
@@ -186,7 +187,6 @@ def test_an_origin_is_the_scheme_host_and_port(url: str, origin: str) -> None:
 def test_an_origin_is_read_off_any_text_without_raising(url: str) -> None:
     """A URL can be a target's (a `next` link): one `urlsplit` refuses is an origin of its own."""
     assert isinstance(origin_of(url), str)
-    assert origin_of("http://[::1") == "http://[::1"
 
 
 def test_no_request_starts_once_the_budget_is_spent() -> None:

@@ -46,7 +46,7 @@ def test_a_piece_reads_and_writes_the_groups_of_its_collections_and_operations()
     assert by_name["create_product"] == {products}
     assert by_name["get_product_line_products"] == {products}
     assert by_name["list_customers"] == by_name["get_customer_orders"] == {customers}
-    assert scheduling.footprint(CONTEXT, SPEC) is None  # a test not cut: every group
+    assert scheduling.footprint(CONTEXT, SPEC, scheduling.groups(SPEC)) is None  # a test not cut: every group
 
 
 def test_a_piece_waits_for_every_earlier_one_sharing_a_group_when_one_of_the_two_reads_whole_lists() -> None:
