@@ -7,7 +7,7 @@ line is its time in that phase. With more than one worker the lines interleave, 
 figures are given for one worker only. CPU time is the suite process's own, user and system, read when it
 exits: on a shared machine, the figure that other work disturbs least.
 
-    python -m benchmarks suite_speed [--profiles default,fast] [--workers 1,2] [--seed 1] [--gateway]
+    python -m benchmarks suite_speed [--profiles default,fast] [--workers 1,2,auto] [--seed 1] [--gateway]
                                      [--check-variants] [--baseline DIR [--rounds 2]]
 
 `--gateway` checks the gateway's surface as well (its customers operations, with a token from the
@@ -97,7 +97,32 @@ def attribute(lines: list[tuple[float, str]]) -> tuple[dict[str, float], dict[st
     return dict(operations), dict(parts)
 
 
-def run_suite(profile: str, workers: int, seed: int, gateway: bool, tree: Path | None = None) -> dict[str, Any]:
+Workers = int | str  # a count, or "auto": what the suite chooses (on loopback, one)
+
+
+def worker_counts(text: str) -> list[Workers]:
+    """`--workers`: comma-separated, each a whole number from 1 or `auto`."""
+    counts: list[Workers] = []
+    for item in text.split(","):
+        if item == "auto":
+            counts.append(item)
+        elif item.isdigit() and int(item) >= 1:
+            counts.append(int(item))
+        else:
+            raise argparse.ArgumentTypeError(f"{item!r} is neither a whole number from 1 nor 'auto'")
+    return counts
+
+
+def profile_names(text: str) -> list[str]:
+    """`--profiles`: comma-separated names of the suite's profiles."""
+    names = text.split(",")
+    unknown = [name for name in names if name not in TARGETS_S]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown profile {unknown[0]!r} (known: {', '.join(TARGETS_S)})")
+    return names
+
+
+def run_suite(profile: str, workers: Workers, seed: int, gateway: bool, tree: Path | None = None) -> dict[str, Any]:
     """One run of the suite against a fresh mock of this tree; the suite of `tree` if given, else this one's."""
     port = free_port()
     with (
@@ -122,6 +147,9 @@ def run_suite(profile: str, workers: int, seed: int, gateway: bool, tree: Path |
     operations, parts = attribute(lines)
     errors = [text.strip() for _, text in lines if "Network Error" in text or "error:" in text]
     result = next((text for _, text in lines if text.startswith("Result:")), "no result line")
+    if workers == "auto":  # the progress line "workers: N (auto: why)" says what the suite chose
+        chosen = next((text.split()[1] for _, text in lines if text.startswith("workers: ")), "?")
+        workers = f"auto ({chosen})"
     surfaces = "backend + gateway" if gateway else "backend"
     name = "this tree" if tree is None else f"baseline {tree.name}"
     print(
@@ -149,10 +177,10 @@ def against_baseline(args: argparse.Namespace) -> list[dict[str, Any]]:
     """This tree's suite and the baseline's, taking turns (the first in alternate order each round)."""
     runs = []
     for number in range(args.rounds):
-        for profile in args.profiles.split(","):
-            for workers in args.workers.split(","):
+        for profile in args.profiles:
+            for workers in args.workers:
                 trees = (None, args.baseline) if number % 2 == 0 else (args.baseline, None)
-                runs += [run_suite(profile, int(workers), args.seed, args.gateway, tree) for tree in trees]
+                runs += [run_suite(profile, workers, args.seed, args.gateway, tree) for tree in trees]
     return runs
 
 
@@ -215,8 +243,12 @@ def report(runs: list[dict[str, Any]]) -> str:
 
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks suite_speed", description=__doc__.split("\n")[0])
-    parser.add_argument("--profiles", default="default,fast", help="comma-separated (default: default,fast)")
-    parser.add_argument("--workers", default="1,2", help="comma-separated worker counts (default: 1,2)")
+    parser.add_argument(
+        "--profiles", type=profile_names, default="default,fast", help="comma-separated (default: default,fast)"
+    )
+    parser.add_argument(
+        "--workers", type=worker_counts, default="1,2", help="comma-separated counts or auto (default: 1,2)"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--gateway", action="store_true", help="check the gateway's operations too")
     parser.add_argument("--check-variants", action="store_true", help="also run the broken-variant tests")
@@ -233,9 +265,7 @@ def main(argv: Sequence[str]) -> int:
         print(f"wrote {path}")
         return 0
     runs = [
-        run_suite(profile, int(workers), args.seed, args.gateway)
-        for profile in args.profiles.split(",")
-        for workers in args.workers.split(",")
+        run_suite(profile, workers, args.seed, args.gateway) for profile in args.profiles for workers in args.workers
     ]
     checks = {
         f"{r['profile']} profile, {r['workers']} worker(s), {r['surfaces']}, under {TARGETS_S[r['profile']]:.0f} s": (
