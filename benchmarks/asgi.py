@@ -28,6 +28,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks import options
+
 PREFIX = "/shop/api/v1"
 API_KEY = b"dev-api-key"  # mock_server.settings.DEFAULT_API_KEY
 ONE = f"{PREFIX}/products/S10_1678/"
@@ -163,10 +165,14 @@ def measure(tree: Path, count: int, batches: int, script: str = __file__, *extra
 def arguments(prog: str, description: str, baseline: str, argv: Sequence[str]) -> argparse.Namespace:
     """The options of an in-process benchmark (this one, and `dashboard`): `baseline` says what tree."""
     parser = argparse.ArgumentParser(prog=prog, description=description)
-    parser.add_argument("--baseline", type=Path, required=True, help=baseline)
-    parser.add_argument("--requests", type=int, default=2000, help="requests per batch (default 2000)")
-    parser.add_argument("--batches", type=int, default=5, help="batches per request kind and round (default 5)")
-    parser.add_argument("--rounds", type=int, default=3, help="child processes per run, taking turns (default 3)")
+    parser.add_argument("--baseline", type=options.tree, required=True, help=baseline)
+    parser.add_argument("--requests", type=options.count, default=2000, help="requests per batch (default 2000)")
+    parser.add_argument(
+        "--batches", type=options.count, default=5, help="batches per request kind and round (default 5)"
+    )
+    parser.add_argument(
+        "--rounds", type=options.count, default=3, help="child processes per run, taking turns (default 3)"
+    )
     return parser.parse_args(argv)
 
 

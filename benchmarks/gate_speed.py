@@ -35,9 +35,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import record
+from benchmarks import options, record
 from benchmarks.servers import API_KEY, free_ports, python_module, running
 from mock_server.api.security import DEV_CLIENT_ID, DEV_CLIENT_SECRET, TOKEN_PATH
+from tests.support.variants import VARIANTS
 
 PREFIX = "/shop/api/v1"
 GATEWAY_PREFIX = "/customers/v1"
@@ -169,20 +170,35 @@ def report(results: list[dict[str, Any]]) -> str:
     return record.table(header, rows)
 
 
+def variant_names(text: str) -> list[str]:
+    """`--variants`: names of tests/support/variants.py, comma-separated; "" for none."""
+    names = [name for name in text.split(",") if name]
+    known = {variant.name for variant in VARIANTS}
+    if unknown := [name for name in names if name not in known]:
+        raise argparse.ArgumentTypeError(f"unknown variant {unknown[0]!r} (tests/support/variants.py)")
+    return names
+
+
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks gate_speed", description=__doc__)
-    parser.add_argument("--variants", default=DEFAULT_VARIANTS, help="broken variants, comma-separated")
+    parser.add_argument(
+        "--variants",
+        type=variant_names,
+        default=DEFAULT_VARIANTS,
+        help='broken variants, comma-separated (none: "")',
+    )
     parser.add_argument("--seed", type=int, default=5)
-    parser.add_argument("--min", type=float, default=0.1, dest="low")
-    parser.add_argument("--max", type=float, default=0.3, dest="high")
-    parser.add_argument("--throttle", type=int, default=4, help="requests in flight past which the throttled "
-                        "proxy answers 429 (0: no throttled run)")  # fmt: skip
+    parser.add_argument("--min", type=options.seconds_or_none, default=0.1, dest="low")
+    parser.add_argument("--max", type=options.seconds_or_none, default=0.3, dest="high")
+    parser.add_argument("--throttle", type=options.count_or_none, default=4, help="requests in flight past which "
+                        "the throttled proxy answers 429 (0: no throttled run)")  # fmt: skip
     parser.add_argument("--before", action="store_true", help="also one worker through the proxy (~20 min)")
     parser.add_argument("--beside-schemathesis", action="store_true", help="also `st run --workers 8` through "
                         "the proxy, on the correct mock")  # fmt: skip
     parser.add_argument("--gateway", action="store_true", help="the suite tests the gateway's surface too")
     args = parser.parse_args(argv)
-    names = ["mock", *[name for name in args.variants.split(",") if name]]
+    options.latency_range(parser, args.low, args.high)
+    names = ["mock", *args.variants]
     results = []
     for name in names:
         mock = name == "mock"

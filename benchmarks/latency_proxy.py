@@ -22,6 +22,8 @@ from typing import Any
 import httpx
 import uvicorn
 
+from benchmarks import options
+
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "content-length"}
 
 
@@ -84,12 +86,15 @@ def serve(upstream: str, port: int, low: float, high: float, seed: int = 1, thro
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.latency_proxy", description=__doc__)
     parser.add_argument("--upstream", required=True)
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--min", type=float, default=0.1, dest="low")
-    parser.add_argument("--max", type=float, default=0.3, dest="high")
+    parser.add_argument("--port", type=options.port, required=True)
+    parser.add_argument("--min", type=options.seconds_or_none, default=0.1, dest="low")
+    parser.add_argument("--max", type=options.seconds_or_none, default=0.3, dest="high")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--throttle", type=int, help="429 to a request arriving while this many are in flight")
+    parser.add_argument(
+        "--throttle", type=options.count, help="429 to a request arriving while this many are in flight"
+    )
     args = parser.parse_args(argv)
+    options.latency_range(parser, args.low, args.high)
     serve(args.upstream, args.port, args.low, args.high, args.seed, args.throttle)
 
 

@@ -21,6 +21,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from benchmarks import options
 from benchmarks.asgi import REQUESTS, batch
 
 GOAL = 0.05
@@ -62,8 +63,8 @@ def run(count: int, batches: int) -> dict[str, dict[str, float]]:
 
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks metrics_cost", description=__doc__)
-    parser.add_argument("--requests", type=int, default=2000, help="requests per batch")
-    parser.add_argument("--batches", type=int, default=8, help="batches per app and request kind")
+    parser.add_argument("--requests", type=options.count, default=2000, help="requests per batch")
+    parser.add_argument("--batches", type=options.count, default=8, help="batches per app and request kind")
     args = parser.parse_args(argv)
     best = run(args.requests, args.batches)
     print(f"{'request':10} {'off µs':>8} {'on µs':>8} {'cost':>7}")

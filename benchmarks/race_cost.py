@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import record
+from benchmarks import options, record
 from benchmarks.servers import API_KEY, free_ports, python_module, running
 from contract_tests.judge.domain import race_references, races
 
@@ -52,11 +52,12 @@ def pair(origin: str, seed: int, workdir: Path) -> tuple[float, float]:
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks race_cost", description=__doc__)
     parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--min", type=float, default=0.1, dest="low")
-    parser.add_argument("--max", type=float, default=0.3, dest="high")
-    parser.add_argument("--rounds", type=int, default=1, help="before/after pairs per place")
+    parser.add_argument("--min", type=options.seconds_or_none, default=0.1, dest="low")
+    parser.add_argument("--max", type=options.seconds_or_none, default=0.3, dest="high")
+    parser.add_argument("--rounds", type=options.count, default=1, help="before/after pairs per place")
     parser.add_argument("--no-far", action="store_true", help="loopback only")
     args = parser.parse_args(argv)
+    options.latency_range(parser, args.low, args.high)
     port, proxy_port = free_ports(2)
     serve = python_module("benchmarks.serve_variant", "mock", str(port))
     proxy = python_module(

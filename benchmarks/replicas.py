@@ -22,7 +22,7 @@ from typing import Any
 
 import redis
 
-from benchmarks import record, scale, throughput, wrk
+from benchmarks import options, record, scale, throughput, wrk
 from benchmarks.servers import HOST, Server, free_port, mock_command, running
 
 MEMORY = "memory, 1 worker"
@@ -151,11 +151,17 @@ def report(servers: dict[str, Any], ratio: dict[str, dict[str, float]], big: dic
 
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks replicas", description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=float, default=10, help="measured wrk run per request (default 10)")
-    parser.add_argument("--warmup", type=float, default=2, help="warm-up before each measured run (default 2)")
-    parser.add_argument("--single", type=float, default=5, help="one-connection run per request (default 5)")
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4], help="worker counts (default 1 2 4)")
-    parser.add_argument("--products", type=int, default=0, help="also measure memory and joining at N products")
+    parser.add_argument("--seconds", type=options.seconds, default=10, help="measured wrk run per request (default 10)")
+    parser.add_argument(
+        "--warmup", type=options.seconds_or_none, default=2, help="warm-up before each measured run (default 2)"
+    )
+    parser.add_argument("--single", type=options.seconds, default=5, help="one-connection run per request (default 5)")
+    parser.add_argument(
+        "--workers", type=options.count, nargs="+", default=[1, 2, 4], help="worker counts (default 1 2 4)"
+    )
+    parser.add_argument(
+        "--products", type=options.count_or_none, default=0, help="also measure memory and joining at N products"
+    )
     parser.add_argument("--scale-only", action="store_true", help="with --products: leave throughput out")
     args = parser.parse_args(argv)
     wrk.require_wrk()

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from benchmarks import record, wrk
+from benchmarks import options, record, wrk
 from benchmarks.servers import API_KEY, CACHE, Server, free_port, mock_command, python_module, running
 
 PREFIX = "/shop/api/v1"
@@ -133,10 +133,16 @@ def report(default: dict[str, Any], big: dict[str, Any], ratio: dict[str, float]
 
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks scale", description=__doc__.split("\n")[0])
-    parser.add_argument("--products", type=int, default=1_000_000, help="size of the big data set (default 10^6)")
-    parser.add_argument("--seconds", type=float, default=3, help="wrk -c1 run per request and round (default 3)")
-    parser.add_argument("--starts", type=int, default=3, help="start-ups of the default mock, median kept")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of the four reads, median kept (default 3)")
+    parser.add_argument(
+        "--products", type=options.count, default=1_000_000, help="size of the big data set (default 10^6)"
+    )
+    parser.add_argument(
+        "--seconds", type=options.seconds, default=3, help="wrk -c1 run per request and round (default 3)"
+    )
+    parser.add_argument("--starts", type=options.count, default=3, help="start-ups of the default mock, median kept")
+    parser.add_argument(
+        "--rounds", type=options.count, default=3, help="rounds of the four reads, median kept (default 3)"
+    )
     args = parser.parse_args(argv)
     wrk.require_wrk()  # before any server starts
     machine = record.machine()

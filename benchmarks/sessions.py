@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import record, wrk
+from benchmarks import options, record, wrk
 from benchmarks.servers import API_KEY, free_port, mock_command, running
 from mock_server.control.mock_sessions.registry import SessionRegistry
 from mock_server.settings import DEFAULT_FIXTURES
@@ -135,10 +135,14 @@ def report(results: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks sessions", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=5.0, help="length of each measured wrk run")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds, without and with a session")
-    parser.add_argument("--sessions", type=int, default=200, help="sessions created for the memory figure")
-    parser.add_argument("--baseline", type=Path, help="an earlier commit's tree, for requests without a session")
+    parser.add_argument("--seconds", type=options.seconds, default=5.0, help="length of each measured wrk run")
+    parser.add_argument(
+        "--rounds", type=options.count, default=3, help="alternating rounds, without and with a session"
+    )
+    parser.add_argument("--sessions", type=options.count, default=200, help="sessions created for the memory figure")
+    parser.add_argument(
+        "--baseline", type=options.tree, help="an earlier commit's tree, for requests without a session"
+    )
     args = parser.parse_args(argv)
     wrk.require_wrk()
     results: dict[str, Any] = {"machine": record.machine()}

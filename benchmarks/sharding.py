@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import record
+from benchmarks import options, record
 from benchmarks.servers import API_KEY, ROOT, free_port, mock_command, running
 from mock_server.api.security import DEV_CLIENT_ID, DEV_CLIENT_SECRET, TOKEN_PATH
 
@@ -137,17 +137,23 @@ def report(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks sharding", description=__doc__.split("\n")[0])
-    parser.add_argument("--counts", default="1,2,4", help="comma-separated shard counts (default: 1,2,4)")
-    parser.add_argument("--targets", default="mock,drf", help="comma-separated: mock, drf (default: both)")
-    parser.add_argument("--profile", default="fast")
+    parser.add_argument(
+        "--counts",
+        type=options.comma_list(options.count),
+        default="1,2,4",
+        help="comma-separated shard counts (default: 1,2,4)",
+    )
+    parser.add_argument(
+        "--targets",
+        type=options.comma_list(options.one_of("mock", "drf")),
+        default="mock,drf",
+        help="comma-separated: mock, drf (default: both)",
+    )
+    parser.add_argument("--profile", choices=("default", "fast"), default="fast")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     machine = record.machine()
-    rows = [
-        measure(name, int(count), args.profile, args.seed)
-        for name in args.targets.split(",")
-        for count in args.counts.split(",")
-    ]
+    rows = [measure(name, count, args.profile, args.seed) for name in args.targets for count in args.counts]
     checks = {
         f"{r['target']}, {r['shards']} shard(s): merged verdict = unsharded": r["merged_exit"] == r["unsharded_exit"]
         for r in rows

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from benchmarks import options
 from benchmarks.servers import API_KEY, ROOT
 
 PREFIX = "/shop/api/v1"
@@ -105,7 +106,7 @@ def build() -> Starlette:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--port", type=options.port, required=True)
     port = parser.parse_args().port
     uvicorn.run(build(), host="127.0.0.1", port=port, log_level="warning", access_log=False)
 

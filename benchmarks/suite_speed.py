@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import record
+from benchmarks import options, record
 from benchmarks.servers import API_KEY, ROOT, free_port, mock_command, running
 from mock_server.api.security import DEV_CLIENT_ID, DEV_CLIENT_SECRET, TOKEN_PATH
 
@@ -106,7 +106,7 @@ def worker_counts(text: str) -> list[Workers]:
     for item in text.split(","):
         if item == "auto":
             counts.append(item)
-        elif item.isdigit() and int(item) >= 1:
+        elif options.digits(item) and int(item) >= 1:
             counts.append(int(item))
         else:
             raise argparse.ArgumentTypeError(f"{item!r} is neither a whole number from 1 nor 'auto'")
@@ -253,9 +253,11 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--gateway", action="store_true", help="check the gateway's operations too")
     parser.add_argument("--check-variants", action="store_true", help="also run the broken-variant tests")
     parser.add_argument(
-        "--baseline", type=Path, help="an earlier commit's tree: its suite's CPU time beside this one's"
+        "--baseline", type=options.tree, help="an earlier commit's tree: its suite's CPU time beside this one's"
     )
-    parser.add_argument("--rounds", type=int, default=2, help="with --baseline: rounds of both trees (default: 2)")
+    parser.add_argument(
+        "--rounds", type=options.count, default=2, help="with --baseline: rounds of both trees (default: 2)"
+    )
     args = parser.parse_args(argv)
     machine = record.machine()
     if args.baseline is not None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks import record, wrk
+from benchmarks import options, record, wrk
 from benchmarks.servers import API_KEY, CACHE, ROOT, Server, free_ports, mock_command, python_module, running
 
 PREFIX = "/shop/api/v1"
@@ -307,10 +307,16 @@ def report(servers: dict[str, Any], ratio: dict[str, dict[str, dict[str, Any]]],
 
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks throughput", description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=5, help="measured wrk runs per request and server (default 5)")
-    parser.add_argument("--seconds", type=float, default=3, help="length of each measured wrk run (default 3)")
-    parser.add_argument("--warmup", type=float, default=2, help="warm-up before each request's rounds (default 2)")
-    parser.add_argument("--single", type=float, default=5, help="one-connection run per request (default 5)")
+    parser.add_argument(
+        "--rounds", type=options.count, default=5, help="measured wrk runs per request and server (default 5)"
+    )
+    parser.add_argument(
+        "--seconds", type=options.seconds, default=3, help="length of each measured wrk run (default 3)"
+    )
+    parser.add_argument(
+        "--warmup", type=options.seconds_or_none, default=2, help="warm-up before each request's rounds (default 2)"
+    )
+    parser.add_argument("--single", type=options.seconds, default=5, help="one-connection run per request (default 5)")
     parser.add_argument(
         "--sequential", action="store_true", help="one server after another, not all at once taking turns"
     )
@@ -322,7 +328,9 @@ def main(argv: Sequence[str]) -> int:
         help=f"the requests to measure, comma-separated (default all: {','.join(ENDPOINTS)})",
     )
     parser.add_argument(
-        "--baseline", type=Path, help="also measure the mock in DIR (a checkout: mock_server/, openapi/, fixtures/)"
+        "--baseline",
+        type=options.tree,
+        help="also measure the mock in DIR (a checkout: mock_server/, openapi/, fixtures/)",
     )
     args = parser.parse_args(argv)
     if unknown := sorted(set(args.requests) - set(ENDPOINTS)):

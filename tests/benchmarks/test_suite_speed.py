@@ -13,7 +13,7 @@ def test_worker_counts_take_numbers_and_auto() -> None:
     assert suite_speed.worker_counts("1,16,auto") == [1, 16, "auto"]
 
 
-@pytest.mark.parametrize("text", ["0", "-1", "two", "1,,2", "1.5", "AUTO", ""])
+@pytest.mark.parametrize("text", ["0", "-1", "two", "1,,2", "1.5", "AUTO", "", "²"])
 def test_a_wrong_worker_count_is_refused_naming_it(text: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError, match="neither a whole number from 1 nor 'auto'"):
         suite_speed.worker_counts(text)
