@@ -49,6 +49,21 @@ def is_http_url(text: str) -> bool:
     return url.scheme in {"http", "https"} and bool(url.hostname) and not url.query and not url.fragment
 
 
+def unwritable(path: Path) -> str | None:
+    """Why the file at `path` cannot be written, or None.
+
+    It is checked before the port is bound, so that a wrong `--port-file` is one line and exit 2, not a
+    traceback once the mock serves (when the file is written)."""
+    if path.is_dir():
+        return "is a directory"
+    folder = path.parent
+    if not folder.is_dir():
+        return f"{folder} is not a directory"
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return "not writable"
+    return None
+
+
 def parse_settings(argv: list[str] | None = None) -> Settings:
     """The settings of the command line and the environment. A bad option is one line and exit 2."""
     parser = options()
@@ -212,6 +227,12 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             parser.error(f"--admin-token-file: {args.admin_token_file} is empty")
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be 0-65535, not {args.port}")
+    if args.port_file is not None and (problem := unwritable(args.port_file)):
+        parser.error(f"--port-file {args.port_file}: {problem}")
+    for key in args.api_keys or ():
+        if not (key and key == key.strip() and key.isprintable()):
+            # An empty key let a request with an empty X-API-Key in; a server strips a header value's spaces.
+            parser.error(f"--api-key must be printable, not empty, with no space at either end, not {key!r}")
     if args.token_ttl is not None and args.token_ttl <= 0:
         parser.error(f"--token-ttl must be a positive number of seconds, not {args.token_ttl}")
     if args.issuer is not None and not is_http_url(args.issuer):

@@ -193,18 +193,19 @@ def main(argv: list[str] | None = None) -> int:
     exit_quietly_on_sigterm()
     with sock, contextlib.suppress(KeyboardInterrupt):  # A stop asked by SIGINT or SIGTERM (mock_server.shutdown).
         if settings.workers == 1:
-            serve(app, settings, sock)
-        else:
-            announce(settings, sock.getsockname()[1], *mount_points(load_spec(settings.spec)))
-            serve_workers(settings, sock)
+            return serve(app, settings, sock)
+        unwritten = announce(settings, sock.getsockname()[1], *mount_points(load_spec(settings.spec)))
+        if unwritten:
+            return fail(unwritten)
+        serve_workers(settings, sock)
     return 0
 
 
-def announce(settings: Settings, port: int, backend: str, gateway: str) -> None:
+def announce(settings: Settings, port: int, backend: str, gateway: str) -> str | None:
     """The banner, and the port file, once connections to `port` are accepted, or queued for workers.
 
-    With `--log-format json` the banner is a JSON line.
-    """
+    With `--log-format json` the banner is a JSON line. Returns why the port file could not be written,
+    if it could not (`arguments.unwritable` checked its place before the port was bound)."""
     if settings.log_format == "json":
         origin = f"http://{settings.host}:{port}"
         event = {"event": "serving", "origin": origin, "admin": admin_line(settings, origin)}
@@ -212,16 +213,23 @@ def announce(settings: Settings, port: int, backend: str, gateway: str) -> None:
     else:
         print(banner(settings, port, backend, gateway), flush=True)
     if settings.port_file is not None:
-        settings.port_file.write_text(f"{port}\n", encoding="utf-8")
+        try:
+            settings.port_file.write_text(f"{port}\n", encoding="utf-8")
+        except OSError as error:
+            return f"--port-file {settings.port_file}: cannot write it: {error.strerror or error}"
+    return None
 
 
-def serve(app: MockApp, settings: Settings, sock: socket.socket) -> None:
+def serve(app: MockApp, settings: Settings, sock: socket.socket) -> int:
+    """Serve `app` on `sock` until stopped. Exit code 2 when the port file could not be written: a
+    watcher waits for it, so the mock stops at once and says why."""
     import uvicorn
 
     from mock_server.shutdown import StoppingServer, grace_options
 
     port = sock.getsockname()[1]
     app.realm.make_keys()
+    unwritten: list[str] = []
 
     class AnnouncingServer(StoppingServer):
         """Announces the mock once uvicorn accepts connections on the bound socket."""
@@ -230,7 +238,9 @@ def serve(app: MockApp, settings: Settings, sock: socket.socket) -> None:
             await super().startup(sockets=sockets)
             if self.should_exit:
                 return
-            announce(settings, port, app.backend_prefix, app.gateway_prefix)
+            if problem := announce(settings, port, app.backend_prefix, app.gateway_prefix):
+                unwritten.append(problem)
+                self.should_exit = True
 
     from mock_server.http.limits import Limits, uvicorn_options
 
@@ -245,3 +255,4 @@ def serve(app: MockApp, settings: Settings, sock: socket.socket) -> None:
         **uvicorn_log_options(settings.log_format),
     )
     AnnouncingServer(config).run(sockets=[sock])
+    return fail(unwritten[0]) if unwritten else 0

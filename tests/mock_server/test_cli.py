@@ -56,6 +56,46 @@ def test_bad_arguments_exit_2() -> None:
     assert exit_info.value.code == 2
 
 
+@pytest.mark.parametrize("key", ["", " key", "key ", "k\tey", "key\n"])
+def test_an_api_key_no_header_can_carry_is_refused(key: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """An empty key let in a request whose X-API-Key was empty; a server strips a header value's spaces, so
+    a key with one at an end never matched."""
+    with pytest.raises(SystemExit) as exit_info:
+        parse_settings(["--api-key", "good", "--api-key", key])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("shop-mock: error: --api-key must be printable")
+
+
+def test_the_environment_gives_no_empty_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHOP_MOCK_API_KEY", "a, ,b,")
+    assert parse_settings([]).api_keys == frozenset({"a", "b"})
+
+
+@pytest.mark.parametrize(("name", "says"), [("missing/port", "is not a directory"), (".", "is a directory")])
+def test_a_port_file_that_cannot_be_written_is_refused_before_the_port_is_bound(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, says: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        parse_settings(["--port-file", str(tmp_path / name)])
+    assert exit_info.value.code == 2
+    assert says in capsys.readouterr().err
+
+
+def test_a_port_file_that_fails_once_serving_stops_the_mock_with_one_line() -> None:
+    """/dev/full passes the checks before the port is bound, and its write fails: the mock stops, exit 2,
+    one line naming the file, never a traceback (a watcher waits for the file that never comes)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mock_server", "--port", "0", "--empty", "--port-file", "/dev/full"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("shop-mock: error: --port-file /dev/full: cannot write it: ")
+
+
 def test_a_real_process_serves_prints_the_banner_and_stops_on_ctrl_c() -> None:
     port = free_port()
     process = subprocess.Popen(
