@@ -291,7 +291,11 @@ def _tested(options: Options, gate: baseline.Gate | None, interrupts: Interrupts
     except Exception as exc:  # The suite's own defect before testing started is still one line.
         return _fail(secrets(f"internal error of the suite: {type(exc).__name__}: {exc}"))
     refused = settled(ledger, gate)
-    written = report.write(ledger, options)
+    try:
+        written = report.write(ledger, options)
+    except OSError as exc:  # The run is done, and said; its reports have no place (a full disk, a read-only one).
+        _reported(ledger, [], options.verbose)
+        return _fail(secrets(f"cannot write the report: {exc}"))
     try:
         written += _exported(ledger, options.export_tests, options.spec)
     except (OSError, ValueError) as exc:  # ValueError is export_tests.ExportError.

@@ -149,7 +149,16 @@ class Options:
             self._validate_consumer()
         if self.shard is not None and not 1 <= self.shard.index <= self.shard.count:
             raise UsageError(f"--shard needs K/N with 1 <= K <= N, got {self.shard}")
+        self._validate_outputs()
         self._validate_baseline()
+
+    def _validate_outputs(self) -> None:
+        """Where the reports go, checked before the run, so that a run of minutes does not end in one line
+        saying its reports had no place."""
+        if self.report_dir is not None and self.report_dir.exists() and not self.report_dir.is_dir():
+            raise UsageError(f"--report-dir {self.report_dir}: not a directory")
+        if self.junit_xml is not None and self.junit_xml.is_dir():
+            raise UsageError(f"--junit-xml {self.junit_xml}: is a directory")
 
     def _validate_baseline(self) -> None:
         """The baseline's flags need its file. Pruning needs a run that can tell what no longer reproduces."""

@@ -11,6 +11,10 @@ So the temporaries being written are listed here before they are created, and th
 removes them first (`discard_unfinished`). Their names start with a dot and end in `.tmp`, so a file
 left by a `kill -9` is never taken for a report. For `findings.json` it is `.findings.json.1a2b3c4d.tmp`.
 
+A path that names no regular file is not renamed over. A symbolic link stays, and the file it names is
+replaced. A device or a pipe (`--junit-xml /dev/stdout`) is written into as it is. A rename would put a
+plain file in its place, even in /dev when the suite runs as root, as it does in CI containers.
+
 A file others write to as well is appended to instead (`append`), never renamed over, because their
 part would be lost. GitHub's job summary is one, since each step of a job adds to it. The addition is
 whole or absent all the same. It is one write, with the signals that end the process held until it is
@@ -20,8 +24,10 @@ whole or taken back.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
+import stat
 from pathlib import Path
 
 _UNFINISHED: set[Path] = set()
@@ -34,19 +40,25 @@ def temporary_for(path: Path) -> Path:
 
 
 def write(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` at once.
+    """Replace `path` with `data` at once, or write it into the device or pipe `path` is.
 
     `path` keeps its permissions when it exists, and otherwise gets the umask's default. Raises OSError
     when it cannot be written, with the temporary removed and `path` as it was."""
+    kind = _kind(path)
+    if kind is not None and stat.S_ISDIR(kind):
+        raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+    if kind is not None and not stat.S_ISREG(kind):
+        _write_through(path, data)
+        return
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))  # The link stays; the file it names is replaced.
     existing = _permissions(path)
     temporary = temporary_for(path)
     _UNFINISHED.add(temporary)  # Listed before it exists, so a signal just after its creation finds it.
     try:
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(descriptor, view) :]
+            _write_all(descriptor, data)
             if existing is not None:
                 os.fchmod(descriptor, existing)
             os.fsync(descriptor)
@@ -95,6 +107,29 @@ def discard_unfinished() -> None:
     for temporary in list(_UNFINISHED):
         with contextlib.suppress(OSError):
             os.unlink(temporary)
+
+
+def _kind(path: Path) -> int | None:
+    """The mode of what `path` names, through links; None when nothing is there."""
+    try:
+        return os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _write_through(path: Path, data: bytes) -> None:
+    """Write `data` into the device or pipe at `path`, all of it."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        _write_all(descriptor, data)
+    finally:
+        os.close(descriptor)
+
+
+def _write_all(descriptor: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view) :]
 
 
 def _permissions(path: Path) -> int | None:

@@ -165,6 +165,25 @@ def test_usage_errors_exit_2_in_one_line(args: list[str], words: str) -> None:
     assert_cannot_run(args, words)
 
 
+def test_a_report_place_that_is_none_exits_2_before_the_run(tmp_path: Path) -> None:
+    a_file = tmp_path / "file"
+    a_file.write_text("")
+    assert_cannot_run([*TARGET, "--report-dir", str(a_file)], "--report-dir")
+    assert_cannot_run([*TARGET, "--junit-xml", str(tmp_path)], "--junit-xml")
+
+
+def test_a_report_that_cannot_be_written_after_the_run_is_one_line_and_exit_2(origin: str, tmp_path: Path) -> None:
+    """The run is said (its summary), and the report's failure in one line, never a traceback."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), *QUICK, "--junit-xml", f"{blocker}/j.xml"]
+    outcome = shop_contract(args)
+    assert outcome.code == 2
+    assert "Result: no violation." in outcome.stdout
+    lines = outcome.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("shop-contract: error: cannot write the report: "), outcome.stderr
+
+
 def test_secrets_come_from_the_environment(origin: str, tmp_path: Path) -> None:
     realm = ["--token-url", origin + TOKEN_PATH, "--client-id", "shop-dev"]
     env = {"SHOP_CONTRACT_API_KEY": "dev-api-key", "SHOP_CONTRACT_CLIENT_SECRET": "shop-dev-secret"}
