@@ -61,6 +61,7 @@ def seconds_or_none(text: str) -> float:
 
 
 def port(text: str) -> int:
+    """A TCP port to listen on."""
     if not digits(text) or not 1 <= int(text) <= 65535:
         raise argparse.ArgumentTypeError(f"{text!r} is not a port from 1 to 65535")
     return int(text)

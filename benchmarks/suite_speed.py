@@ -100,26 +100,18 @@ def attribute(lines: list[tuple[float, str]]) -> tuple[dict[str, float], dict[st
 Workers = int | str  # a count, or "auto": what the suite chooses (on loopback, one)
 
 
-def worker_counts(text: str) -> list[Workers]:
-    """`--workers`: comma-separated, each a whole number from 1 or `auto`."""
-    counts: list[Workers] = []
-    for item in text.split(","):
-        if item == "auto":
-            counts.append(item)
-        elif options.digits(item) and int(item) >= 1:
-            counts.append(int(item))
-        else:
-            raise argparse.ArgumentTypeError(f"{item!r} is neither a whole number from 1 nor 'auto'")
-    return counts
+def worker_count(text: str) -> Workers:
+    """A whole number from 1, or `auto`."""
+    if text == "auto":
+        return text
+    try:
+        return options.count(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither a whole number from 1 nor 'auto'") from None
 
 
-def profile_names(text: str) -> list[str]:
-    """`--profiles`: comma-separated names of the suite's profiles."""
-    names = text.split(",")
-    unknown = [name for name in names if name not in TARGETS_S]
-    if unknown:
-        raise argparse.ArgumentTypeError(f"unknown profile {unknown[0]!r} (known: {', '.join(TARGETS_S)})")
-    return names
+worker_counts = options.comma_list(worker_count)
+profile_names = options.comma_list(options.one_of(*TARGETS_S))
 
 
 def run_suite(profile: str, workers: Workers, seed: int, gateway: bool, tree: Path | None = None) -> dict[str, Any]:
