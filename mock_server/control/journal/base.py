@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime
 import itertools
+import math
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -234,9 +235,13 @@ def _status_test(text: str) -> Callable[[Entry], bool]:
 
 def _moment(name: str, text: str) -> float:
     try:
-        return float(text)
+        seconds = float(text)
     except ValueError:
         pass
+    else:
+        if math.isfinite(seconds):  # `nan` matched nothing, and `inf` everything or nothing, in silence.
+            return seconds
+        raise ValueError(f"{name} must be epoch seconds or an ISO 8601 time, not {quote(text)}")
     try:
         moment = datetime.datetime.fromisoformat(text)
     except ValueError:

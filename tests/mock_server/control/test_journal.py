@@ -103,6 +103,9 @@ def test_a_bad_filter_is_400_naming_it(http: httpx.Client) -> None:
         ({"colour": "red"}, "colour"),
         ({"status": "fourhundred"}, "status"),
         ({"since": "yesterday"}, "since"),
+        ({"since": "nan"}, "since"),
+        ({"until": "inf"}, "until"),
+        ({"since": "-1e999"}, "since"),
         ({"operationId": "launch"}, "launch"),
         ({"limit": "-1"}, "limit"),
     ):
