@@ -111,6 +111,13 @@ class Options:
             raise UsageError("--token-url, --client-id and --client-secret go together")
         if self.token is not None and not self.token.strip():
             raise UsageError("--token is empty (check the variable it comes from, e.g. SHOP_CONTRACT_TOKEN)")
+        for flag, value in (("--api-key", self.api_key), ("--token", self.token)):
+            if value is not None and not (value.isascii() and value.isprintable() and value == value.strip() != ""):
+                # Said without the value, a secret: it goes in a header, which cannot carry it as it is.
+                raise UsageError(
+                    f"{flag} is empty, or has a space at an end, a control or a non-ASCII character: a header"
+                    " cannot carry it (check the variable it comes from)"
+                )
         if self.token and self.token_url:
             raise UsageError("give either --token or --token-url, not both")
         if self.profile not in PROFILES:

@@ -165,6 +165,18 @@ def test_usage_errors_exit_2_in_one_line(args: list[str], words: str) -> None:
     assert_cannot_run(args, words)
 
 
+@pytest.mark.parametrize("value", ["", "key ", " key", "a\r\nX-Injected: 1", "k\tey", "clé"])
+@pytest.mark.parametrize("flag", ["--api-key", "--token"])
+def test_a_credential_no_header_can_carry_is_a_usage_error_that_does_not_echo_it(flag: str, value: str) -> None:
+    """Before, an empty key reached the target (its 401), and one with a line break was "cannot reach the
+    backend: Illegal header value b'a\\r\\nX-Injected: 1'", the secret in the message."""
+    outcome = shop_contract(["--base-url", "http://127.0.0.1:1/shop/api/v1", flag, value])
+    assert outcome.code == 2
+    lines = outcome.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{flag} is empty" in lines[0], outcome.stderr
+    assert "Injected" not in outcome.stderr and "clé" not in outcome.stderr
+
+
 def test_a_report_place_that_is_none_exits_2_before_the_run(tmp_path: Path) -> None:
     a_file = tmp_path / "file"
     a_file.write_text("")
