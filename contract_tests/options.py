@@ -109,14 +109,13 @@ class Options:
         realm = (self.token_url, self.client_id, self.client_secret)
         if any(realm) and not all(realm):
             raise UsageError("--token-url, --client-id and --client-secret go together")
-        if self.token is not None and not self.token.strip():
-            raise UsageError("--token is empty (check the variable it comes from, e.g. SHOP_CONTRACT_TOKEN)")
         for flag, value in (("--api-key", self.api_key), ("--token", self.token)):
             if value is not None and not (value.isascii() and value.isprintable() and value == value.strip() != ""):
                 # Said without the value, a secret: it goes in a header, which cannot carry it as it is.
+                variable = "SHOP_CONTRACT_" + flag[2:].upper().replace("-", "_")
                 raise UsageError(
                     f"{flag} is empty, or has a space at an end, a control or a non-ASCII character: a header"
-                    " cannot carry it (check the variable it comes from)"
+                    f" cannot carry it (check the variable it comes from, e.g. {variable})"
                 )
         if self.token and self.token_url:
             raise UsageError("give either --token or --token-url, not both")

@@ -52,7 +52,7 @@ def write(path: Path, data: bytes) -> None:
         return
     if path.is_symlink():
         path = Path(os.path.realpath(path))  # The link stays; the file it names is replaced.
-    existing = _permissions(path)
+    existing = None if kind is None else stat.S_IMODE(kind)  # The mode of the file named, through links.
     temporary = temporary_for(path)
     _UNFINISHED.add(temporary)  # Listed before it exists, so a signal just after its creation finds it.
     try:
@@ -130,10 +130,3 @@ def _write_all(descriptor: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(descriptor, view) :]
-
-
-def _permissions(path: Path) -> int | None:
-    try:
-        return path.stat().st_mode & 0o7777
-    except OSError:
-        return None
