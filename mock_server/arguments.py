@@ -18,9 +18,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from mock_server.environment import Parser
-from mock_server.http.hosts import split_host
+from mock_server.http.hosts import serialized_origin, split_host
 from mock_server.http.jsonlog import FORMATS
 from mock_server.realm.keys import default_key_file
+from mock_server.realm.realm_file import MAX_LIFESPAN_S
 from mock_server.settings import (
     DEFAULT_API_KEY,
     DEFAULT_FIXTURES,
@@ -34,6 +35,8 @@ from mock_server.settings import (
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 DISTRIBUTION = "shop-contract-suite"
 MAX_SHUTDOWN_S = 3600.0
+MAX_JOURNAL_SIZE = 100_000  # Each entry keeps up to 4 KiB of each body: about 1 GB at most.
+MIN_SESSION_TTL_S = 0.001  # Redis keeps a session's expiry in whole milliseconds.
 ADMIN_OPTIONS = ("--admin-token", "--admin-token-file", "--no-admin")
 
 
@@ -96,7 +99,7 @@ def options() -> Parser:
         action="append",
         dest="cors_origins",
         metavar="ORIGIN",
-        help="allowed browser origin, repeatable (default: any origin, no credentials)",
+        help="allowed browser origin, scheme://host[:port], repeatable (default: any origin, no credentials)",
     )
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="info", help="debug also logs every request")
     parser.add_argument("--access-log", action="store_true", help="log one line per request")
@@ -176,7 +179,7 @@ def options() -> Parser:
         type=int,
         default=Settings.journal_size,
         metavar="N",
-        help=f"requests the journal keeps, the last N (default: {Settings.journal_size}); "
+        help=f"requests the journal keeps, the last N, at most {MAX_JOURNAL_SIZE} (default: {Settings.journal_size}); "
         "a consumer contract is recorded from them (`shop-mock contract`)",
     )
     parser.add_argument(
@@ -233,8 +236,8 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         if not (key and key == key.strip() and key.isprintable()):
             # An empty key let a request with an empty X-API-Key in; a server strips a header value's spaces.
             parser.error(f"--api-key must be printable, not empty, with no space at either end, not {key!r}")
-    if args.token_ttl is not None and args.token_ttl <= 0:
-        parser.error(f"--token-ttl must be a positive number of seconds, not {args.token_ttl}")
+    if args.token_ttl is not None and not 0 < args.token_ttl <= MAX_LIFESPAN_S:
+        parser.error(f"--token-ttl must be 1 to {MAX_LIFESPAN_S} seconds, not {args.token_ttl}")
     if args.issuer is not None and not is_http_url(args.issuer):
         parser.error(f"--issuer must be an http(s) URL, not {args.issuer!r}")
     if args.admin_token is not None and not args.admin_token.strip():
@@ -249,21 +252,32 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(f"--proxy-timeout must be a positive number of seconds, not {args.proxy_timeout}")
     if args.workers < 1:
         parser.error(f"--workers must be at least 1, not {args.workers}")
-    if not (args.session_ttl > 0 and math.isfinite(args.session_ttl)):
-        parser.error(f"--session-ttl must be a positive number of seconds, not {args.session_ttl}")
-    if args.journal_size < 1:
-        parser.error(f"--journal-size must be at least 1, not {args.journal_size}")
+    if not MIN_SESSION_TTL_S <= args.session_ttl <= MAX_LIFESPAN_S:  # NaN fails it too.
+        parser.error(f"--session-ttl must be {MIN_SESSION_TTL_S:g} to {MAX_LIFESPAN_S} seconds, not {args.session_ttl}")
+    if not 1 <= args.journal_size <= MAX_JOURNAL_SIZE:
+        parser.error(f"--journal-size must be 1 to {MAX_JOURNAL_SIZE}, not {args.journal_size}")
     if args.max_sessions < 0:
         parser.error(f"--max-sessions must be 0 (no sessions) or more, not {args.max_sessions}")
     if not 0 < args.shutdown_timeout <= MAX_SHUTDOWN_S:  # NaN fails it too.
         parser.error(
             f"--shutdown-timeout must be above 0 and at most {MAX_SHUTDOWN_S:g} seconds, not {args.shutdown_timeout}"
         )
+    for origin in args.cors_origins or ():
+        if origin != "*" and serialized_origin(origin) is None:
+            parser.error(
+                "--cors-origin must be an origin as a browser sends it, scheme://host[:port] with no path"
+                f" (e.g. http://localhost:5173), null or *, not {origin!r}"
+            )
     for host in args.allowed_hosts or ():
         if split_host(host) is None:
             parser.error(f"--allowed-host must be a host name or address, with an optional :PORT, not {host!r}")
     if args.replica_name is not None and not (args.replica_name.strip() and len(args.replica_name) <= 200):
         parser.error("--replica-name must be 1 to 200 characters, not blank")
+
+
+def allowed_origin(text: str) -> str:
+    """A checked `--cors-origin` as the CORS layer compares it: "*", or as a browser's `Origin` writes it."""
+    return text if text == "*" else str(serialized_origin(text))
 
 
 def settings_of(args: argparse.Namespace) -> Settings:
@@ -278,7 +292,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
         spec=args.spec,
         fixtures=None if args.empty else args.fixtures,
         api_keys=frozenset(args.api_keys or [DEFAULT_API_KEY]),
-        cors_origins=tuple(args.cors_origins or ["*"]),
+        cors_origins=tuple(map(allowed_origin, args.cors_origins or ["*"])),
         log_level=args.log_level,
         access_log=(args.access_log or args.log_level == "debug") and args.log_format == "text",
         log_format=args.log_format,

@@ -51,6 +51,8 @@ class Outcome:
     baseline_notes: list[str] = field(default_factory=list)
     """What --baseline-update / --baseline-prune changed, or why the baseline could not be applied as asked."""
     baseline_refused: str | None = None
+    unwritten: list[str] = field(default_factory=list)
+    """Why a report or the exported tests could not be written: `run_completed` fails with it, as the CLI exits 2."""
 
 
 class ContractSuite:
@@ -76,11 +78,24 @@ class ContractSuite:
                         self.outcome.baseline_notes = baseline.settle(ledger, gate)
                     except UsageError as exc:
                         self.outcome.baseline_refused = str(exc)
-                report.write(ledger, self.options)
-                if self.options.export_tests is not None:
-                    export_tests.write_run(ledger, self.options.export_tests, self.options.spec)
+                self.outcome.unwritten = self._written(ledger)
                 step_summary.append(ledger, os.environ)  # A GitHub job's summary, as the CLI writes it.
         return self.outcome
+
+    def _written(self, ledger: Ledger) -> list[str]:
+        """The reports and the exported tests written; what could not be, said as the CLI says it. A full
+        disk was a bare "[Errno 28]" as the first check's failure, and no job summary after it."""
+        unwritten = []
+        try:
+            report.write(ledger, self.options)
+        except OSError as exc:
+            unwritten.append(f"cannot write the report: {exc}")
+        if self.options.export_tests is not None:
+            try:
+                export_tests.write_run(ledger, self.options.export_tests, self.options.spec)
+            except (OSError, ValueError) as exc:  # ValueError is export_tests.ExportError.
+                unwritten.append(f"cannot write the exported tests: {exc}")
+        return [Redactor(ledger.secrets)(line) for line in unwritten]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """The baseline's section of the CLI's summary (accepted, not reproduced, expired) and its notes."""
@@ -128,10 +143,10 @@ class ContractCheck(pytest.Item):
             if refusals:
                 raise AssertionError("\n".join(refusals))
             return
-        if self.check == "run_completed" and not ledger.complete:
+        if self.check == "run_completed" and not (ledger.complete and not outcome.unwritten):
             unreached = [f"not reached in the time budget (--shop-max-time): {part}" for part in ledger.unreached]
             stopped = [*([ledger.aborted] if ledger.aborted else []), *map(str, ledger.errors), *unreached]
-            raise AssertionError("\n".join(stopped))
+            raise AssertionError("\n".join([*stopped, *outcome.unwritten]))
         found = [v for v in ledger.violations if v.check == self.check]
         if found:
             raise AssertionError("\n\n".join(describe(n, v) for n, v in enumerate(found, 1)))

@@ -11,6 +11,8 @@ import re
 # A Host header is a name, an IPv4 address or an IPv6 address in brackets, then an optional port.
 HOST = re.compile(r"(?P<name>\[[0-9a-f:.]+\]|[a-z0-9_.-]+)(?::(?P<port>[0-9]{1,5}))?")
 ORIGIN = re.compile(r"https?://(?P<authority>[^/?#]+)")
+# An origin as written on a command line: a scheme, an authority without credentials, at most a "/".
+WRITTEN_ORIGIN = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*)://(?P<authority>[^/?#@]+)/?")
 DEFAULT_PORTS = {"http": "80", "https": "443"}
 
 
@@ -33,6 +35,28 @@ def same_origin(origin: str, host: str) -> bool:
     scheme = origin.partition(":")[0]
     default = DEFAULT_PORTS[scheme]
     return _with_port(match["authority"], default) in (_with_port(host, "80"), _with_port(host, "443"))
+
+
+def serialized_origin(text: str) -> str | None:
+    """`text` as a browser's `Origin` header writes it, or None when it names no origin.
+
+    CORS compares origins as text, so an allowed origin written `http://LOCALHOST:80/` matched no browser,
+    which sends `http://localhost`, and every page was refused with no word why. The scheme and host
+    are lowercased, a default port is dropped, and one trailing "/" too; a path, query or user is no
+    origin. "null" is what a page from a file sends."""
+    if text == "null":
+        return text
+    match = WRITTEN_ORIGIN.fullmatch(text.lower())
+    parts = None if match is None else split_host(match["authority"])
+    if match is None or parts is None or not parts[0]:
+        return None
+    scheme, (name, written) = match["scheme"], parts
+    port = int(written) if written else None
+    if port is not None and not 0 < port <= 65535:
+        return None
+    if port is None or str(port) == DEFAULT_PORTS.get(scheme):
+        return f"{scheme}://{name}"
+    return f"{scheme}://{name}:{port}"
 
 
 def _with_port(authority: str, default: str) -> str:

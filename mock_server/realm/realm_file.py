@@ -177,10 +177,15 @@ def realm_config(document: dict[str, Any]) -> RealmConfig:
     )
 
 
+MAX_LIFESPAN_S = 2**31 - 1
+"""The longest lifespan Keycloak's realm format holds (a Java int of seconds). A token's `exp` past it
+was a number no JavaScript login library reads right (a `--token-ttl` of 10**20 was accepted)."""
+
+
 def positive(document: dict[str, Any], name: str, default: int) -> int:
     value = document.get(name, default)
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ValueError(f"`{name}` must be a positive number of seconds, not {value!r}")
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= MAX_LIFESPAN_S:
+        raise ValueError(f"`{name}` must be 1 to {MAX_LIFESPAN_S} seconds, not {value!r}")
     return value
 
 

@@ -15,6 +15,9 @@ import pytest
 
 from contract_tests.pytest_plugin import cli_actions, shop_option
 from contract_tests.run.arguments import parser
+from mock_server.app import create_app
+from mock_server.settings import Settings
+from tests.support.live import running
 
 
 def run_pytest(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -63,6 +66,26 @@ def test_an_unreachable_target_is_one_failure_probed_once(tmp_path: Path) -> Non
     assert "cannot reach the backend at http://127.0.0.1:9/shop/api/v1" in done.stdout
     assert re.search(r"\b1 failed, \d+ skipped in", done.stdout), done.stdout
     assert "not run: the suite could not run (see shop-contract::run_completed)" in done.stdout
+
+
+def test_a_report_that_cannot_be_written_fails_run_completed_alone_and_the_job_summary_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CLI's one line, as the run's failure; each check still judged. It was a bare "[Errno 17]" as
+    the first check's failure, and no job summary."""
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
+    with running(create_app(Settings())) as origin:
+        target = ["--shop-base-url", f"{origin}/shop/api/v1", "--shop-api-key", "dev-api-key"]
+        quick = ["--shop-include", "list_product_lines", "--shop-no-conformance", "--shop-seed", "3"]
+        done = run_pytest(tmp_path, "-q", *target, *quick, "--shop-junit-xml", str(tmp_path / "file" / "j.xml"))
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED
+    assert re.search(r"^1 failed, \d+ passed in", done.stdout, re.MULTILINE), done.stdout
+    failure = re.search(r" shop-contract::run_completed _+\n(.*)\n=", done.stdout, re.DOTALL)
+    assert failure is not None, done.stdout
+    assert failure[1].startswith("cannot write the report: [Errno ") and "\n" not in failure[1]
+    assert "Traceback" not in done.stdout + done.stderr
+    assert (tmp_path / "summary.md").read_text(encoding="utf-8").startswith("### shop-contract: ✅ no violation")
 
 
 def test_the_plugin_imports_only_the_cli_parser_until_given_a_target() -> None:

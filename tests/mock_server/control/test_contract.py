@@ -259,8 +259,12 @@ def test_journal_size_is_an_option_of_the_mock() -> None:
     from mock_server.arguments import parse_settings
 
     assert parse_settings(["--journal-size", "5000"]).journal_size == 5000
-    with pytest.raises(SystemExit):
-        parse_settings(["--journal-size", "0"])
+    assert parse_settings(["--journal-size", "100000"]).journal_size == 100_000
+    # 10**20 was an OverflowError's traceback at start; 10**9 a journal that could hold terabytes.
+    for size in ("0", "-1", "100001", "99999999999999999999"):
+        with pytest.raises(SystemExit) as exit_info:
+            parse_settings(["--journal-size", size])
+        assert exit_info.value.code == 2
 
 
 def test_shop_mock_contract_prints_no_control_character_a_client_sent(mock: httpx.Client, tmp_path: Path) -> None:

@@ -328,7 +328,10 @@ def test_session_names_are_checked_before_any_state_is_made() -> None:
 def test_the_session_flags_build_the_settings() -> None:
     settings = parse_settings(["--session-ttl", "2.5", "--max-sessions", "7"])
     assert (settings.session_ttl, settings.max_sessions) == (2.5, 7)
-    for bad in (["--session-ttl", "0"], ["--session-ttl", "nan"], ["--max-sessions", "-1"]):
+    assert parse_settings(["--session-ttl", "0.001"]).session_ttl == 0.001
+    # Redis keeps an expiry in whole milliseconds: 0.0001 was one that ended at once, 1e300 a script's error.
+    ttls = ("0", "0.0001", "nan", "inf", "1e300", str(2**31))
+    for bad in (*(["--session-ttl", ttl] for ttl in ttls), ["--max-sessions", "-1"]):
         with pytest.raises(SystemExit) as exit_info:
             parse_settings(bad)
         assert exit_info.value.code == 2

@@ -149,9 +149,12 @@ def test_the_issuer_option_takes_only_an_http_url(capsys: pytest.CaptureFixture[
         == "https://sso.example/realms/shop"
     )
     assert parse_settings(["--port", "8123"]).issuer_for("/realms/shop") == "http://127.0.0.1:8123/realms/shop"
-    with pytest.raises(SystemExit):
-        parse_settings(["--token-ttl", "0"])
-    assert "--token-ttl must be a positive number of seconds" in capsys.readouterr().err
+    assert parse_settings(["--token-ttl", str(2**31 - 1)]).token_ttl == 2**31 - 1
+    for ttl in ("0", "-5", str(2**31), "99999999999999999999"):  # 10**20 was a token no JavaScript reads right
+        with pytest.raises(SystemExit) as exit_info:
+            parse_settings(["--token-ttl", ttl])
+        assert exit_info.value.code == 2
+        assert f"--token-ttl must be 1 to 2147483647 seconds, not {ttl}" in capsys.readouterr().err
     for wrong in ("sso.example", "ftp://sso.example/realms/shop", "https://sso.example/realms/shop?x=1"):
         with pytest.raises(SystemExit) as exit_info:
             parse_settings(["--issuer", wrong])

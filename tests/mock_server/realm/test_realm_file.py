@@ -173,7 +173,9 @@ def test_a_teams_realm_export_is_honoured(tmp_path: Path) -> None:
         ("not json", "not valid JSON"),
         ({"users": []}, "no `realm` name"),
         ({"realm": "x", "clients": [{"clientId": "c"}]}, "confidential but has no `secret`"),
-        ({"realm": "x", "accessTokenLifespan": "300"}, "`accessTokenLifespan` must be a positive number"),
+        ({"realm": "x", "accessTokenLifespan": "300"}, "`accessTokenLifespan` must be 1 to 2147483647 seconds"),
+        ({"realm": "x", "accessTokenLifespan": 0}, "`accessTokenLifespan` must be 1 to 2147483647 seconds"),
+        ({"realm": "x", "ssoSessionMaxLifespan": 2**31}, "`ssoSessionMaxLifespan` must be 1 to 2147483647 seconds"),
         (
             {
                 "realm": "x",
