@@ -190,10 +190,23 @@ class Sizes:
     seed: int
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+FIRST_ORDER_NUMBER = 10100
+MAX_PRODUCTS = 2**31 - FIRST_ORDER_NUMBER
+"""The most products whose data the spec admits: an order per product at most, numbered from
+`FIRST_ORDER_NUMBER`, each number an int32 (`Order.ordernumber`); a product's code stays within its 15
+characters up to 10**10 (tests/mock_server/test_generate.py reads both bounds from the spec)."""
+
+
+def _product_count(text: str) -> int:
+    """`--products`: a whole number from 1 to `MAX_PRODUCTS` (10**20 wrote codes and numbers the spec refuses)."""
+    try:
+        value = int(text)
+    except ValueError:
+        if text.strip().isascii() and text.strip().lstrip("+-").isdigit():  # past int()'s 4300 digits
+            raise argparse.ArgumentTypeError(f"must be from 1 to {MAX_PRODUCTS}, got {len(text)} digits") from None
+        raise argparse.ArgumentTypeError(f"not a whole number: {text[:40]!r}") from None
+    if not 1 <= value <= MAX_PRODUCTS:
+        raise argparse.ArgumentTypeError(f"must be from 1 to {MAX_PRODUCTS}, got {text.strip()[:40]}")
     return value
 
 
@@ -359,7 +372,7 @@ def order_batches(sizes: Sizes) -> Iterator[OrderBatch]:
     while detail_id <= sizes.products:
         day = FIRST_ORDER_DAY + timedelta(days=index * ORDER_SPAN_DAYS // estimated_orders)
         customer = customer_number(index if index < sizes.customers else rng.randrange(sizes.customers))
-        order = _order_record(10100 + index, day, customer, rng)
+        order = _order_record(FIRST_ORDER_NUMBER + index, day, customer, rng)
         count = min(rng.randint(1, MAX_LINES_PER_ORDER), sizes.products - detail_id + 1)
         details = _detail_records(order["ordernumber"], detail_id, count, sizes, rng)
         payment = None
@@ -447,7 +460,9 @@ def generate(out: Path, sizes: Sizes) -> dict[str, int]:
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = _Parser(prog="shop-mock generate", description=DESCRIPTION)
-    parser.add_argument("--products", type=_positive_int, required=True, help="number of products to generate (>= 1)")
+    parser.add_argument(
+        "--products", type=_product_count, required=True, help=f"number of products to generate (1 to {MAX_PRODUCTS})"
+    )
     parser.add_argument("--out", type=Path, required=True, help="output directory")
     parser.add_argument("--seed", type=int, default=42, help="random seed (default: 42)")
     return parser.parse_args(argv)

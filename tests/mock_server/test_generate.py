@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from mock_server.generate import main
+from contract_tests.spec import Spec
+from mock_server.generate import FIRST_ORDER_NUMBER, MAX_PRODUCTS, main, product_code
 from tests.support.fixture_rules import Dataset, check_consistency, load_dataset
 
 PRODUCTS = 500
@@ -52,6 +53,10 @@ def test_tiny_sizes_stay_consistent(tmp_path: Path, count: int) -> None:
         ["--products", "0", "--out", "OUT"],
         ["--products", "-5", "--out", "OUT"],
         ["--products", "many", "--out", "OUT"],
+        ["--products", str(MAX_PRODUCTS + 1), "--out", "OUT"],
+        ["--products", str(10**20), "--out", "OUT"],
+        ["--products", "0\n", "--out", "OUT"],
+        ["--products", "1" * 5000, "--out", "OUT"],
         ["--out", "OUT"],
         ["--products", "10"],
     ],
@@ -68,3 +73,24 @@ def test_unwritable_directory_exits_2(tmp_path: Path, capsys: pytest.CaptureFixt
     blocker.write_text("not a directory")
     assert main(["--products", "10", "--out", str(blocker / "sub")]) == 2
     assert capsys.readouterr().err.startswith("shop-mock generate: error: cannot write")
+
+
+def test_bad_counts_are_named_in_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: "invalid _positive_int value: 'many'" (a helper's name), and 10**20 wrote codes and order
+    numbers the spec refuses."""
+    assert main(["--products", "many", "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == "shop-mock generate: error: argument --products: not a whole number: 'many'\n"
+    assert main(["--products", str(10**20), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"must be from 1 to {MAX_PRODUCTS}, got {10**20}" in err
+    assert not any(tmp_path.iterdir()), "nothing written"
+
+
+def test_the_largest_count_writes_only_what_the_spec_admits() -> None:
+    """The bound is the spec's: the last order's number (an order per product at most) and the last
+    product's code fit their schemas, read from the spec."""
+    schemas = Spec.load().raw["components"]["schemas"]
+    order_number = schemas["Order"]["properties"]["ordernumber"]
+    assert order_number["maximum"] == FIRST_ORDER_NUMBER + MAX_PRODUCTS - 1, "the last number is the spec's highest"
+    longest = max((product_code(index, MAX_PRODUCTS) for index in (0, MAX_PRODUCTS - 1)), key=len)
+    assert len(longest) <= schemas["ProductRequest"]["properties"]["productcode"]["maxLength"], longest
