@@ -19,7 +19,7 @@ from contract_tests.usage import UsageError
 DEFAULT_DEADLINE = 10.0  # Seconds for one whole request, with connect, headers and body.
 DEFAULT_MAX_RESPONSE_SIZE = 10 * 1024 * 1024  # Bytes of one response body, decompressed.
 MAX_WORKERS = 64
-MAX_TIME = 7 * 24 * 3600.0
+MAX_TIME = 7 * 24 * 3600.0  # Seconds, a week: the longest --max-time, --wait and --request-timeout.
 MAX_RACE_TRIES = 10_000
 
 
@@ -134,12 +134,12 @@ class Options:
             raise UsageError(f"unknown strict check(s) {sorted(unknown)}; choose from {', '.join(STRICT_CHECKS)}")
         if not self.domain and not self.conformance:
             raise UsageError("--no-domain and --no-conformance together leave nothing to test")
-        if self.request_timeout <= 0:
-            raise UsageError("--request-timeout must be more than 0 seconds")
+        if not 0 < self.request_timeout <= MAX_TIME:  # Also refuses nan and inf, which no clock can add.
+            raise UsageError(f"--request-timeout must be more than 0 and at most {MAX_TIME:g} seconds")
         if self.max_response_size < 1:
             raise UsageError("--max-response-size must be at least 1 byte")
-        if self.wait < 0:
-            raise UsageError("--wait must be 0 seconds or more")
+        if not 0 <= self.wait <= MAX_TIME:
+            raise UsageError(f"--wait must be from 0 to {MAX_TIME:g} seconds")
         for flag, names in (("--checks", self.checks), ("--exclude-checks", self.exclude_checks)):
             unknown = set(names) - set(ALL_CHECKS)
             if unknown:

@@ -74,11 +74,18 @@ def _keyring(options: Options, limits: Limits) -> Keyring:
         raise TargetError(str(exc)) from exc
 
 
-def build_target(options: Options, spec: Spec) -> Target:
-    """Resolve credentials and surfaces, and check each surface answers and accepts them."""
+def never_stopped() -> str | None:
+    """The `stopped` of a command that installs no signal handlers: nothing ends its wait early."""
+    return None
+
+
+def build_target(options: Options, spec: Spec, stopped: Callable[[], str | None] = never_stopped) -> Target:
+    """Resolve credentials and surfaces, and check each surface answers and accepts them.
+
+    `stopped()` is why the run was stopped (a signal), or None. `--wait` ends at it, not at its end."""
     give_up = time.monotonic() + waiting_time(options)
     limits = limits_of(options)
-    keyring = _waiting(give_up, partial(_keyring, options, limits))
+    keyring = _waiting(give_up, partial(_keyring, options, limits), stopped)
     try:
         token = keyring.token
     except CredentialsLost as exc:
@@ -109,7 +116,7 @@ def build_target(options: Options, spec: Spec) -> Target:
             Surface("gateway", options.gateway_url, operations, bearer, {"bearer": bearer}, gateway_refused)
         )
     for surface in surfaces:
-        _waiting(give_up, partial(_probe, surface, spec, limits, keyring))
+        _waiting(give_up, partial(_probe, surface, spec, limits, keyring), stopped)
     return Target(tuple(surfaces), credentials, keyring, limits)
 
 
@@ -127,14 +134,19 @@ def _probe_operation(surface: Surface, spec: Spec) -> Operation:
     return on_surface[0]
 
 
-def _waiting(give_up: float, attempt: Callable[[], T]) -> T:
+def _waiting(give_up: float, attempt: Callable[[], T], stopped: Callable[[], str | None]) -> T:
     """`attempt()`, again every WAIT_STEP seconds while it raises Unreached, the last one at `give_up`.
 
-    The wait is the whole of `--wait`: a target up in its last half second is still found."""
+    The wait is the whole of `--wait`: a target up in its last half second is still found. A signal ends
+    it within a step (a sleep resumes after its handler): a process manager's SIGTERM is not held for
+    the rest of `--wait`."""
     while True:
         try:
             return attempt()
-        except Unreached:
+        except Unreached as exc:
+            reason = stopped()
+            if reason is not None:
+                raise TargetError(f"{reason} while waiting for the target: {exc}") from exc
             left = give_up - time.monotonic()
             if left <= 0:
                 raise

@@ -27,7 +27,7 @@ from contract_tests.client.bounded_httpx import BoundedHttpx
 from contract_tests.client.keyring import CredentialsLost
 from contract_tests.client.pacing import BudgetSpent
 from contract_tests.client.surface import Surface
-from contract_tests.client.target import TargetError, build_target
+from contract_tests.client.target import TargetError, build_target, never_stopped
 from contract_tests.client.under_test import Target
 from contract_tests.identities import Identities
 from contract_tests.judge import conformance
@@ -296,7 +296,7 @@ def _run(options: Options, progress: Progress, interrupts: Interrupts | None) ->
     if unknown:
         raise UsageError(f"unknown operation(s) for --include: {', '.join(sorted(unknown))}")
     options = seeded(options, spec, progress)
-    target = build_target(options, spec)
+    target = build_target(options, spec, _stopped(interrupts))
     _stoppable(target, started + options.max_time if options.max_time is not None else None, interrupts)
     ledger = Ledger(secrets=target.keyring.secrets(), run=run_info(options, spec, target))
     for surface in target.surfaces:
@@ -307,6 +307,11 @@ def _run(options: Options, progress: Progress, interrupts: Interrupts | None) ->
     progress(f"seed {options.seed_value}; surfaces: {', '.join(s.name + ' ' + s.base_url for s in target.surfaces)}")
     _on_target(spec, target, ledger, partial(_test, RunContext(spec, options, target, ledger, progress)))
     return _finished(ledger, options, started, target)
+
+
+def _stopped(interrupts: Interrupts | None) -> Callable[[], str | None]:
+    """Why the run was stopped before its pacer was made (a signal while `--wait` lasts), or None."""
+    return never_stopped if interrupts is None else lambda: interrupts.reason
 
 
 def _stoppable(target: Target, stop_at: float | None, interrupts: Interrupts | None) -> None:
@@ -372,7 +377,7 @@ def run_consumer(options: Options, progress: Progress, interrupts: Interrupts | 
         ledger = Ledger(consumer=consumer, run=run_info(options, spec))
         revision.check(spec, contract, ledger, progress)
         return _finished(ledger, options, started)
-    target = build_target(options, spec)
+    target = build_target(options, spec, _stopped(interrupts))
     _stoppable(target, None, interrupts)
     ledger = Ledger(secrets=target.keyring.secrets(), consumer=consumer, run=run_info(options, spec, target))
 

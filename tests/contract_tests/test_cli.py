@@ -157,6 +157,8 @@ def test_version_prints_the_suite_version() -> None:
         ([*TARGET, "--exclude-checks", "nope"], "unknown check(s) for --exclude-checks: nope"),
         ([*TARGET, "--checks", "auth_matrix", "--exclude-checks", "auth_matrix"], "leave no check"),
         ([*TARGET, "--request-timeout", "0"], "--request-timeout"),
+        *[([*TARGET, "--request-timeout", value], "--request-timeout must be") for value in ("nan", "inf", "1e308")],
+        *[([*TARGET, "--wait", value], "--wait must be from 0 to 604800 seconds") for value in ("nan", "inf", "1e308")],
         ([*TARGET, "--max-response-size", "0"], "--max-response-size"),
         ([*TARGET, "--wait", "-1"], "--wait"),
     ],

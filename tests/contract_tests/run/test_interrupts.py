@@ -96,6 +96,53 @@ def test_a_second_signal_stops_at_once_without_reports(tmp_path: Path) -> None:
     assert not (tmp_path / "findings.json").exists()
 
 
+class NotReady:
+    """A target still starting: every request answered 503, the ones asked counted in `asked`."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        self.asked += 1
+        await send({"type": "http.response.start", "status": 503, "headers": [(b"content-length", b"0")]})
+        await send({"type": "http.response.body", "body": b""})
+
+
+@pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_while_the_run_waits_for_its_target_ends_it_in_one_line(sent: signal.Signals) -> None:
+    """Before, `--wait 600` held a SIGTERM for the rest of its ten minutes: the pacer that a signal stops
+    did not exist yet."""
+    target = NotReady()
+    with running(target) as origin:
+        command = [sys.executable, "-W", "ignore", "-m", "contract_tests", "--base-url", f"{origin}/shop/api/v1"]
+        child = subprocess.Popen(
+            [*command, "--api-key", "k", "--wait", "600"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        try:
+            waited_since = time.monotonic()
+            while target.asked < 2:  # probed, and probing again: inside the wait
+                assert child.poll() is None and time.monotonic() - waited_since < 60, "the run never waited"
+                time.sleep(0.05)
+            child.send_signal(sent)
+            signalled = time.monotonic()
+            _, stderr = child.communicate(timeout=60)
+            elapsed = time.monotonic() - signalled
+        finally:
+            if child.poll() is None:  # a run that held the signal, not left behind
+                child.kill()
+                child.communicate()
+    assert child.returncode == 2
+    lines = stderr.decode().strip().splitlines()
+    assert lines == [
+        f"shop-contract: {sent.name}: ending the run (again to stop at once)",
+        f"shop-contract: error: interrupted by {sent.name} while waiting for the target: the backend at "
+        f"{origin}/shop/api/v1 is not ready (HTTP 503)",
+    ]
+    assert elapsed < 30, "a step of the wait and the exit, on a loaded machine; not the 600 s of --wait"
+
+
 def test_a_signal_before_the_pacer_exists_stops_it_when_it_is_given() -> None:
     interrupts = Interrupts(2)
     interrupts.received(signal.SIGTERM)
