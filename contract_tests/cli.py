@@ -34,7 +34,8 @@ import io
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -104,10 +105,15 @@ def merge(argv: Sequence[str]) -> int:
 
     Ctrl-C or SIGTERM stops it where it is (run/interrupts.py). It then says one line and exits 2, and
     each file is whole or not written."""
+    return _stopped_where_it_is("the merge", partial(_merged, argv))
+
+
+def _stopped_where_it_is(ending: str, command: Callable[[], int]) -> int:
+    """`command()`, which a first Ctrl-C or SIGTERM stops where it is (`stop_here`): one line and exit 2."""
     try:
-        with Interrupts(EXIT_CANNOT_RUN, ending="the merge").installed() as interrupts:
+        with Interrupts(EXIT_CANNOT_RUN, ending=ending).installed() as interrupts:
             interrupts.on(stop_here)
-            return _merged(argv)
+            return command()
     except Interrupted as exc:
         return _fail(str(exc))
 
@@ -177,7 +183,15 @@ def _exported(ledger: Ledger, directory: Path | None, spec: Path | None) -> list
 
 
 def replay(argv: Sequence[str]) -> int:
-    """`shop-contract replay ID... --report-dir DIR` (or `--all`) says FIXED or STILL FAILING per violation."""
+    """`shop-contract replay ID... --report-dir DIR` (or `--all`) says FIXED or STILL FAILING per violation.
+
+    Ctrl-C or SIGTERM stops it where it is, as `merge`: the verdicts said by then, one line, exit 2, and
+    the `--export-tests` file whole or not written."""
+    return _stopped_where_it_is("the replay", partial(_replayed, argv))
+
+
+def _replayed(argv: Sequence[str]) -> int:
+    """The replay itself, its verdicts and its exit code."""
     from contract_tests.client.keyring import CredentialsLost
     from contract_tests.client.target import TargetError
     from contract_tests.run import replay as replaying
@@ -199,8 +213,6 @@ def replay(argv: Sequence[str]) -> int:
         return _fail(secrets(str(exc)))
     except (OSError, ValueError) as exc:  # ValueError is export_tests.ExportError.
         return _fail(f"cannot write the exported tests: {exc}")
-    except KeyboardInterrupt:
-        return _fail("interrupted")
     except Exception as exc:  # The suite's own defect is still said in one line.
         return _fail(secrets(f"internal error of the suite: {type(exc).__name__}: {exc}"))
     print(", ".join(f"{count} {outcome}" for outcome, count in counted.items()) or "nothing replayed")

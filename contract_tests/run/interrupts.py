@@ -9,8 +9,9 @@ A second signal stops the process at once, without the reports not yet written. 
 written whole or not at all (outcome/files.py). The one being written when the signal came is not
 left behind, not even as its temporary.
 
-`shop-contract merge` has no run to end, only files to read and write. So its first signal stops it
-where it is (`stop_here`). The same one line, exit 2 and files whole or absent follow.
+`shop-contract merge` has no run to end, only files to read and write, and `replay` only requests each
+said as it is judged. So their first signal stops them where they are (`stop_here`). The same one line,
+exit 2 and files whole or absent follow.
 
 Only `shop-contract`'s own process installs the handlers (`installed`). The pytest plugin leaves the
 signals to pytest.
@@ -39,7 +40,7 @@ class Interrupted(BaseException):
 
 
 def stop_here(reason: str) -> None:
-    """The stop of a command with no run to end (`merge`). It ends where it is.
+    """The stop of a command with no run to end (`merge`, `replay`). It ends where it is.
 
     Each file it writes is whole or absent. outcome/files.py removes the temporary of the one being
     written when this passes through."""

@@ -218,11 +218,15 @@ def test_signals_the_moment_a_report_file_is_created_leave_every_report_whole_or
         assert (replayed.returncode, replayed.stdout.strip()) == (0, "nothing replayed"), replayed.stderr
 
 
+UNREACHABLE = "http://127.0.0.1:1/shop/api/v1"
+
+
 def a_shard(directory: Path) -> Violation:
     """The reports of one shard of one (1/1) holding one violation, written in `directory`; the violation."""
-    violation = Violation("round_trip", "backend", "get_product", "rule", "curl -X GET http://h/p/", "HTTP 200")
+    curl = f"curl -X GET {UNREACHABLE}/products/p"  # on the target it records, so that `replay` takes it
+    violation = Violation("round_trip", "backend", "get_product", "rule", curl, "HTTP 200")
     ledger = Ledger(run=RunInfo(seed=7, profile="fast", suite_version="0", spec_version="1", shard="1/1"))
-    ledger.run.targets["backend"] = "http://127.0.0.1:1/shop/api/v1"
+    ledger.run.targets["backend"] = UNREACHABLE
     ledger.violated(violation)
     report.write_files(ledger, None, directory)
     return violation
@@ -270,3 +274,20 @@ def test_the_exported_tests_are_whole_or_absent_when_signals_come_as_they_are_wr
     written = contract("merge", str(tmp_path / "shard"), "--export-tests", str(exported))
     assert written.returncode == 1, written.stderr
     assert (exported / export_tests.FILE).read_text().rstrip().endswith(f"_judged({violation_id(violation)!r})")
+
+
+@pytest.mark.parametrize("sent", ["SIGTERM", "SIGINT"])
+def test_a_signal_stops_replay_in_one_line_with_the_exported_tests_whole_or_absent(sent: str, tmp_path: Path) -> None:
+    """Before, SIGTERM killed `replay` as it wrote `--export-tests`: no line, exit -15, the file's temporary
+    left behind. Now it stops where it is, as `merge` does."""
+    a_shard(tmp_path / "shard")
+    exported = tmp_path / "exported"
+    env = signalled_at(exported / export_tests.FILE, sent)
+    args = ["replay", "--all", "--report-dir", str(tmp_path / "shard"), "--export-tests", str(exported)]
+    stopped = contract(*args, "--base-url", UNREACHABLE, env=env)
+    assert stopped.returncode == 2, stopped.stdout[-2000:] + stopped.stderr
+    assert stopped.stderr.strip().splitlines() == [
+        f"shop-contract: {sent}: ending the replay (again to stop at once)",
+        f"shop-contract: error: interrupted by {sent}",
+    ]
+    assert list(exported.iterdir()) == [], f"left behind: {[(p.name, p.stat().st_size) for p in exported.iterdir()]}"
