@@ -23,10 +23,13 @@ import dataclasses
 import gc
 import importlib.util
 import logging
+import os
+import signal
 import socket
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import FrameType
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from mock_server.api.security import DEV_CLIENT_ID, DEV_CLIENT_SECRET, DEV_PASSWORD, DEV_USERNAME, REALM_PATH
 from mock_server.arguments import DISTRIBUTION, is_http_url, parse_settings, version
@@ -101,7 +104,33 @@ def fail(message: str) -> int:
     return EXIT_CANNOT_RUN
 
 
+def _interrupted(signum: int, frame: FrameType | None) -> NoReturn:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
 def contract(argv: list[str]) -> int:
+    """`shop-mock contract`, which Ctrl-C or SIGTERM ends in one line and exit 2, its file whole or as it was."""
+    previous = {each: signal.signal(each, _interrupted) for each in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _contract(argv)
+    except KeyboardInterrupt as stopped:
+        return fail(f"interrupted by {stopped.args[0] if stopped.args else 'SIGINT'}")
+    finally:
+        for each, handler in previous.items():
+            signal.signal(each, handler)
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """`text` in `path` at once, a temporary renamed over it: a signal or a full disk leave the earlier file."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _contract(argv: list[str]) -> int:
     """`shop-mock contract --out FILE` fetches a running mock's consumer contract, writes it and says what it holds."""
     import json
     import urllib.error
@@ -136,7 +165,7 @@ def contract(argv: list[str]) -> int:
         return fail(f"{args.url} answered GET /__mock__/contract with something else than a consumer contract")
     try:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        _write_whole(args.out, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     except OSError as error:
         return fail(f"cannot write {args.out}: {error.strerror or error}")
     shown = "".join(c if c.isprintable() or c == "\n" else f"\\x{ord(c):02x}" for c in summary(document))

@@ -24,12 +24,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import shutil
+import signal
 import sys
+import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
+from types import FrameType
 from typing import IO, Any, NoReturn
 
 Record = dict[str, Any]
@@ -446,16 +452,54 @@ def _write_orders(out: Path, sizes: Sizes) -> dict[str, int]:
         return {"orders": orders.close(), "orderdetails": details.close(), "payments": payments.close()}
 
 
-def generate(out: Path, sizes: Sizes) -> dict[str, int]:
-    """Write the six collections into ``out``, and return the record counts by file stem."""
+class Interrupted(Exception):
+    """Ctrl-C or SIGTERM before the data set was in place: ``out`` is as it was."""
+
+
+class Stops:
+    """SIGINT and SIGTERM while `installed`: the first an `Interrupted` while the files are written, none
+    once they are being moved into place (a few renames), nor while the first one's cleanup runs. So a
+    data set lands whole or not at all, never half of it over an earlier one."""
+
+    def __init__(self) -> None:
+        self.raising = True
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        if self.raising:
+            self.raising = False
+            raise Interrupted(f"interrupted by {signal.Signals(signum).name}")
+
+    @contextmanager
+    def installed(self) -> Iterator[Stops]:
+        previous = {each: signal.signal(each, self) for each in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield self
+        finally:
+            for each, handler in previous.items():
+                signal.signal(each, handler)
+
+
+def generate(out: Path, sizes: Sizes, stops: Stops | None = None) -> dict[str, int]:
+    """Write the six collections into ``out``, and return the record counts by file stem.
+
+    They are written in a directory of their own inside ``out`` and renamed into it once all are whole
+    (`stops` told before), so an interrupted run (`Interrupted`, a full disk) leaves ``out`` as it was."""
     out.mkdir(parents=True, exist_ok=True)
-    counts = {
-        "productlines": _write_all(out / "productlines.json", productlines()),
-        "products": _write_all(out / "products.json", products(sizes)),
-        "customers": _write_all(out / "customers.json", customers(sizes)),
-    }
-    counts.update(_write_orders(out, sizes))
-    return counts
+    staging = Path(tempfile.mkdtemp(prefix=".generating-", dir=out))
+    try:
+        counts = {
+            "productlines": _write_all(staging / "productlines.json", productlines()),
+            "products": _write_all(staging / "products.json", products(sizes)),
+            "customers": _write_all(staging / "customers.json", customers(sizes)),
+        }
+        counts.update(_write_orders(staging, sizes))
+        if stops is not None:
+            stops.raising = False
+        for stem in counts:
+            os.replace(staging / f"{stem}.json", out / f"{stem}.json")
+        return counts
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -480,8 +524,11 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(str(exc))
     sizes = Sizes(products=args.products, customers=max(30, args.products // 100), seed=args.seed)
     try:
-        counts = generate(args.out, sizes)
+        with Stops().installed() as stops:
+            counts = generate(args.out, sizes, stops)
     except OSError as exc:
         return _fail(f"cannot write to {args.out}: {exc.strerror or exc}")
+    except Interrupted as exc:
+        return _fail(f"{exc}: nothing written to {args.out}")
     print(" ".join(f"{name}={count}" for name, count in counts.items()))
     return 0

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from contract_tests.spec import Spec
 from mock_server.generate import FIRST_ORDER_NUMBER, MAX_PRODUCTS, main, product_code
-from tests.support.fixture_rules import Dataset, check_consistency, load_dataset
+from tests.support.fixture_rules import COLLECTIONS, Dataset, check_consistency, load_dataset
+from tests.support.suite import ROOT
 
 PRODUCTS = 500
 
@@ -30,6 +35,11 @@ def test_sizes(generated: Dataset) -> None:
     assert len(generated["orderdetails"]) == PRODUCTS
     assert 7 <= len(generated["productlines"]) <= 10
     assert generated["orders"] and generated["payments"]
+
+
+def test_a_generation_leaves_the_six_files_and_nothing_else(tmp_path: Path) -> None:
+    assert main(["--products", "20", "--out", str(tmp_path)]) == 0
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(f"{stem}.json" for stem in COLLECTIONS)
 
 
 def test_same_seed_same_output(tmp_path: Path) -> None:
@@ -94,3 +104,31 @@ def test_the_largest_count_writes_only_what_the_spec_admits() -> None:
     assert order_number["maximum"] == FIRST_ORDER_NUMBER + MAX_PRODUCTS - 1, "the last number is the spec's highest"
     longest = max((product_code(index, MAX_PRODUCTS) for index in (0, MAX_PRODUCTS - 1)), key=len)
     assert len(longest) <= schemas["ProductRequest"]["properties"]["productcode"]["maxLength"], longest
+
+
+def contents(directory: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(directory.iterdir())}
+
+
+@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_writing_leaves_the_directory_as_it_was(sent: signal.Signals, tmp_path: Path) -> None:
+    """Before, Ctrl-C was a traceback and SIGTERM a silent kill, each leaving a truncated products.json over
+    the earlier data set (and no orders), which `shop-mock --fixtures` then refused."""
+    assert main(["--products", "40", "--out", str(tmp_path), "--seed", "1"]) == 0
+    before = contents(tmp_path)
+    command = [sys.executable, "-m", "mock_server", "generate", "--products", str(3_000_000), "--out", str(tmp_path)]
+    child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        started = time.monotonic()
+        while not any(path.stat().st_size for path in tmp_path.glob(".generating-*/products.json")):
+            assert child.poll() is None and time.monotonic() - started < 60, "the products were never being written"
+            time.sleep(0.02)
+        child.send_signal(sent)
+        stdout, stderr = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert (child.returncode, stdout) == (2, "")
+    assert stderr == f"shop-mock generate: error: interrupted by {sent.name}: nothing written to {tmp_path}\n"
+    assert contents(tmp_path) == before, "the earlier data set whole, no staging directory left"

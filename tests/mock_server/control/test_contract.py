@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -307,3 +310,43 @@ def test_shop_mock_contract_refuses_what_is_not_a_contract(tmp_path: Path) -> No
         == f"shop-mock: error: {origin} answered GET /__mock__/contract with something else than a consumer contract\n"
     )
     assert not (tmp_path / "x.json").exists()
+
+
+class Held:
+    """A server that holds each request until `released`, then answers 503; `asked` is set once one came."""
+
+    def __init__(self) -> None:
+        self.asked, self.released = threading.Event(), threading.Event()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        self.asked.set()
+        while not self.released.is_set():
+            await asyncio.sleep(0.05)
+        await send({"type": "http.response.start", "status": 503, "headers": [(b"content-length", b"0")]})
+        await send({"type": "http.response.body", "body": b""})
+
+
+@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_ends_shop_mock_contract_in_one_line_with_the_earlier_file_kept(
+    sent: signal.Signals, tmp_path: Path
+) -> None:
+    """Before, Ctrl-C was a traceback and SIGTERM a kill without a line."""
+    out = tmp_path / "web.json"
+    out.write_text("the earlier contract\n")
+    held = Held()
+    with running(held) as origin:
+        command = [sys.executable, "-m", "mock_server", "contract", "--url", origin, "--out", str(out)]
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert held.asked.wait(60), "the contract was never asked for"
+            child.send_signal(sent)
+            stdout, stderr = child.communicate(timeout=60)
+        finally:
+            held.released.set()
+            if child.poll() is None:
+                child.kill()
+                child.communicate()
+    assert (child.returncode, stdout, stderr) == (2, "", f"shop-mock: error: interrupted by {sent.name}\n")
+    assert [path.name for path in tmp_path.iterdir()] == ["web.json"] and out.read_text() == "the earlier contract\n"
