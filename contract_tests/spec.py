@@ -84,8 +84,11 @@ class Spec:
         self.raw = raw
         try:
             self.operations = {op.id: op for op in self._walk_operations()}
-        except (KeyError, TypeError, AttributeError) as exc:
+            self.gateway_operations = self._gateway_operations(raw["servers"][0]["url"])
+        except (KeyError, TypeError, AttributeError, IndexError) as exc:
             raise SpecError(f"the spec is not a usable OpenAPI document ({exc!r})") from exc
+        if not self.operations:
+            raise SpecError("the spec has no operation to test")
 
     @classmethod
     def load(cls, path: Path | None = None) -> Spec:
@@ -160,10 +163,8 @@ class Spec:
                 return collection
         return None
 
-    @cached_property
-    def gateway_operations(self) -> list[Operation]:
+    def _gateway_operations(self, backend: str) -> list[Operation]:
         """Operations whose path item names a server besides the backend (the spec's first server)."""
-        backend = self.raw["servers"][0]["url"]
         return [
             op
             for op in self.operations.values()

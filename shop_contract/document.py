@@ -15,6 +15,11 @@ SPEC_FILE = "openapi.yaml"
 FIXTURES_PACKAGE = "shop_contract.fixtures"
 
 Document = dict[str, Any]
+MAX_SPEC_BYTES = 16 * 1024 * 1024
+"""The largest spec read (the bundled one is about 80 KB): more is no contract but a mistake, /dev/zero say."""
+MAX_SPEC_VALUES = 1_000_000
+"""Values in a spec once each YAML alias is a copy (the bundled one: about 4,500). Aliases of aliases
+(a "billion laughs") read in a millisecond and expand past any memory where the spec is copied or walked."""
 
 
 class SpecError(Exception):
@@ -48,7 +53,15 @@ def read(path: Path | None = None) -> Document:
     # the bundled spec, read by every run of the suite and every start of the mock).
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        document = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+        with path.open("rb") as file:
+            data = file.read(MAX_SPEC_BYTES + 1)
+        if len(data) > MAX_SPEC_BYTES:
+            raise SpecError(f"cannot read the spec {path}: larger than {MAX_SPEC_BYTES} bytes")
+        document = yaml.load(data.decode("utf-8"), Loader=loader)
+        if _expanded_size(document, {}) > MAX_SPEC_VALUES:
+            raise SpecError(
+                f"cannot read the spec {path}: its YAML aliases expand to more than {MAX_SPEC_VALUES} values"
+            )
     except yaml.YAMLError as exc:
         if "maximum nesting depth" in str(exc):  # libyaml's bound (PyYAML's own recurses: below)
             raise SpecError(f"cannot read the spec {path}: nested too deeply") from None
@@ -56,11 +69,25 @@ def read(path: Path | None = None) -> Document:
         raise SpecError(f"cannot read the spec {path}: {reason}") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"cannot read the spec {path}: {exc}") from exc
-    except RecursionError:  # PyYAML's pure-Python loader composes nested collections recursively
+    except (
+        RecursionError
+    ):  # PyYAML's pure-Python loader composes nested collections recursively, as _expanded_size walks them
         raise SpecError(f"cannot read the spec {path}: nested too deeply") from None
     if not isinstance(document, dict) or not str(document.get("openapi", "")).startswith("3."):
         raise SpecError(f"{path} is not an OpenAPI 3 document")
     return document
+
+
+def _expanded_size(node: Any, sizes: dict[int, int]) -> int:
+    """The values `node` holds with each alias a copy. A node that aliases share is walked once (`sizes`, by
+    id), so a billion laughs is counted in the time its few nodes take."""
+    if not isinstance(node, dict | list):
+        return 1
+    size = sizes.get(id(node))
+    if size is None:
+        children = node.values() if isinstance(node, dict) else node
+        size = sizes[id(node)] = 1 + sum(_expanded_size(child, sizes) for child in children)
+    return size
 
 
 def dereference(node: Any, document: Document) -> Any:

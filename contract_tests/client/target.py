@@ -35,6 +35,7 @@ from contract_tests.options import Options
 from contract_tests.redact import bounded, escape
 from contract_tests.spec import Operation, Spec
 from contract_tests.usage import UsageError
+from shop_contract.document import SpecError
 
 T = TypeVar("T")
 WAIT_STEP = 0.5
@@ -131,6 +132,8 @@ def _probe_operation(surface: Surface, spec: Spec) -> Operation:
     candidates = [op for op in spec.lists if not op.path_parameters]
     gateway_ids = {op.id for op in spec.gateway_operations}
     on_surface = [op for op in candidates if surface.name == "backend" or op.id in gateway_ids]
+    if not on_surface:
+        raise SpecError(f"the spec has no list without path parameters on the {surface.name} to probe it with")
     return on_surface[0]
 
 

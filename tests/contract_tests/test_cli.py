@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -19,6 +20,7 @@ from contract_tests.run import runner
 from contract_tests.spec import Spec
 from mock_server.app import create_app
 from mock_server.settings import Settings
+from tests.support.hostile_specs import laughs
 from tests.support.live import running
 from tests.support.ports import free_port
 from tests.support.suite import TOKEN_PATH, credentials, shop_contract
@@ -89,6 +91,39 @@ def test_a_spec_nested_100000_deep_exits_2_in_one_line(tmp_path: Path) -> None:
     spec.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
     args = ["--base-url", "http://127.0.0.1:1/x", "--api-key", "k", "--spec", str(spec)]
     assert_cannot_run(args, "nested too deeply")
+
+
+def openapi(**fields: object) -> str:
+    """A small OpenAPI document, as JSON (which YAML reads)."""
+    return json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, **fields})
+
+
+ITEM_ONLY = {
+    "/x/{id}/": {
+        "get": {
+            "operationId": "get_x",
+            "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "ok"}},
+        }
+    }
+}
+
+
+@pytest.mark.parametrize(
+    ("spec", "words"),
+    [
+        (laughs(7), "its YAML aliases expand to more than"),
+        (openapi(paths={}), "not a usable OpenAPI document (KeyError('servers'))"),
+        (openapi(servers=[], paths={}), "not a usable OpenAPI document (IndexError"),
+        (openapi(servers=[{"url": "/v1"}], paths={}), "the spec has no operation to test"),
+        (openapi(servers=[{"url": "/v1"}], paths=ITEM_ONLY), "no list without path parameters on the backend"),
+    ],
+)
+def test_a_spec_the_suite_cannot_use_exits_2_in_one_line(spec: str, words: str, tmp_path: Path) -> None:
+    """Before: the aliases hung the run, and the rest was "internal error of the suite: KeyError: 'servers'"
+    or "IndexError: list index out of range"."""
+    (tmp_path / "spec.yaml").write_text(spec, encoding="utf-8")
+    assert_cannot_run([*TARGET, "--spec", str(tmp_path / "spec.yaml")], words)
 
 
 def test_refused_api_key_exits_2(origin: str) -> None:

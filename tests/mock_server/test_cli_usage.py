@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -20,6 +20,7 @@ import yaml
 
 from mock_server.cli import missing_mock_modules
 from shop_contract.document import bundled_spec
+from tests.support.hostile_specs import laughs, sparse
 
 KEY = {"X-API-Key": "dev-api-key"}
 
@@ -144,6 +145,29 @@ def test_a_spec_the_mock_cannot_serve_is_one_line_and_exit_2(tmp_path: Path, bre
     (tmp_path / "openapi.yaml").write_text(yaml.safe_dump(spec), encoding="utf-8")
     done = subprocess.run(
         [sys.executable, "-m", "mock_server", "--spec", str(tmp_path / "openapi.yaml"), "--port", "0"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("shop-mock: error:"), done.stderr
+    assert message in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("write", "message"),
+    [
+        (lambda spec: spec.write_text(laughs(7), encoding="utf-8"), "its YAML aliases expand"),
+        (lambda spec: sparse(spec, 2**30), "larger than"),
+    ],
+)
+def test_a_spec_that_would_exhaust_the_mock_is_one_line_and_exit_2(
+    tmp_path: Path, write: Callable[[Path], object], message: str
+) -> None:
+    """Before, the mock hung at start on 2 KB of aliases (5 million values once copied), and read a spec
+    of gigabytes (or /dev/zero) until memory ran out."""
+    spec = tmp_path / "openapi.yaml"
+    write(spec)
+    done = subprocess.run(
+        [sys.executable, "-m", "mock_server", "--spec", str(spec), "--port", "0"],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 2
