@@ -31,6 +31,7 @@ from mock_server.settings import (
     is_loopback,
     new_admin_token,
 )
+from shop_contract.files import read_at_most
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 DISTRIBUTION = "shop-contract-suite"
@@ -38,6 +39,7 @@ MAX_SHUTDOWN_S = 3600.0
 MAX_JOURNAL_SIZE = 100_000  # Each entry keeps up to 4 KiB of each body: about 1 GB at most.
 MIN_SESSION_TTL_S = 0.001  # Redis keeps a session's expiry in whole milliseconds.
 ADMIN_OPTIONS = ("--admin-token", "--admin-token-file", "--no-admin")
+MAX_TOKEN_FILE_BYTES = 64 * 1024  # A token is a header's value: a larger file is not one.
 
 
 def version() -> str:
@@ -222,7 +224,7 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(f"{chosen[0]} and {chosen[1]} exclude each other")
     if args.admin_token_file is not None:
         try:
-            args.admin_token = args.admin_token_file.read_text(encoding="utf-8").strip()
+            args.admin_token = read_at_most(args.admin_token_file, MAX_TOKEN_FILE_BYTES).decode("utf-8").strip()
         except (OSError, UnicodeDecodeError) as error:
             reason = getattr(error, "strerror", None) or error
             parser.error(f"--admin-token-file: cannot read {args.admin_token_file}: {reason}")

@@ -27,6 +27,7 @@ import os
 import signal
 import socket
 import sys
+import time
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -46,6 +47,9 @@ MOCK_MODULES = (
     "prometheus_client",
 )
 EXIT_CANNOT_RUN = 2
+MAX_CONTRACT_BYTES = 256 * 1024 * 1024  # An interaction takes about 0.8 KB: 100,000 (a full journal) are 80 MB.
+CONTRACT_DEADLINE_S = 120.0  # The whole answer of `shop-mock contract`'s one request.
+READ_PIECE = 64 * 1024
 
 
 def banner(settings: Settings, port: int, backend: str, gateway: str) -> str:
@@ -120,6 +124,20 @@ def contract(argv: list[str]) -> int:
             signal.signal(each, handler)
 
 
+def _bounded_body(answer: Any) -> bytes:
+    """The body of `answer` (an http.client response), at most MAX_CONTRACT_BYTES within CONTRACT_DEADLINE_S,
+    else a ValueError: `--url` may name any server, one that sends without end or a byte at a time."""
+    deadline = time.monotonic() + CONTRACT_DEADLINE_S
+    body = bytearray()
+    while piece := answer.read1(READ_PIECE):
+        body += piece
+        if len(body) > MAX_CONTRACT_BYTES:
+            raise ValueError(f"its answer is larger than {MAX_CONTRACT_BYTES} bytes")
+        if time.monotonic() > deadline:
+            raise ValueError(f"its answer took longer than {CONTRACT_DEADLINE_S:g} s")
+    return bytes(body)
+
+
 def _write_whole(path: Path, text: str) -> None:
     """`text` in `path` at once, a temporary renamed over it: a signal or a full disk leave the earlier file."""
     partial = path.with_name(f".{path.name}.{os.getpid()}")
@@ -154,11 +172,13 @@ def _contract(argv: list[str]) -> int:
     url = f"{args.url.rstrip('/')}/__mock__/contract?{urlencode({'name': args.name})}"
     try:
         with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as answer:
-            document = json.loads(answer.read())
+            document = json.loads(_bounded_body(answer))
     except urllib.error.HTTPError as error:
         return fail(f"the mock at {args.url} answered HTTP {error.code} to GET /__mock__/contract")
     except (urllib.error.URLError, OSError, ValueError) as error:
         return fail(f"cannot read the contract from {args.url}: {getattr(error, 'reason', error)}")
+    except RecursionError:
+        return fail(f"cannot read the contract from {args.url}: nested too deeply")
     from mock_server.control.contract import FORMAT, summary
 
     if not isinstance(document, dict) or document.get("format") != FORMAT:

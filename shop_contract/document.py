@@ -10,6 +10,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from shop_contract.files import read_at_most
+
 SPEC_PACKAGE = "shop_contract.openapi"
 SPEC_FILE = "openapi.yaml"
 FIXTURES_PACKAGE = "shop_contract.fixtures"
@@ -53,11 +55,7 @@ def read(path: Path | None = None) -> Document:
     # the bundled spec, read by every run of the suite and every start of the mock).
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        with path.open("rb") as file:
-            data = file.read(MAX_SPEC_BYTES + 1)
-        if len(data) > MAX_SPEC_BYTES:
-            raise SpecError(f"cannot read the spec {path}: larger than {MAX_SPEC_BYTES} bytes")
-        document = yaml.load(data.decode("utf-8"), Loader=loader)
+        document = yaml.load(read_at_most(path, MAX_SPEC_BYTES).decode("utf-8"), Loader=loader)
         if _expanded_size(document, {}) > MAX_SPEC_VALUES:
             raise SpecError(
                 f"cannot read the spec {path}: its YAML aliases expand to more than {MAX_SPEC_VALUES} values"
@@ -67,7 +65,9 @@ def read(path: Path | None = None) -> Document:
             raise SpecError(f"cannot read the spec {path}: nested too deeply") from None
         reason = str(exc).replace("\n", " ")
         raise SpecError(f"cannot read the spec {path}: {reason}") from exc
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise SpecError(f"cannot read the spec {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
         raise SpecError(f"cannot read the spec {path}: {exc}") from exc
     except (
         RecursionError

@@ -21,7 +21,10 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from shop_contract.files import read_at_most
+
 KEEP_KEYS = 3  # After a rotation, the new key and the two before it.
+MAX_KEY_FILE_BYTES = 1024 * 1024  # Three RSA keys as PEM take about 5 KB.
 PEM_KEY = re.compile(rb"-----BEGIN (?:RSA )?PRIVATE KEY-----.*?-----END (?:RSA )?PRIVATE KEY-----", re.DOTALL)
 
 
@@ -112,7 +115,7 @@ class KeyRing:
 
 
 def read_keys(path: Path) -> tuple[rsa.RSAPrivateKey, ...]:
-    return parse_keys(path.read_bytes(), f"realm key file {path}")
+    return parse_keys(read_at_most(path, MAX_KEY_FILE_BYTES), f"realm key file {path}")
 
 
 def parse_keys(pem: bytes, source: str) -> tuple[rsa.RSAPrivateKey, ...]:

@@ -26,7 +26,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from shop_contract.files import read_at_most
+
 PBKDF2 = {"pbkdf2": "sha1", "pbkdf2-sha256": "sha256", "pbkdf2-sha512": "sha512"}
+MAX_REALM_FILE_BYTES = 16 * 1024 * 1024  # The dev realm's export takes 2.5 KB.
 
 
 class RealmFileError(Exception):
@@ -142,7 +145,7 @@ def matches_registered(uri: str, registered: tuple[str, ...]) -> bool:
 
 def read_realm_file(path: Path) -> RealmConfig:
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(read_at_most(path, MAX_REALM_FILE_BYTES).decode("utf-8"))
     except OSError as error:
         raise RealmFileError(f"realm file {path}: {error.strerror or error}") from error
     except ValueError as error:

@@ -20,7 +20,7 @@ from contract_tests.run import runner
 from contract_tests.spec import Spec
 from mock_server.app import create_app
 from mock_server.settings import Settings
-from tests.support.hostile_specs import laughs
+from tests.support.hostile_files import laughs
 from tests.support.live import running
 from tests.support.ports import free_port
 from tests.support.suite import TOKEN_PATH, credentials, shop_contract

@@ -20,7 +20,7 @@ import yaml
 
 from mock_server.cli import missing_mock_modules
 from shop_contract.document import bundled_spec
-from tests.support.hostile_specs import laughs, sparse
+from tests.support.hostile_files import laughs, sparse
 
 KEY = {"X-API-Key": "dev-api-key"}
 

@@ -13,9 +13,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mock_server.arguments import parse_settings
+from mock_server.arguments import MAX_TOKEN_FILE_BYTES, parse_settings
 from mock_server.cli import banner
 from mock_server.environment import variable
+from tests.support.hostile_files import sparse
 
 MOUNTS = ("/shop/api/v1", "/customers/v1")
 
@@ -107,7 +108,12 @@ def test_admin_options_from_the_environment_still_exclude_each_other(tmp_path: P
     excluded = "--admin-token and --no-admin exclude each other (from SHOP_MOCK_NO_ADMIN)"
     assert done.stderr == f"shop-mock: error: {excluded}\n"
     (tmp_path / "empty").write_text("\n", encoding="utf-8")
-    for path, reason in ((tmp_path / "missing", "No such file or directory"), (tmp_path / "empty", "is empty")):
+    large = sparse(tmp_path / "large", 2**30)  # a wrong path, /dev/zero: it was read whole, all the memory
+    for path, reason in (
+        (tmp_path / "missing", "No such file or directory"),
+        (tmp_path / "empty", "is empty"),
+        (large, f"cannot read {large}: larger than {MAX_TOKEN_FILE_BYTES} bytes"),
+    ):
         done = shop_mock(SHOP_MOCK_ADMIN_TOKEN_FILE=str(path))
         assert done.returncode == 2 and reason in done.stderr and done.stderr.count("\n") == 1, done.stderr
 

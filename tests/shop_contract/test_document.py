@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from shop_contract.document import MAX_SPEC_BYTES, MAX_SPEC_VALUES, SpecError, bundled_spec, read
-from tests.support.hostile_specs import laughs, sparse
+from tests.support.hostile_files import laughs, sparse
 
 
 def test_aliases_that_expand_past_the_bound_are_refused_at_once(tmp_path: Path) -> None:

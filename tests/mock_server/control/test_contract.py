@@ -19,6 +19,7 @@ import jsonschema
 import pytest
 
 from contract_tests.outcome import findings_file
+from mock_server import cli
 from mock_server.app import create_app
 from mock_server.control.contract import read_response
 from mock_server.settings import Settings
@@ -350,3 +351,55 @@ def test_a_signal_ends_shop_mock_contract_in_one_line_with_the_earlier_file_kept
                 child.communicate()
     assert (child.returncode, stdout, stderr) == (2, "", f"shop-mock: error: interrupted by {sent.name}\n")
     assert [path.name for path in tmp_path.iterdir()] == ["web.json"] and out.read_text() == "the earlier contract\n"
+
+
+def endless(piece: bytes, pause: float) -> Any:
+    """A server answering 200 with `piece` again and again, `pause` seconds apart, without end."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        while True:
+            await send({"type": "http.response.body", "body": piece, "more_body": True})
+            await asyncio.sleep(pause)
+
+    return app
+
+
+@pytest.mark.parametrize(
+    ("server", "bounds", "reason"),
+    [
+        (endless(b" " * 65536, 0), {"MAX_CONTRACT_BYTES": 1_000_000}, "its answer is larger than 1000000 bytes"),
+        (endless(b" ", 0.05), {"CONTRACT_DEADLINE_S": 1.0}, "its answer took longer than 1 s"),
+    ],
+)
+def test_shop_mock_contract_reads_a_server_within_its_bounds(
+    server: Any,
+    bounds: dict[str, float],
+    reason: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`--url` may name any server: one sending without end was read until memory ran out, one sending a
+    byte at a time for ever held the command. The bounds, made small here, are what the test is about."""
+    for name, value in bounds.items():
+        monkeypatch.setattr(cli, name, value)
+    with running(server) as origin:
+        assert cli.main(["contract", "--url", origin, "--out", str(tmp_path / "c.json")]) == 2
+    assert capsys.readouterr().err == f"shop-mock: error: cannot read the contract from {origin}: {reason}\n"
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_shop_mock_contract_refuses_json_nested_too_deeply(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It was a RecursionError's traceback."""
+
+    async def deep(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": b"[" * 100_000 + b"]" * 100_000})
+
+    with running(deep) as origin:
+        assert cli.main(["contract", "--url", origin, "--out", str(tmp_path / "c.json")]) == 2
+    assert capsys.readouterr().err == f"shop-mock: error: cannot read the contract from {origin}: nested too deeply\n"

@@ -21,10 +21,11 @@ import pytest
 from mock_server.api.security import DEV_CLIENT_ID, DEV_CLIENT_SECRET, DEV_PASSWORD, DEV_USERNAME
 from mock_server.app import create_app
 from mock_server.realm import KeyFileError, RealmFileError, keys
-from mock_server.realm.keys import KeyRing
-from mock_server.realm.realm_file import read_realm_file
+from mock_server.realm.keys import MAX_KEY_FILE_BYTES, KeyRing
+from mock_server.realm.realm_file import MAX_REALM_FILE_BYTES, read_realm_file
 from mock_server.settings import DEFAULT_REALM_FILE, Settings
 from tests.conftest import BACKEND, DEV_CLIENT, TOKEN_PATH
+from tests.support.hostile_files import sparse
 from tests.support.live import running
 
 CERTS = "/realms/shop/protocol/openid-connect/certs"
@@ -209,13 +210,18 @@ def test_an_unusable_realm_file_is_refused_naming_the_problem(tmp_path: Path, do
         ("--realm", None, "realm file {path}: No such file or directory"),
         ("--realm", b"{}", "realm file {path}: not a Keycloak realm export: no `realm` name"),
         ("--realm-key", b"not a key", "realm key file {path}: no PEM private key in it"),
+        # A gigabyte (a wrong path, /dev/zero) was read whole: the machine's memory, not a line.
+        ("--realm", 2**30, f"realm file {{path}}: larger than {MAX_REALM_FILE_BYTES} bytes"),
+        ("--realm-key", 2**30, f"realm key file {{path}}: larger than {MAX_KEY_FILE_BYTES} bytes"),
     ],
 )
 def test_the_cli_says_what_is_wrong_in_one_line_and_exits_2(
-    tmp_path: Path, option: str, content: bytes | None, message: str
+    tmp_path: Path, option: str, content: bytes | int | None, message: str
 ) -> None:
     path = tmp_path / "given"
-    if content is not None:
+    if isinstance(content, int):
+        sparse(path, content)
+    elif content is not None:
         path.write_bytes(content)
     command = [sys.executable, "-m", "mock_server", option, str(path), "--port", "0"]
     result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)  # never serves

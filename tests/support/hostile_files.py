@@ -1,5 +1,5 @@
-"""Specs that would exhaust their reader (shop_contract/document.py bounds them): aliases of aliases, and
-a file far larger than any contract."""
+"""Files that would exhaust their reader (shop_contract/files.py and document.py bound them): a spec's
+aliases of aliases, and a file far larger than any spec, realm, key or token."""
 
 from __future__ import annotations
 
