@@ -208,11 +208,21 @@ def main(argv: list[str] | None = None) -> int:
         return fail(f'the mock needs its extra ({", ".join(missing)} missing): pip install "{DISTRIBUTION}[mock]"')
     if settings.workers > 1 and settings.state == MEMORY:
         return fail("--workers needs --state redis://... (each process has its own state)")
+    from mock_server.shutdown import exit_quietly_on_sigterm
 
+    exit_quietly_on_sigterm()  # From here SIGTERM is Ctrl-C, while the mock loads as while it serves.
+    try:
+        return _loaded_and_served(settings)
+    except KeyboardInterrupt:  # Asked to stop while importing, binding or loading its data: as asked, exit 0.
+        print("shop-mock: stopped before serving", file=sys.stderr)
+        return 0
+
+
+def _loaded_and_served(settings: Settings) -> int:
+    """The mock's data loaded, then served until a stop (SIGINT or SIGTERM) or a failure to start."""
     from mock_server.app import create_app  # The mock's stack is imported only now that it is known to be there.
     from mock_server.backends import open_store
     from mock_server.replicas import serve_workers
-    from mock_server.shutdown import exit_quietly_on_sigterm
     from mock_server.spec.schemas import load_spec, mount_points
     from mock_server.state.fixtures import FixtureError
     from mock_server.state.store import StateError
@@ -239,7 +249,6 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("connexion").setLevel(max(logging.WARNING, logging.getLogger().level))
     # httpx's line per proxied request repeats the journal. It also quotes the backend's reason phrase, up to 100 KiB.
     logging.getLogger("httpx").setLevel(max(logging.WARNING, logging.getLogger().level))
-    exit_quietly_on_sigterm()
     with sock, contextlib.suppress(KeyboardInterrupt):  # A stop asked by SIGINT or SIGTERM (mock_server.shutdown).
         if settings.workers == 1:
             return serve(app, settings, sock)

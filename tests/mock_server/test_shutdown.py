@@ -24,10 +24,12 @@ import httpx
 import pytest
 
 from mock_server.arguments import parse_settings
+from shop_contract.document import bundled_fixtures
 from tests.conftest import API_KEY_HEADERS
 from tests.mock_server.state.test_redis_store import LINES, assert_sound, open_redis_store
 from tests.mock_server.state.test_store import line
 from tests.support.live import TRUSTED
+from tests.support.processes import signalled_at
 
 TOKEN = "stop-token"
 GRACE_S = 2.0  # the default --shutdown-timeout, which the issue asks for
@@ -281,3 +283,14 @@ def test_a_bad_shutdown_timeout_is_one_line_and_exit_2(value: str, capsys: pytes
     assert exited.value.code == 2
     last = capsys.readouterr().err.splitlines()[-1]  # after argparse's usage line
     assert last.startswith("shop-mock: error: ") and "--shutdown-timeout" in last, last
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_stop_while_the_data_loads_exits_0_in_one_line(sig: str) -> None:
+    """A large data set loads for seconds: Ctrl-C there was a KeyboardInterrupt's traceback (exit 130), and
+    SIGTERM a kill (143, no line), where a stop while serving is exit 0. The signal comes the moment the
+    mock opens its products to read them (tests/support/at_creation)."""
+    env = signalled_at(bundled_fixtures() / "products.json", sig, on_read=True)
+    command = [sys.executable, "-m", "mock_server", "--port", "0"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "shop-mock: stopped before serving\n")

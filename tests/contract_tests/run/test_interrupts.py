@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from contract_tests.run.interrupts import Interrupts
 from mock_server.app import create_app
 from mock_server.settings import Settings
 from tests.support.live import running
+from tests.support.processes import signalled_at
 from tests.support.suite import ROOT
 
 
@@ -154,20 +154,12 @@ def test_a_signal_before_the_pacer_exists_stops_it_when_it_is_given() -> None:
 
 
 REPORTS = ("junit.xml", "findings.json", "report.html", "summary.txt")
-AT_CREATION = Path(__file__).resolve().parents[2] / "support" / "at_creation"
-"""A sitecustomize sending the child SIGTERM then SIGINT the moment it creates a given file."""
 
 
 @pytest.fixture(scope="module")
 def mock_api() -> Iterator[str]:
     with running(create_app(Settings())) as origin:
         yield f"{origin}/shop/api/v1"
-
-
-def signalled_at(path: Path, signals: str = "SIGTERM SIGINT") -> dict[str, str]:
-    """The environment of a child sending itself `signals` the moment it creates `path` (tests/support/at_creation/)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(AT_CREATION), os.environ.get("PYTHONPATH")]))}
-    return {**env, "SHOP_TEST_SIGNALS_AT": str(path), "SHOP_TEST_SIGNALS": signals}
 
 
 def contract(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

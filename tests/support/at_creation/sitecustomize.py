@@ -6,6 +6,9 @@ for it (a name holding NAME): an audit hook sees the file opened for writing, an
 or return after that open (when the file exists, before a byte is written) sends the signals. An external
 watcher of the directory would race the write, which takes microseconds; this hits the window every time,
 as a user's unlucky second Ctrl-C does.
+
+With SHOP_TEST_SIGNALS_ON=read too, the open that sends them is DIR/NAME's for reading: a stop in the
+middle of reading a file (the mock's data set as it loads).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 _WATCHED = os.environ.get("SHOP_TEST_SIGNALS_AT")
 _SENT = [signal.Signals[name] for name in os.environ.get("SHOP_TEST_SIGNALS", "SIGTERM SIGINT").split()]
 _armed = _WATCHED is not None
+_ON_READ = os.environ.get("SHOP_TEST_SIGNALS_ON") == "read"
 
 
 def _writing(args: tuple[Any, ...]) -> bool:
@@ -35,7 +39,8 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         return
     path = os.path.realpath(os.fsdecode(args[0]))
     directory, name = os.path.split(_WATCHED)
-    if os.path.dirname(path) == os.path.realpath(directory) and name in os.path.basename(path) and _writing(args):
+    opened = (not _writing(args) and os.path.basename(path) == name) if _ON_READ else _writing(args)
+    if os.path.dirname(path) == os.path.realpath(directory) and name in os.path.basename(path) and opened:
         _armed = False
         sys.setprofile(_signalled)
 
