@@ -488,7 +488,7 @@ def test_a_trickling_answer_ends_at_the_deadline(
         started = time.monotonic()
         with pytest.raises(TIMED_OUT):
             client.get(url)
-        assert time.monotonic() - started < 1.5
+        assert time.monotonic() - started < 5  # the answer trickles for 10 s or more
 
 
 @pytest.mark.parametrize("route", ["direct", "proxy"])

@@ -202,7 +202,7 @@ def test_a_retry_after_past_the_budget_ends_at_the_budget() -> None:
     started = time.monotonic()
     with pytest.raises(BudgetSpent):
         paced(pacer, Target([Answer(503, "20")]))
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 10  # the wait asked is 20 s: a wide margin for a loaded machine
 
 
 @pytest.mark.parametrize(
