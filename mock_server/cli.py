@@ -208,9 +208,9 @@ def main(argv: list[str] | None = None) -> int:
         return fail(f'the mock needs its extra ({", ".join(missing)} missing): pip install "{DISTRIBUTION}[mock]"')
     if settings.workers > 1 and settings.state == MEMORY:
         return fail("--workers needs --state redis://... (each process has its own state)")
-    from mock_server.shutdown import exit_quietly_on_sigterm
+    from mock_server.shutdown import signals_as_ctrl_c
 
-    exit_quietly_on_sigterm()  # From here SIGTERM is Ctrl-C, while the mock loads as while it serves.
+    signals_as_ctrl_c()  # From here SIGINT and SIGTERM stop the mock while it loads as while it serves.
     try:
         return _loaded_and_served(settings)
     except KeyboardInterrupt:  # Asked to stop while importing, binding or loading its data: as asked, exit 0.

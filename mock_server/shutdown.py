@@ -12,7 +12,9 @@ This module adds what uvicorn does not do:
 
 - A second SIGTERM stops the mock at once. uvicorn stops at once only on a second SIGINT.
 - A stop asked by SIGTERM exits 0. Once stopped, uvicorn raises the signal again with the handler it
-  found, and the default one kills the process. `exit_quietly_on_sigterm` makes that handler Ctrl-C's.
+  found, and the default one kills the process. `signals_as_ctrl_c` makes that handler Ctrl-C's.
+- A stop asked while the mock still loads its data, before uvicorn handles signals, ends it there
+  (exit 0). SIGINT too where the mock was started with it ignored, as a shell's background job is.
 - With workers, the supervisor stops them at the first signal, where uvicorn's looks at its signals
   every half second. It kills them at a second, where uvicorn's waits for them whatever comes.
 - A request task that uvicorn cancels, past the wait or at a second signal, is one line in the log
@@ -42,11 +44,13 @@ def grace_options(seconds: float) -> dict[str, Any]:
     return {"timeout_graceful_shutdown": max(seconds - SETTLE_S, 0.0)}
 
 
-def exit_quietly_on_sigterm() -> None:
-    """Make SIGTERM, once uvicorn is done with it, end the process as Ctrl-C does.
+def signals_as_ctrl_c() -> None:
+    """Make SIGINT and SIGTERM, before uvicorn handles them and once it is done with them, end the process
+    as Ctrl-C does.
 
-    That raises KeyboardInterrupt, which the CLI takes as the end of serving (exit 0), not as death by
-    the signal."""
+    That raises KeyboardInterrupt, which the CLI takes as a stop (exit 0), not as death by the signal.
+    uvicorn handles SIGINT while serving even where it was ignored, so the mock does from its start."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
 
 
