@@ -24,19 +24,18 @@ import gc
 import importlib.util
 import logging
 import os
-import signal
 import socket
 import sys
 import time
 from pathlib import Path
-from types import FrameType
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from mock_server.api.security import DEV_CLIENT_ID, DEV_CLIENT_SECRET, DEV_PASSWORD, DEV_USERNAME, REALM_PATH
 from mock_server.arguments import DISTRIBUTION, is_http_url, parse_settings, version
 from mock_server.http.jsonlog import log_json_lines, uvicorn_log_options
 from mock_server.realm import KeyFileError, RealmFileError
 from mock_server.settings import MEMORY, Settings
+from mock_server.stops import Interrupted, Stops
 
 if TYPE_CHECKING:
     from mock_server.app import MockApp
@@ -108,20 +107,14 @@ def fail(message: str) -> int:
     return EXIT_CANNOT_RUN
 
 
-def _interrupted(signum: int, frame: FrameType | None) -> NoReturn:
-    raise KeyboardInterrupt(signal.Signals(signum).name)
-
-
 def contract(argv: list[str]) -> int:
-    """`shop-mock contract`, which Ctrl-C or SIGTERM ends in one line and exit 2, its file whole or as it was."""
-    previous = {each: signal.signal(each, _interrupted) for each in (signal.SIGINT, signal.SIGTERM)}
+    """`shop-mock contract`, which Ctrl-C or SIGTERM ends in one line and exit 2 (mock_server/stops.py), its
+    file whole or as it was."""
     try:
-        return _contract(argv)
-    except KeyboardInterrupt as stopped:
-        return fail(f"interrupted by {stopped.args[0] if stopped.args else 'SIGINT'}")
-    finally:
-        for each, handler in previous.items():
-            signal.signal(each, handler)
+        with Stops().installed():
+            return _contract(argv)
+    except Interrupted as exc:
+        return fail(str(exc))
 
 
 def _bounded_body(answer: Any) -> bytes:

@@ -6,8 +6,8 @@ the fixtures' format, one JSON array of objects per collection. Every reference 
 details point at existing orders and products, and orders and payments at existing customers.
 
 Records are streamed to disk one at a time, and every product attribute is derived from its index.
-So memory stays bounded whatever the size. Only the standard library is used, so it runs without the
-server's dependencies::
+So memory stays bounded whatever the size. Only the standard library is used (and `stops.py`, its signal
+handling, which uses it alone), so it runs without the server's dependencies::
 
     shop-mock generate --products 1000000 --out /tmp/bench [--seed 7]
 
@@ -27,16 +27,15 @@ import json
 import os
 import random
 import shutil
-import signal
 import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
-from types import FrameType
 from typing import IO, Any, NoReturn
+
+from mock_server.stops import Interrupted, Stops
 
 Record = dict[str, Any]
 DESCRIPTION = "Write a large, consistent shop data set (six JSON files) for benchmarks."
@@ -452,38 +451,11 @@ def _write_orders(out: Path, sizes: Sizes) -> dict[str, int]:
         return {"orders": orders.close(), "orderdetails": details.close(), "payments": payments.close()}
 
 
-class Interrupted(Exception):
-    """Ctrl-C or SIGTERM before the data set was in place: ``out`` is as it was."""
-
-
-class Stops:
-    """SIGINT and SIGTERM while `installed`: the first an `Interrupted` while the files are written, none
-    once they are being moved into place (a few renames), nor while the first one's cleanup runs. So a
-    data set lands whole or not at all, never half of it over an earlier one."""
-
-    def __init__(self) -> None:
-        self.raising = True
-
-    def __call__(self, signum: int, frame: FrameType | None) -> None:
-        if self.raising:
-            self.raising = False
-            raise Interrupted(f"interrupted by {signal.Signals(signum).name}")
-
-    @contextmanager
-    def installed(self) -> Iterator[Stops]:
-        previous = {each: signal.signal(each, self) for each in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            yield self
-        finally:
-            for each, handler in previous.items():
-                signal.signal(each, handler)
-
-
 def generate(out: Path, sizes: Sizes, stops: Stops | None = None) -> dict[str, int]:
     """Write the six collections into ``out``, and return the record counts by file stem.
 
     They are written in a directory of their own inside ``out`` and renamed into it once all are whole
-    (`stops` told before), so an interrupted run (`Interrupted`, a full disk) leaves ``out`` as it was."""
+    (`stops` settled first), so an interrupted run (`Interrupted`, a full disk) leaves ``out`` as it was."""
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".generating-", dir=out))
     try:
@@ -494,7 +466,7 @@ def generate(out: Path, sizes: Sizes, stops: Stops | None = None) -> dict[str, i
         }
         counts.update(_write_orders(staging, sizes))
         if stops is not None:
-            stops.raising = False
+            stops.settled()
         for stem in counts:
             os.replace(staging / f"{stem}.json", out / f"{stem}.json")
         return counts

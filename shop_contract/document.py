@@ -69,9 +69,7 @@ def read(path: Path | None = None) -> Document:
         raise SpecError(f"cannot read the spec {path}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise SpecError(f"cannot read the spec {path}: {exc}") from exc
-    except (
-        RecursionError
-    ):  # PyYAML's pure-Python loader composes nested collections recursively, as _expanded_size walks them
+    except RecursionError:  # PyYAML's pure-Python loader composes nested collections recursively, as we walk them
         raise SpecError(f"cannot read the spec {path}: nested too deeply") from None
     if not isinstance(document, dict) or not str(document.get("openapi", "")).startswith("3."):
         raise SpecError(f"{path} is not an OpenAPI 3 document")

@@ -9,10 +9,15 @@ import errno
 from pathlib import Path
 
 
+class TooLarge(OSError):
+    """A file past its reader's bound. Its `strerror` says so ("larger than N bytes"), as an OSError's says
+    a file is not there, so a reader that names OSErrors names this one too."""
+
+
 def read_at_most(path: Path, limit: int) -> bytes:
-    """The bytes of `path`. An OSError whose `strerror` says so past `limit`, as for a file not there."""
+    """The bytes of `path`, TooLarge past `limit`; no more than `limit` + 1 of them are ever read."""
     with path.open("rb") as file:
         data = file.read(limit + 1)
     if len(data) > limit:
-        raise OSError(errno.EFBIG, f"larger than {limit} bytes", str(path))
+        raise TooLarge(errno.EFBIG, f"larger than {limit} bytes", str(path))
     return data

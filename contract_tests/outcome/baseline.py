@@ -35,6 +35,7 @@ from contract_tests.outcome.findings_file import pointer, said, schema
 from contract_tests.outcome.fingerprint import fingerprint
 from contract_tests.redact import Redactor, escape
 from contract_tests.usage import UsageError
+from shop_contract.files import TooLarge, read_at_most
 
 SCHEMA_NAME = "baseline.schema.json"
 VERSION = 1
@@ -92,13 +93,12 @@ def read(path: Path) -> tuple[Acceptance, ...]:
     """The entries of the baseline in `path`, in the file's order. Raises BaselineError if it is not valid."""
     limit = schema(SCHEMA_NAME)["x-max-bytes"]
     try:
-        with path.open("rb") as file:
-            raw = file.read(limit + 1)
+        raw = read_at_most(path, limit)
+    except TooLarge as exc:
+        raise BaselineError(path, "", str(exc.strerror)) from None
     except OSError as exc:
         hint = " (record one with --baseline-update)" if isinstance(exc, FileNotFoundError) else ""
         raise BaselineError(path, "", f"cannot read it: {exc.strerror or exc}{hint}") from None
-    if len(raw) > limit:
-        raise BaselineError(path, "", f"larger than {limit} bytes")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -30,6 +30,8 @@ from typing import Any
 
 import jsonschema
 
+from shop_contract.files import TooLarge, read_at_most
+
 SCHEMA_NAME = "findings.schema.json"
 
 _TOKEN = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"?|[\[\]{},:]', re.DOTALL)
@@ -64,10 +66,10 @@ def load(path: Path, schema_name: str = SCHEMA_NAME) -> dict[str, Any]:
     It raises FindingsError otherwise, and OSError if the file is unreadable."""
     rules = schema(schema_name)
     limit, depth, items = rules["x-max-bytes"], rules["x-max-depth"], rules["x-max-items"]
-    with path.open("rb") as file:
-        raw = file.read(limit + 1)
-    if len(raw) > limit:
-        raise FindingsError(path, "", f"larger than {limit} bytes")
+    try:
+        raw = read_at_most(path, limit)
+    except TooLarge as exc:
+        raise FindingsError(path, "", str(exc.strerror)) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
