@@ -1,8 +1,10 @@
 """Credentials for the whole run, kept valid: the API key and the bearer token the suite sends.
 
 A token from a realm (`--token-url`) is renewed before it expires, at its `expires_in` less a margin.
-It is also renewed once after an unexpected 401. A static `--token` whose `exp` passes cannot be
-renewed, so the run stops (`CredentialsLost`, exit 2).
+It is also renewed once after an unexpected 401. A token whose `exp` had passed when it was fetched
+says that the realm's clock and this machine's disagree. Its `expires_in` alone is trusted then.
+Without one the run stops (exit 2): renewing would fetch a token for every request. A static
+`--token` whose `exp` passes cannot be renewed, so the run stops (`CredentialsLost`, exit 2).
 
 Both HTTP clients take the current credentials from here and report each answer to them. So a stretch
 of refusals of credentials accepted at the start ends the run with exit 2, never a pass. The keyring
@@ -60,6 +62,10 @@ def _expiry(token: str) -> float | None:
     return float(exp) if isinstance(exp, int | float) else None
 
 
+def _utc(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%H:%M:%S UTC")
+
+
 class Keyring:
     """The credentials of a run, renewed when due. It is thread-safe because Schemathesis may use workers."""
 
@@ -94,9 +100,19 @@ class Keyring:
             token, expires_in = self.fetch(self.realm)
         except CredentialsError as exc:
             raise CredentialsLost(str(exc)) from exc
+        fetched = time.time()
+        exp = _expiry(token)
+        if exp is not None and exp <= fetched:  # The realm's clock and this machine's disagree.
+            if not expires_in:
+                raise CredentialsLost(
+                    f"the realm's token expired at {_utc(exp)}, before this machine fetched it at "
+                    f"{_utc(fetched)}, and the realm gave no expires_in: its clock or this machine's is off"
+                )
+            # The relative `expires_in` alone says when to renew: by `exp`, every request would renew.
+            exp = None
         # The earlier of `expires_in` and the token's own `exp`. The `exp` is in whole seconds, so it may be up to a
         # second earlier.
-        candidates = [t for t in (_expiry(token), time.time() + expires_in if expires_in else None) if t is not None]
+        candidates = [t for t in (exp, fetched + expires_in if expires_in else None) if t is not None]
         self._use(token, min(candidates, default=None))
 
     @property
@@ -107,10 +123,9 @@ class Keyring:
                 if self.realm is not None:
                     self._fetch()
                 elif time.time() >= self._expires:
-                    when = datetime.fromtimestamp(self._expires, UTC).strftime("%H:%M:%S UTC")
                     raise CredentialsLost(
-                        f"the token given with --token expired at {when}, during the run; give --token-url, "
-                        "--client-id and --client-secret so that the suite can renew it"
+                        f"the token given with --token expired at {_utc(self._expires)}, during the run; "
+                        "give --token-url, --client-id and --client-secret so that the suite can renew it"
                     )
             return self._token
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import jwt
 import pytest
 
 from contract_tests import cli
@@ -200,6 +201,18 @@ def test_a_token_endpoint_answering_100000_deep_exits_2_saying_so(tmp_path: Path
         outcome = shop_contract(["--base-url", origin + API, *credentials(origin), *QUICK, *ON_ITEMS], tmp_path)
     assert_well_behaved(outcome, tmp_path, (2,))
     assert "answered no access_token" in outcome.stderr
+
+
+def test_a_realm_whose_tokens_expired_before_they_were_issued_exits_2_naming_the_clocks(tmp_path: Path) -> None:
+    """A realm an hour behind this machine, giving no `expires_in`: every token was due at once, and each
+    request fetched a new one."""
+    claims = {"sub": "shop-dev", "exp": int(time.time()) - 3600}
+    token = jwt.encode(claims, "a secret of the realm, 32 bytes or more", algorithm="HS256")
+    answer = json.dumps({"access_token": token, "token_type": "Bearer"}).encode()
+    with running(hostile.Hostile("POST", TOKEN_PATH, hostile.json_answer(answer))) as origin:
+        outcome = shop_contract(["--base-url", origin + API, *credentials(origin), *QUICK, *ON_ITEMS], tmp_path)
+    assert_well_behaved(outcome, tmp_path, (2,))
+    assert "its clock or this machine's is off" in outcome.stderr and token not in outcome.stderr
 
 
 def test_a_value_the_target_sends_is_cut_where_a_rule_quotes_it(tmp_path: Path) -> None:
