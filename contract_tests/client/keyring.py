@@ -17,6 +17,7 @@ session can hold it.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -59,11 +60,15 @@ def _expiry(token: str) -> float | None:
         exp = jwt.decode(token, options={"verify_signature": False}).get("exp")
     except jwt.PyJWTError:
         return None
-    return float(exp) if isinstance(exp, int | float) else None
+    return float(exp) if isinstance(exp, int | float) and math.isfinite(exp) else None
 
 
 def _utc(timestamp: float) -> str:
-    return datetime.fromtimestamp(timestamp, UTC).strftime("%H:%M:%S UTC")
+    """`timestamp` as a reader takes it, also where it is past what a date can show (a token's `exp` is the token's)."""
+    try:
+        return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, ValueError, OSError):
+        return f"the Unix time {timestamp:.0f}"
 
 
 class Keyring:
@@ -82,6 +87,7 @@ class Keyring:
         self._margin = 0.0
         self._fetched_at = 0.0
         self._in_a_row = 0
+        self._created = time.time()
         if realm is not None:
             self._fetch()
         elif token is not None:
@@ -123,8 +129,9 @@ class Keyring:
                 if self.realm is not None:
                     self._fetch()
                 elif time.time() >= self._expires:
+                    when = "before the run" if self._expires <= self._created else "during the run"
                     raise CredentialsLost(
-                        f"the token given with --token expired at {_utc(self._expires)}, during the run; "
+                        f"the token given with --token expired at {_utc(self._expires)}, {when}; "
                         "give --token-url, --client-id and --client-secret so that the suite can renew it"
                     )
             return self._token

@@ -361,10 +361,26 @@ def test_a_static_token_that_expires_during_the_run_exits_2(tmp_path: Path, caps
         args = ["--gateway-url", origin + "/customers/v1", "--token", token, *LONG_RUN, "--report-dir", str(tmp_path)]
         code = cli.main(args)
     out, err = capsys.readouterr()
-    assert code == 2 and len(err.strip().splitlines()) == 1 and "expired" in err, err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "expired" in err and "during the run" in err, err
     assert token not in out + err
     findings = json.loads((tmp_path / "findings.json").read_text())
     assert "expired" in findings["aborted"] and findings["run"]["duration"] > 0
+
+
+@pytest.mark.parametrize(
+    ("exp", "said"),
+    [(1000, "expired at 1970-01-01 00:16:40 UTC, before the run"), (-1e12, "at the Unix time -1000000000000")],
+)
+def test_a_static_token_that_expired_before_the_run_exits_2_saying_when(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], exp: float, said: str
+) -> None:
+    """An `exp` before the run, also one before the first year a date can show: it was an internal error."""
+    token = jwt.encode({"sub": "shop-dev", "exp": exp}, "a secret of the realm, 32 bytes or more", algorithm="HS256")
+    with running(create_app(Settings())) as origin:
+        code = cli.main(["--gateway-url", origin + "/customers/v1", "--token", token, *QUICK])
+    out, err = capsys.readouterr()
+    assert code == 2 and len(err.strip().splitlines()) == 1 and said in err, err
+    assert "internal error" not in err and token not in out + err
 
 
 def test_credentials_lost_while_learning_the_target_end_the_run_with_its_reports(tmp_path: Path) -> None:

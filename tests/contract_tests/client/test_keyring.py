@@ -85,3 +85,13 @@ def test_a_token_past_its_exp_without_expires_in_stops_the_run_naming_the_clocks
         counting_realm(-3600.0, None)
     message = str(raised.value)
     assert "\n" not in message and "clock" in message and "expires_in" in message, message
+
+
+@pytest.mark.parametrize("exp", [float("nan"), float("inf")])
+def test_an_exp_that_is_no_time_is_no_expiry(exp: float) -> None:
+    """A token's `exp` that is not a finite number says nothing of when it expires: it is ignored."""
+    token = jwt.encode(
+        {"sub": "contract-suite", "exp": exp}, "a secret of the realm, 32 bytes or more", algorithm="HS256"
+    )
+    keys = Keyring(None, token, None, lambda realm: ("", None))
+    assert keys.token == token and keys._expires is None
