@@ -23,6 +23,11 @@ MAX_TIME = 7 * 24 * 3600.0  # Seconds, a week: the longest --max-time, --wait an
 MAX_RACE_TRIES = 10_000
 
 
+def carried_by_a_header(credential: str) -> bool:
+    """Whether a header carries `credential` as it is: not empty, printable ASCII, no space at either end."""
+    return credential.isascii() and credential.isprintable() and credential == credential.strip() != ""
+
+
 @dataclass(frozen=True)
 class Profile:
     max_examples: int
@@ -110,7 +115,7 @@ class Options:
         if any(realm) and not all(realm):
             raise UsageError("--token-url, --client-id and --client-secret go together")
         for flag, value in (("--api-key", self.api_key), ("--token", self.token)):
-            if value is not None and not (value.isascii() and value.isprintable() and value == value.strip() != ""):
+            if value is not None and not carried_by_a_header(value):
                 # Said without the value, a secret: it goes in a header, which cannot carry it as it is.
                 variable = "SHOP_CONTRACT_" + flag[2:].upper().replace("-", "_")
                 raise UsageError(

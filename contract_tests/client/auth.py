@@ -13,6 +13,7 @@ import base64
 import hashlib
 import hmac
 import json
+import math
 import time
 from typing import Any
 
@@ -24,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from contract_tests.client.bounded import Limits, ResponseTooLarge
 from contract_tests.client.bounded_httpx import httpx_client, send_httpx
 from contract_tests.client.keyring import CredentialsError, Realm
+from contract_tests.options import carried_by_a_header
 
 TOKEN_SUFFIX = "/protocol/openid-connect/token"
 DISCOVERY_SUFFIX = "/.well-known/openid-configuration"
@@ -56,11 +58,29 @@ def fetch_token(realm: Realm, limits: Limits) -> tuple[str, float | None]:
         )
     try:
         answer = response.json()
-        token = answer["access_token"]
-    except (ValueError, KeyError, TypeError, RecursionError) as exc:
-        raise CredentialsError(f"the token endpoint {token_url} answered no access_token") from exc
-    expires_in = answer.get("expires_in")
-    return str(token), float(expires_in) if isinstance(expires_in, int | float) and expires_in > 0 else None
+    except (ValueError, RecursionError) as exc:
+        raise CredentialsError(
+            f"the token endpoint {token_url} answered no access_token (not JSON, or nested too deeply)"
+        ) from exc
+    token = answer.get("access_token") if isinstance(answer, dict) else None
+    if not (isinstance(token, str) and carried_by_a_header(token)):
+        # Said without the value: it may be a secret. Sent as it came, it was an empty Bearer, `None`, an
+        # injected header, or an encoding error in the middle of the run.
+        raise CredentialsError(f"the token endpoint {token_url} answered no access_token a header can carry")
+    return token, lifetime(answer.get("expires_in"))
+
+
+def lifetime(expires_in: object) -> float | None:
+    """`expires_in` in seconds, or None where it says nothing usable. A number, or its decimal text, as
+    some token endpoints send it (Azure AD's v1 endpoint: `"3599"`), positive and finite."""
+    if isinstance(expires_in, str):
+        try:
+            expires_in = float(expires_in)
+        except ValueError:
+            return None
+    if isinstance(expires_in, bool) or not isinstance(expires_in, int | float):
+        return None
+    return float(expires_in) if math.isfinite(expires_in) and expires_in > 0 else None
 
 
 def _b64(data: bytes) -> str:

@@ -203,6 +203,24 @@ def test_a_token_endpoint_answering_100000_deep_exits_2_saying_so(tmp_path: Path
     assert "answered no access_token" in outcome.stderr
 
 
+@pytest.mark.parametrize(
+    "access_token",
+    ["", " padded ", "token\r\nX-Injected: 1", "tökén", 12345, None, {"jwt": "a.b.c"}, ["a.b.c"]],
+    ids=["empty", "padded", "line-break", "non-ascii", "number", "null", "object", "list"],
+)
+def test_a_token_endpoint_answering_a_token_no_header_can_carry_exits_2_saying_so(
+    tmp_path: Path, access_token: object
+) -> None:
+    """An access_token that is no string, or one a header cannot carry as it is: sent as it came, it was an
+    empty Bearer, `None`, a header the HTTP client refused (naming the backend unreachable) or an injected
+    header."""
+    answer = json.dumps({"access_token": access_token, "token_type": "Bearer", "expires_in": 300}).encode()
+    with running(hostile.Hostile("POST", TOKEN_PATH, hostile.json_answer(answer))) as origin:
+        outcome = shop_contract(["--base-url", origin + API, *credentials(origin), *QUICK, *ON_ITEMS], tmp_path)
+    assert_well_behaved(outcome, tmp_path, (2,))
+    assert "answered no access_token a header can carry" in outcome.stderr, outcome.stderr
+
+
 def test_a_realm_whose_tokens_expired_before_they_were_issued_exits_2_naming_the_clocks(tmp_path: Path) -> None:
     """A realm an hour behind this machine, giving no `expires_in`: every token was due at once, and each
     request fetched a new one."""
