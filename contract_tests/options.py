@@ -153,7 +153,8 @@ class Options:
         if self.checks and not set(self.checks) - set(self.exclude_checks):
             raise UsageError("--checks and --exclude-checks together leave no check to run")
         if self.ca_bundle is not None and not self.ca_bundle.is_file():
-            raise UsageError(f"--ca-bundle {self.ca_bundle}: no such file")
+            what = "not a regular file" if self.ca_bundle.exists() else "no such file"
+            raise UsageError(f"--ca-bundle {self.ca_bundle}: {what}")
         if self.ca_bundle is not None and self.insecure:
             raise UsageError("give either --ca-bundle or --insecure, not both")
         if self.consumer is not None:

@@ -330,9 +330,11 @@ def test_the_tls_flags_reach_schemathesis_requests(ca: Authority, flag: str | No
             assert case.call().content == b"ok"
 
 
-def test_a_ca_bundle_that_is_not_a_file_is_a_usage_error(tmp_path: Path) -> None:
-    with pytest.raises(cli.UsageError, match=r"--ca-bundle .*: no such file"):
-        arguments.options_from(["--base-url", "https://127.0.0.1:1", "--ca-bundle", str(tmp_path / "nope.pem")], {})
+@pytest.mark.parametrize(("name", "said"), [("nope.pem", "no such file"), (".", "not a regular file")])
+def test_a_ca_bundle_that_is_not_a_file_is_a_usage_error_saying_which(tmp_path: Path, name: str, said: str) -> None:
+    """A directory or a device (/dev/zero) was called "no such file"."""
+    with pytest.raises(cli.UsageError, match=rf"--ca-bundle .*: {said}$"):
+        arguments.options_from(["--base-url", "https://127.0.0.1:1", "--ca-bundle", str(tmp_path / name)], {})
 
 
 def test_a_ca_bundle_that_holds_no_certificate_is_a_usage_error(tmp_path: Path) -> None:
