@@ -167,8 +167,9 @@ class Options:
     def _validate_outputs(self) -> None:
         """Where the reports go, checked before the run, so that a run of minutes does not end in one line
         saying its reports had no place."""
-        if self.report_dir is not None and self.report_dir.exists() and not self.report_dir.is_dir():
-            raise UsageError(f"--report-dir {self.report_dir}: not a directory")
+        for flag, directory in (("--report-dir", self.report_dir), ("--export-tests", self.export_tests)):
+            if directory is not None and directory.exists() and not directory.is_dir():
+                raise UsageError(f"{flag} {directory}: not a directory")
         if self.junit_xml is not None and self.junit_xml.is_dir():
             raise UsageError(f"--junit-xml {self.junit_xml}: is a directory")
 

@@ -219,6 +219,7 @@ def test_a_report_place_that_is_none_exits_2_before_the_run(tmp_path: Path) -> N
     a_file.write_text("")
     assert_cannot_run([*TARGET, "--report-dir", str(a_file)], "--report-dir")
     assert_cannot_run([*TARGET, "--junit-xml", str(tmp_path)], "--junit-xml")
+    assert_cannot_run([*TARGET, "--export-tests", str(a_file)], f"--export-tests {a_file}: not a directory")
 
 
 def test_a_report_that_cannot_be_written_after_the_run_is_one_line_and_exit_2(origin: str, tmp_path: Path) -> None:
