@@ -87,7 +87,6 @@ class Keyring:
         self._margin = 0.0
         self._fetched_at = 0.0
         self._in_a_row = 0
-        self._created = time.time()
         if realm is not None:
             self._fetch()
         elif token is not None:
@@ -129,7 +128,8 @@ class Keyring:
                 if self.realm is not None:
                     self._fetch()
                 elif time.time() >= self._expires:
-                    when = "before the run" if self._expires <= self._created else "during the run"
+                    # A static token is taken once, when the run starts.
+                    when = "before the run" if self._expires <= self._fetched_at else "during the run"
                     raise CredentialsLost(
                         f"the token given with --token expired at {_utc(self._expires)}, {when}; "
                         "give --token-url, --client-id and --client-secret so that the suite can renew it"

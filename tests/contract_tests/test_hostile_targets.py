@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import jwt
 import pytest
 
 from contract_tests import cli
@@ -32,7 +31,7 @@ from mock_server.settings import Settings
 from tests.support import hostile
 from tests.support.faults import Fault, edit_json
 from tests.support.live import running
-from tests.support.suite import TOKEN_PATH, Outcome, credentials, shop_contract
+from tests.support.suite import TOKEN_PATH, Outcome, credentials, shop_contract, token_expiring_at
 from tests.support.variants import set_status
 
 API = "/shop/api/v1"
@@ -224,8 +223,7 @@ def test_a_token_endpoint_answering_a_token_no_header_can_carry_exits_2_saying_s
 def test_a_realm_whose_tokens_expired_before_they_were_issued_exits_2_naming_the_clocks(tmp_path: Path) -> None:
     """A realm an hour behind this machine, giving no `expires_in`: every token was due at once, and each
     request fetched a new one."""
-    claims = {"sub": "shop-dev", "exp": int(time.time()) - 3600}
-    token = jwt.encode(claims, "a secret of the realm, 32 bytes or more", algorithm="HS256")
+    token = token_expiring_at(int(time.time()) - 3600)
     answer = json.dumps({"access_token": token, "token_type": "Bearer"}).encode()
     with running(hostile.Hostile("POST", TOKEN_PATH, hostile.json_answer(answer))) as origin:
         outcome = shop_contract(["--base-url", origin + API, *credentials(origin), *QUICK, *ON_ITEMS], tmp_path)
@@ -393,7 +391,7 @@ def test_a_static_token_that_expired_before_the_run_exits_2_saying_when(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], exp: float, said: str
 ) -> None:
     """An `exp` before the run, also one before the first year a date can show: it was an internal error."""
-    token = jwt.encode({"sub": "shop-dev", "exp": exp}, "a secret of the realm, 32 bytes or more", algorithm="HS256")
+    token = token_expiring_at(exp)
     with running(create_app(Settings())) as origin:
         code = cli.main(["--gateway-url", origin + "/customers/v1", "--token", token, *QUICK])
     out, err = capsys.readouterr()

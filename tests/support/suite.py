@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jwt
+
 from contract_tests.client.keyring import Keyring, Realm
 from contract_tests.client.surface import Surface
 from contract_tests.client.target import limits_of
@@ -27,6 +29,12 @@ from contract_tests.spec import Spec
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN_PATH = "/realms/shop/protocol/openid-connect/token"
+
+
+def token_expiring_at(exp: float) -> str:
+    """A signed JWT whose only time is `exp`, as a realm or `--token` could give it; the suite never checks
+    its signature."""
+    return jwt.encode({"sub": "shop-dev", "exp": exp}, "a secret of the realm, 32 bytes or more", algorithm="HS256")
 
 
 @dataclass(frozen=True)

@@ -37,12 +37,15 @@ def test_a_token_endpoint_sending_expires_in_as_text_is_read(expires_in: str, se
     """Azure AD's v1 endpoint sends `"expires_in": "3599"`: ignored, a realm whose clock is behind this
     machine's stopped the run, since its token's `exp` had passed (keyring.py)."""
     answer = json.dumps({"access_token": "a.b.c", "token_type": "Bearer", "expires_in": expires_in}).encode()
-    with running(hostile.Hostile("POST", TOKEN_PATH, hostile.json_answer(answer))) as origin:
-        token = fetch_token(Realm(origin + TOKEN_PATH, "shop-dev", "secret"), Limits(5.0, 1_000_000))
-    assert token == ("a.b.c", seconds)
+    assert fetched_from(answer) == ("a.b.c", seconds)
 
 
 def test_an_answer_that_is_no_object_is_no_token() -> None:
-    refused = pytest.raises(CredentialsError, match="answered no access_token a header can carry")
-    with running(hostile.Hostile("POST", TOKEN_PATH, hostile.json_answer(b'["a.b.c"]'))) as origin, refused:
-        fetch_token(Realm(origin + TOKEN_PATH, "shop-dev", "secret"), Limits(5.0, 1_000_000))
+    with pytest.raises(CredentialsError, match="answered no access_token a header can carry"):
+        fetched_from(b'["a.b.c"]')
+
+
+def fetched_from(answer: bytes) -> tuple[str, float | None]:
+    """`fetch_token` from a realm on a loopback port whose token endpoint answers `answer`."""
+    with running(hostile.Hostile("POST", TOKEN_PATH, hostile.json_answer(answer))) as origin:
+        return fetch_token(Realm(origin + TOKEN_PATH, "shop-dev", "secret"), Limits(5.0, 1_000_000))

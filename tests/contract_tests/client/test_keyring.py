@@ -7,10 +7,10 @@ from __future__ import annotations
 import itertools
 import time
 
-import jwt
 import pytest
 
 from contract_tests.client.keyring import CredentialsLost, Keyring, Realm
+from tests.support.suite import token_expiring_at
 
 REALM = Realm("http://127.0.0.1:1/token", "shop-dev", "secret")
 
@@ -46,18 +46,12 @@ def test_a_401_to_a_token_the_suite_never_had_is_judged_as_is() -> None:
     assert keys.refused == 0
 
 
-def signed(exp: float) -> str:
-    return jwt.encode(
-        {"sub": "contract-suite", "exp": int(exp)}, "a secret of the realm, 32 bytes or more", algorithm="HS256"
-    )
-
-
 def counting_realm(exp_from_now: float, expires_in: float | None) -> tuple[Keyring, list[str]]:
     """A keyring whose realm issues tokens with `exp` at `exp_from_now` seconds on this machine's clock."""
     fetched: list[str] = []
 
     def fetch(realm: Realm) -> tuple[str, float | None]:
-        fetched.append(signed(time.time() + exp_from_now))
+        fetched.append(token_expiring_at(int(time.time() + exp_from_now)))
         return fetched[-1], expires_in
 
     return Keyring(None, None, REALM, fetch), fetched
@@ -90,8 +84,6 @@ def test_a_token_past_its_exp_without_expires_in_stops_the_run_naming_the_clocks
 @pytest.mark.parametrize("exp", [float("nan"), float("inf")])
 def test_an_exp_that_is_no_time_is_no_expiry(exp: float) -> None:
     """A token's `exp` that is not a finite number says nothing of when it expires: it is ignored."""
-    token = jwt.encode(
-        {"sub": "contract-suite", "exp": exp}, "a secret of the realm, 32 bytes or more", algorithm="HS256"
-    )
+    token = token_expiring_at(exp)
     keys = Keyring(None, token, None, lambda realm: ("", None))
     assert keys.token == token and keys._expires is None
