@@ -7,8 +7,9 @@ U+FFFD.
 `RawPath` rebuilds the path from `raw_path`, one segment at a time:
 
 - Each segment is decoded strictly. A segment that is not UTF-8 is a 400 that names its parameter.
-- Each segment keeps only `%` and `/` escaped (`%25`, `%2F`). So every router, the fast path's and
-  Connexion's, matches one segment per parameter.
+- Each segment keeps only `%`, `/` and a line feed escaped (`inputs.escape_segment`). So every router,
+  the fast path's and Connexion's, matches one segment per parameter, and Starlette's `Mount` (`.*`)
+  the whole path.
 - `inputs.unescape_segment` turns a segment back into the identifier. Connexion's path parameters go
   through it in `BoundedURIParser`, below.
 - A path without `%` is left as it is. So the hot path pays for one `in` test and nothing more.
@@ -32,7 +33,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mock_server.api.connexion_seam import URIParserAdapter
 from mock_server.spec.errors import BadRequest, MockError, problem_bytes
-from mock_server.spec.inputs import digit_limit, not_utf8, refuse_out_of_range, unescape_segment
+from mock_server.spec.inputs import digit_limit, escape_segment, not_utf8, refuse_out_of_range, unescape_segment
 from mock_server.spec.schemas import Schema
 from shop_contract.document import dereference
 
@@ -135,7 +136,7 @@ class RawPath:
                 text = unquote_to_bytes(segment).decode("utf-8")
             except UnicodeDecodeError:
                 raise not_utf8(self._name(segments, index), "path") from None
-            decoded.append(text.replace("%", "%25").replace("/", "%2F"))
+            decoded.append(escape_segment(text))
         return "/".join(decoded)
 
     def bound_integers(self, path: str) -> None:

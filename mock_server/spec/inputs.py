@@ -18,6 +18,7 @@ Each refusal is a `BadRequest` naming the field.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import typing as t
 
@@ -159,9 +160,20 @@ def decode_strictly(raw: bytes, field: str, what: str) -> str:
         raise not_utf8(field, what) from None
 
 
-def unescape_segment(text: str) -> str:
-    """A path segment of the routing path as the identifier it stands for.
+ESCAPED_IN_SEGMENTS = {"%": "%25", "/": "%2F", "\n": "%0A"}
+"""What a segment of the routing path keeps escaped. `%` keeps the others unambiguous; `/` keeps the
+segment one; a line feed because Starlette's `Mount` matches the rest of a path with `.*`, which stops at
+one (an identifier holding a line feed was answered 404 or 307 by every request that reached Connexion)."""
+_UNESCAPED = {escape: character for character, escape in ESCAPED_IN_SEGMENTS.items()}
+_ESCAPE = re.compile("|".join(map(re.escape, ESCAPED_IN_SEGMENTS)))
+_UNESCAPE = re.compile("|".join(map(re.escape, _UNESCAPED)))
 
-    Only `%25` and `%2F` are left escaped there.
-    """
-    return text.replace("%2F", "/").replace("%25", "%") if "%" in text else text
+
+def escape_segment(text: str) -> str:
+    """An identifier as a segment of the routing path: `ESCAPED_IN_SEGMENTS` escaped, the rest as it is."""
+    return _ESCAPE.sub(lambda match: ESCAPED_IN_SEGMENTS[match[0]], text)
+
+
+def unescape_segment(text: str) -> str:
+    """A path segment of the routing path as the identifier it stands for (`escape_segment` undone)."""
+    return _UNESCAPE.sub(lambda match: _UNESCAPED[match[0]], text) if "%" in text else text

@@ -37,6 +37,7 @@ SPECIAL = (
     ('an ampersand "&"', "&", "middle"),
     ('a semicolon ";"', ";", "middle"),
     ("a space", " ", "middle"),
+    ("a line feed", "\n", "middle"),
     ("leading and trailing white space", " ", "around"),
     ('non-ASCII letters "éß"', "éß", "middle"),
     ('an emoji "🚗"', "🚗", "middle"),

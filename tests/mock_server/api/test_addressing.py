@@ -41,6 +41,11 @@ IDENTIFIERS = [
     "Ünïcödé",
     "🚗 car",
     "tab\tx",
+    "line\nbreak",
+    "\n",
+    "trail\n",
+    "\nlead",
+    "cr\r\nlf",
 ]
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
@@ -120,3 +125,20 @@ def test_an_unescaped_slash_still_separates_segments(http: httpx.Client) -> None
     assert http.get(f"{BACKEND}/productlines/Slash/Line/").status_code == 404
     assert http.get(f"{BACKEND}/productlines/Slash%2fLine/").status_code == 200  # escapes are case-insensitive
     assert http.delete(f"{BACKEND}/productlines/Slash%2FLine/").status_code == 204
+
+
+@pytest.mark.parametrize("identifier", ["\n", "trail\n", "line\nbreak", "%0A", "%250A"])
+def test_a_refused_request_on_any_identifier_is_answered_for_that_identifier(
+    http: httpx.Client, identifier: str
+) -> None:
+    """The answers Connexion gives (404, 400) name the identifier sent; a line feed was misrouted to a bare
+    404, or a 307 to the path without its slash."""
+    item = f"{BACKEND}/productlines/{segment(identifier)}/"
+    missing = http.get(item)
+    assert missing.status_code == 404 and repr(identifier) in missing.json()["detail"], missing.text
+    assert http.post(f"{BACKEND}/productlines/", json={"productline": identifier}).status_code == 201
+    for method in ("PUT", "PATCH"):
+        refused = http.request(method, item, json={"productline": 5})
+        assert refused.status_code == 400 and "productline" in refused.text, refused.text
+    assert http.get(item).json()["productline"] == identifier
+    assert http.delete(item).status_code == 204

@@ -27,7 +27,7 @@ from mock_server.settings import Settings
 from mock_server.state.store import InvalidReference, StoreError
 from tests.support.live import running
 from tests.support.suite import TOKEN_PATH, credentials, shop_contract, violations
-from tests.support.variants import VARIANTS
+from tests.support.variants import API, VARIANTS, fault, not_found
 
 SPEC = Spec.load()
 LONG_LIST = 10_000
@@ -200,6 +200,17 @@ def test_a_violation_on_an_item_the_suite_made_carries_the_requests_that_made_it
     for violation in dotted:
         (create,) = violation["setup"]
         assert create.startswith("curl -X POST") and "/productlines/" in create
+
+
+def test_an_identifier_with_a_line_feed_created_but_unreachable_is_found(tmp_path: Path) -> None:
+    """As a server whose router matches the rest of a path with `.*` (Starlette's `Mount`) is: a line feed
+    stops it, so the item is created and then not found at its path."""
+    unreachable = fault("GET", rf"{API}/productlines/[^/]*\n[^/]*/", respond=not_found)
+    with running(unreachable()) as origin:
+        args = ["--base-url", f"{origin}/shop/api/v1", *credentials(origin), "--no-conformance", "--seed", "6"]
+        outcome = shop_contract([*args, "--include", "create_product_line"], tmp_path)
+    found = [v for v in violations(outcome) if v["check"] == "identifier_addressable"]
+    assert found and all("a line feed" in v["rule"] for v in found), outcome.stdout[-3000:]
 
 
 def test_the_mock_serves_identifiers_with_a_slash(tmp_path: Path) -> None:
