@@ -42,7 +42,7 @@ from mock_server.control.probes import Probes
 from mock_server.control.proxy import Proxy
 from mock_server.control.steering import Steering
 from mock_server.http.cors import CORS
-from mock_server.http.middleware import AllowHeader, BodyLimit, LastResort
+from mock_server.http.middleware import AllowHeader, BodyLimit, LastResort, SlashRedirect
 from mock_server.settings import Settings
 from mock_server.spec.operations import OperationIndex
 from mock_server.state.fixtures import record_fields
@@ -63,6 +63,7 @@ def layers(
 ) -> list[Middleware]:
     """Every layer, outermost first. `shortcuts` are the fast path's routes, or None for no fast path."""
     path_templates = templates(surfaces.spec, surfaces.mounts())
+    routes = AllowHeader.table(surfaces.spec, surfaces.mounts())
 
     def scratch() -> Store:
         """A scratch copy of the request's current state, for a steered write's success."""
@@ -131,7 +132,8 @@ def layers(
             max_bytes=settings.max_body_bytes,
             api_prefixes=(f"{surfaces.backend_prefix}/", f"{surfaces.gateway_prefix}/"),
         ),
-        Middleware(AllowHeader, routes=AllowHeader.table(surfaces.spec, surfaces.mounts())),
+        Middleware(AllowHeader, routes=routes),
+        Middleware(SlashRedirect, routes=routes),
     ]
 
 

@@ -7,6 +7,9 @@
 - `BodyLimit` answers 413 for a body over the limit, without reading past the limit.
 - `AllowHeader` answers from the spec's paths. Connexion registers one route per (path, method), so
   its 405 lists only some of a path's methods, and a plain OPTIONS gets 405.
+- `SlashRedirect` sends a spec path without its trailing slash to the one with it, as Starlette's router
+  did, but at the origin the client called (`forwarded.public_origin`). Starlette's named the Host the
+  request reached: behind a proxy that sets X-Forwarded-Host, an address the client cannot reach.
 
 `chain` builds a list of starlette `Middleware` entries around an app, as Starlette builds its own.
 """
@@ -24,6 +27,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mock_server.http.forwarded import public_origin
 from mock_server.spec.errors import problem_bytes
 from mock_server.spec.quoting import cut
 
@@ -200,3 +204,23 @@ class AllowHeader:
             await send(message)
 
         await self.app(scope, receive, fix_allow)
+
+
+class SlashRedirect:
+    """307 from a spec path sent without its trailing slash to the path with it, its query kept."""
+
+    def __init__(self, app: ASGIApp, routes: dict[str, Any]) -> None:
+        self.app = app
+        self.routes = [re.compile(pattern) for pattern in routes]  # `AllowHeader.table`'s.
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope["path"] if scope["type"] == "http" else "/"
+        if path.endswith("/") or not any(route.match(f"{path}/") for route in self.routes):
+            await self.app(scope, receive, send)
+            return
+        sent = (scope.get("raw_path") or path.encode()).decode("latin-1")  # As sent: escapes stay escaped.
+        query = scope.get("query_string", b"").decode("latin-1")
+        location = f"{public_origin(scope)}{sent}/{'?' if query else ''}{query}"
+        headers = [(b"location", location.encode("latin-1")), (b"content-length", b"0")]
+        await send({"type": "http.response.start", "status": 307, "headers": headers})
+        await send({"type": "http.response.body", "body": b""})
