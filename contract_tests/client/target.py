@@ -6,13 +6,14 @@ cannot work stops before testing anything.
 
 This is where the client's pieces meet, so that none of them imports another. The options make the
 limits: deadline, size, trust and pacer. The keyring gets its token fetcher, `auth.fetch_token` under
-those limits.
+those limits, its deadline at least the default (`realm_limits`).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from typing import TypeVar
 
@@ -31,7 +32,7 @@ from contract_tests.client.keyring import CredentialsLost, Keyring, Realm
 from contract_tests.client.pacing import Pacer
 from contract_tests.client.surface import Surface
 from contract_tests.client.under_test import Credentials, Target
-from contract_tests.options import Options
+from contract_tests.options import DEFAULT_DEADLINE, Options
 from contract_tests.redact import bounded, escape
 from contract_tests.spec import Operation, Spec
 from contract_tests.usage import UsageError
@@ -63,12 +64,19 @@ def limits_of(options: Options) -> Limits:
     return Limits(options.request_timeout, options.max_response_size, trust, Pacer(options.workers or 1))
 
 
+def realm_limits(limits: Limits) -> Limits:
+    """The limits of a request to the realm (its token, its keys): the run's, with a deadline of at least the
+    default. `--request-timeout` judges the target's answers. A realm slower than a strict one is no
+    violation, and with the run's deadline it stopped the run before it began (exit 2, "timed out")."""
+    return replace(limits, deadline=max(limits.deadline, DEFAULT_DEADLINE))
+
+
 def _keyring(options: Options, limits: Limits) -> Keyring:
     realm = None
     if options.token_url and options.client_id and options.client_secret:
         realm = Realm(options.token_url, options.client_id, options.client_secret)
     try:
-        return Keyring(options.api_key, options.token, realm, partial(fetch_token, limits=limits))
+        return Keyring(options.api_key, options.token, realm, partial(fetch_token, limits=realm_limits(limits)))
     except CredentialsLost as exc:
         if isinstance(exc.__cause__, TokenEndpointUnreachable):
             raise Unreached(str(exc)) from exc
@@ -92,7 +100,8 @@ def build_target(options: Options, spec: Spec, stopped: Callable[[], str | None]
     except CredentialsLost as exc:
         raise TargetError(str(exc)) from exc
     credentials = Credentials(api_key=options.api_key, token=token)
-    refused = _refused(credentials, forged_tokens(token, realm_public_key(token, options.token_url, limits)))
+    public_key = realm_public_key(token, options.token_url, realm_limits(limits))
+    refused = _refused(credentials, forged_tokens(token, public_key))
     surfaces = []
     if options.base_url is not None:
         if credentials.api_key is None and credentials.token is None:

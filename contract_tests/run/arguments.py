@@ -132,7 +132,8 @@ def parser() -> argparse.ArgumentParser:
         type=float,
         default=DEFAULT_DEADLINE,
         metavar="SECONDS",
-        help=f"total deadline of one request: connect, headers and body (default {DEFAULT_DEADLINE:g})",
+        help=f"total deadline of one request: connect, headers and body (default {DEFAULT_DEADLINE:g}; the realm's"
+        f" token and keys get at least {DEFAULT_DEADLINE:g})",
     )
     run.add_argument(
         "--max-response-size",

@@ -220,6 +220,27 @@ def test_a_token_endpoint_answering_a_token_no_header_can_carry_exits_2_saying_s
     assert "answered no access_token a header can carry" in outcome.stderr, outcome.stderr
 
 
+@dataclass
+class SlowTokens:
+    """The mock, its token endpoint answering after `delay` seconds."""
+
+    app: Any
+    delay: float
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"] == TOKEN_PATH:
+            await asyncio.sleep(self.delay)
+        await self.app(scope, receive, send)
+
+
+def test_a_realm_slower_than_the_request_timeout_still_gives_the_run_its_token(tmp_path: Path) -> None:
+    """`--request-timeout` judges the target's answers; the realm has at least the default. With the run's
+    deadline, a token a strict deadline missed stopped the run before it began (exit 2, "timed out")."""
+    with running(SlowTokens(create_app(Settings()), delay=3 * DEADLINE)) as origin:
+        outcome = shop_contract(["--base-url", origin + API, *credentials(origin), *QUICK, *ON_ITEMS], tmp_path)
+    assert_well_behaved(outcome, tmp_path, (0,))
+
+
 def test_a_realm_whose_tokens_expired_before_they_were_issued_exits_2_naming_the_clocks(tmp_path: Path) -> None:
     """A realm an hour behind this machine, giving no `expires_in`: every token was due at once, and each
     request fetched a new one."""
