@@ -29,6 +29,7 @@ from starlette.types import Scope
 
 from mock_server.control.mock_sessions.registry import NAME, NAME_RULE
 from mock_server.control.prefer import MAX_DELAY_MS
+from mock_server.spec.inputs import escape_segment
 from mock_server.spec.operations import METHODS, Operation, OperationIndex, describe
 from mock_server.spec.quoting import quote
 
@@ -153,8 +154,9 @@ def matches(rule: Rule, operation: Operation) -> bool:
 def routing_path(scope: Scope) -> str:
     """The path as `addressing.RawPath`, inside this layer, will route it, as far as the operation goes.
 
-    An escaped `/` stays inside its segment, so `/productlines/Slash%2FLine/` is one line."""
+    A segment is escaped by the same rule (`inputs.escape_segment`), so `/productlines/Slash%2FLine/` is
+    one line."""
     raw: bytes | None = scope.get("raw_path")
     if not raw or b"%" not in raw:
         return str(scope["path"])
-    return "/".join(unquote(segment).replace("/", "%2F") for segment in raw.decode("latin-1").split("/"))
+    return "/".join(escape_segment(unquote(segment)) for segment in raw.decode("latin-1").split("/"))
