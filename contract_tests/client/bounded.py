@@ -198,21 +198,22 @@ class Turns:
             self._answered = exchange.heard = True
 
 
-def once_more_if_dropped(send: Callable[[], T], dropped: tuple[type[Exception], ...]) -> T:
-    """`send()`, and once more if it raised `dropped` on a reused connection before any byte of an answer.
+def again_if_dropped(send: Callable[[], T], dropped: tuple[type[Exception], ...]) -> T:
+    """`send()`, and again while it raised `dropped` on a reused connection before any byte of an answer.
 
     A server may close a kept-alive connection while idle (RFC 9112, 9.6) just as a request goes out on
-    it. Browsers and Schemathesis send such a request again on a fresh connection. A fresh connection's
-    failure, or one after the answer began, is the server's answer, so it is raised.
+    it. Browsers and Schemathesis send such a request again. Connections that went idle together expire
+    together, so the next pooled one may be dropped too: each try takes the one it failed on out of the
+    pool, and the tries end on a fresh connection at the latest. A fresh connection's failure, or one
+    after the answer began, is the server's answer, so it is raised.
     """
-    exchange.reused = exchange.heard = False
-    try:
-        return send()
-    except dropped:
-        if not exchange.reused or exchange.heard:
-            raise
-    exchange.reused = exchange.heard = False
-    return send()
+    while True:
+        exchange.reused = exchange.heard = False
+        try:
+            return send()
+        except dropped:
+            if not exchange.reused or exchange.heard:
+                raise
 
 
 def read_bounded(chunks: Iterable[bytes], limit: int, method: str, url: str) -> bytes:

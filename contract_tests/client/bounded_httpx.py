@@ -24,8 +24,8 @@ from contract_tests.client.bounded import (
     READ_PIECE,
     Limits,
     Turns,
+    again_if_dropped,
     deadline,
-    once_more_if_dropped,
     read_bounded,
     remaining,
 )
@@ -137,7 +137,7 @@ def send_httpx(client: httpx.Client, request: httpx.Request, limits: Limits) -> 
 def _send_httpx(client: httpx.Client, request: httpx.Request, limits: Limits) -> httpx.Response:
     with deadline(limits.seconds()):  # The budget's end cuts it (client/pacing.py).
         send = functools.partial(client.send, request, stream=True)
-        response = once_more_if_dropped(send, (httpx.NetworkError, httpx.RemoteProtocolError))
+        response = again_if_dropped(send, (httpx.NetworkError, httpx.RemoteProtocolError))
         try:
             body = read_bounded(response.iter_bytes(), limits.max_response_size, request.method, str(request.url))
         finally:

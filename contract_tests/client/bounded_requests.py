@@ -31,8 +31,8 @@ from contract_tests.client.bounded import (
     READ_PIECE,
     Limits,
     Turns,
+    again_if_dropped,
     deadline,
-    once_more_if_dropped,
     read_bounded,
     remaining,
 )
@@ -194,7 +194,7 @@ class BoundedAdapter(HTTPAdapter):
     def _send_once(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
         with deadline(self.limits.seconds()):  # the budget's end cuts it (client/pacing.py)
             send = functools.partial(super().send, request, stream=True, **kwargs)
-            response = once_more_if_dropped(send, (requests.exceptions.ConnectionError,))
+            response = again_if_dropped(send, (requests.exceptions.ConnectionError,))
             method, url = request.method or "", request.url or ""
             try:
                 chunks = response.raw.stream(READ_PIECE, decode_content=True)

@@ -16,6 +16,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -241,6 +242,32 @@ def test_a_request_on_a_kept_connection_the_server_dropped_is_sent_once_more(cli
         assert client.get(wire.origin + "/two") == Reply(200, BODY)
     assert wire.request_lines() == ["GET /one HTTP/1.1", "GET /two HTTP/1.1", "GET /two HTTP/1.1"]
     assert wire.connections == 2
+
+
+def test_a_request_is_sent_again_past_every_kept_connection_the_server_dropped_at_once(clients: Clients) -> None:
+    """A server closes its idle connections on one timer, so those that went idle together expire together:
+    the request sent again may meet the next one dropped too. It is sent until it meets a fresh connection
+    (each try takes one pooled connection out, so the tries end)."""
+    both_open = threading.Barrier(2, timeout=5)
+    opened = iter(range(2))
+    answering = _keeping_alive(lambda head: _head(Content_Length=len(BODY)) + BODY)
+
+    def first_two_dropped_together(conn: socket.socket, wire: Wire) -> None:
+        if next(opened, None) is None:
+            return answering(conn, wire)
+        read_request(conn, wire)
+        both_open.wait()  # the client holds two connections at once: its pool keeps both
+        conn.sendall(_head(Content_Length=len(BODY)) + BODY)
+        read_request(conn, wire)
+        return None
+
+    client = clients()
+    with serving(first_two_dropped_together) as wire:
+        with ThreadPoolExecutor(2) as pool:
+            assert list(pool.map(client.get, [wire.origin + "/one", wire.origin + "/two"])) == [Reply(200, BODY)] * 2
+        assert client.get(wire.origin + "/three") == Reply(200, BODY)
+    assert set(wire.request_lines()[2:]) == {"GET /three HTTP/1.1"}  # requests' pool reconnects at once: 2, httpx's: 3
+    assert wire.connections == 3
 
 
 def test_a_fresh_connection_reset_is_an_error_not_retried(clients: Clients) -> None:
