@@ -203,8 +203,8 @@ def again_if_dropped(send: Callable[[], T], dropped: tuple[type[Exception], ...]
 
     A server may close a kept-alive connection while idle (RFC 9112, 9.6) just as a request goes out on
     it. Browsers and Schemathesis send such a request again. Connections that went idle together expire
-    together, so the next pooled one may be dropped too: each try takes the one it failed on out of the
-    pool, and the tries end on a fresh connection at the latest. A fresh connection's failure, or one
+    together, so the next pooled one may be dropped too. Each try takes the one it failed on out of the
+    pool, so the tries end on a fresh connection at the latest. A fresh connection's failure, or one
     after the answer began, is the server's answer, so it is raised.
     """
     while True:
