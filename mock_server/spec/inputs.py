@@ -119,17 +119,21 @@ def digit_limit(schema: Schema) -> int:
 def integer_fits(value: str | int, schema: Schema) -> bool:
     """Whether an integer, or its text, is within the digits and the `format` range of `schema`.
 
-    The text's digits are counted before it is converted. Text that is no integer at all is left to
-    the validator, and so are the schema's `minimum` and `maximum`.
+    The text's digits are counted before it is converted, as int() reads them: underscores between
+    digits (`1_000`) are no digits, so they hide none from the count. Text that is no integer at all is
+    left to the validator, and so are the schema's `minimum` and `maximum`.
     """
     if isinstance(value, str):
         body = value.strip()
-        digits = body[1:] if body[:1] in ("+", "-") else body
+        digits = (body[1:] if body[:1] in ("+", "-") else body).replace("_", "")
         if not digits.isdecimal():  # What int() reads. isdigit() also admits "¹", which int() refuses.
             return True
         if len(digits) > digit_limit(schema):
             return False
-        value = int(body)
+        try:
+            value = int(body)
+        except ValueError:  # Underscores where int() takes none ("1__0", "_1"): no integer at all.
+            return True
     bound = FORMAT_BOUNDS.get(schema.get("format", ""))
     return bound is None or -bound <= value < bound
 

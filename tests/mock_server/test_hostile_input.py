@@ -26,8 +26,8 @@ from mock_server.arguments import parse_settings
 from mock_server.cli import banner
 from mock_server.http.limits import Limits, uvicorn_options
 from mock_server.settings import DEFAULT_FIXTURES, Settings
-from mock_server.spec.inputs import MAX_JSON_DEPTH
-from mock_server.spec.schemas import load_spec
+from mock_server.spec.inputs import MAX_JSON_DEPTH, digit_limit
+from mock_server.spec.schemas import component_schema, load_spec
 from mock_server.state.fixtures import FixtureError, read_fixtures
 from tests.conftest import API_KEY_HEADERS, BACKEND
 from tests.mock_server.api.test_operations import CUSTOMER, PRODUCT
@@ -215,6 +215,72 @@ def test_a_query_integer_is_bounded_by_its_format_exactly(mock: tuple[MockApp, h
     for value in (2**63, -(2**63) - 1, 10**19):
         assert_refused(client.get(f"{BACKEND}/products/?{name}={value}"), 400)
     assert client.get(f"{BACKEND}/customers/{2**63}/").status_code == 404
+
+
+QUERY_INTEGERS = {
+    name: parameter["schema"]
+    for name, parameter in load_spec()["components"]["parameters"].items()
+    if parameter["in"] == "query" and parameter["schema"]["type"] == "integer"
+}
+
+
+def underscored(digits: str) -> str:
+    """`digits` with an underscore between each two: int() reads `1_2_3` as 123, and so does the mock."""
+    return "_".join(digits)
+
+
+def refused_naming(response: httpx.Response, field: str) -> None:
+    assert_refused(response, 400)
+    assert [error["field"] for error in response.json()["errors"]] == [field], response.text
+
+
+@pytest.mark.parametrize("name", sorted(QUERY_INTEGERS))
+def test_underscores_hide_no_digit_of_a_query_integer_from_its_bound(
+    mock: tuple[MockApp, httpx.Client], name: str
+) -> None:
+    """The mock reads `page` and `page_size` as Python's int() does (`query-integers`), underscores too,
+    and counts their digits before it converts them (`integers-out-of-bounds`). A value past the bound
+    with an underscore between each two digits was let through: `page` answered a 404 quoting a number
+    of thousands of digits, `page_size` a 200. Refused as its plain digits are, it is now; a spelling
+    within the bound gets the very answer of its plain digits."""
+    client = mock[1]
+    most = digit_limit(QUERY_INTEGERS[name])
+    for digits in ("1" * (most + 1), "0" * most + "2", "1" * 5000):  # zeros count, as in the plain spelling
+        for text in (digits, underscored(digits), f"+{underscored(digits)}"):
+            refused_naming(client.get(f"{BACKEND}/products/", params={name: text}), name)
+    plain = client.get(f"{BACKEND}/products/", params={name: "2"})
+    assert plain.status_code == 200, plain.text
+    for text in (underscored("02"), " 0_2 ", "+2", "\uff12", "\u0662"):  # full-width and Arabic-Indic digits
+        assert client.get(f"{BACKEND}/products/", params={name: text}).json() == plain.json(), text
+    for text in ("2_", "_2", "0__2", "2.0", "2e0"):  # what int() refuses
+        refused_naming(client.get(f"{BACKEND}/products/", params={name: text}), name)
+
+
+@pytest.mark.parametrize("media", ["form", "multipart"])
+def test_underscores_hide_no_digit_of_a_body_integer_from_its_bound(
+    mock: tuple[MockApp, httpx.Client], media: str
+) -> None:
+    """A form or multipart field reads as Python's int() does, as Django REST Framework's `IntegerField`:
+    underscores count for no digit, so a value past the bound is refused (nothing changes) and one within
+    is stored as its number."""
+    client = mock[1]
+    field, url = "quantityinstock", f"{BACKEND}/products/S10_1678/"
+    most = digit_limit(component_schema("ProductRequest")["properties"][field])
+    before = readable_state(client)
+
+    def patch(text: str) -> httpx.Response:
+        if media == "form":
+            return client.patch(url, content=f"{field}={text}".encode(), headers=FORM)
+        headers, body = multipart([(field, text.encode())])
+        return client.patch(url, content=body, headers=headers)
+
+    for digits in ("1" * (most + 1), "0" * most + "7", "1" * 5000):
+        refused_naming(patch(underscored(digits)), field)
+    assert readable_state(client) == before
+    stored = client.get(url).json()[field]
+    assert patch(underscored(str(stored + 11))).json()[field] == stored + 11
+    assert patch(underscored(str(stored))).json()[field] == stored
+    assert readable_state(client) == before
 
 
 def test_a_poisoned_admin_import_is_400_and_changes_nothing(mock: tuple[MockApp, httpx.Client]) -> None:
