@@ -4,7 +4,8 @@
   the exception once with its traceback, each part of it cut (`quoting.cut`), because an exception's
   message may quote a 1 MiB value. Connexion's own last-resort handler is broken with Starlette 1.x:
   it hands Starlette a coroutine where a response is expected.
-- `BodyLimit` answers 413 for a body over the limit, without reading past the limit.
+- `BodyLimit` answers 413 for a body over the limit, without reading past the limit. It hands on a
+  Content-Type's media type in lower case, since Connexion parses a body as JSON only when it is.
 - `AllowHeader` answers from the spec's paths. Connexion registers one route per (path, method), so
   its 405 lists only some of a path's methods, and a plain OPTIONS gets 405.
 - `SlashRedirect` sends a spec path without its trailing slash to the one with it, as Starlette's router
@@ -105,10 +106,30 @@ class LastResort:
                 await send_problem(send, 500, INTERNAL_ERROR)
 
 
+def lower_case_media_type(scope: Scope) -> Scope:
+    """`scope` with its Content-Type's media type in lower case, and its parameters as sent.
+
+    A media type's letters count in either case (RFC 9110, section 8.3.1), as Django REST Framework
+    reads them. Connexion parses a body as JSON only when its type is in lower case. So it handed the
+    handler the bytes of an `APPLICATION/JSON` body, a 500. A parameter's value, such as a multipart
+    boundary, may count letter case, so it stays as sent."""
+    headers = scope["headers"]
+    for index, (name, value) in enumerate(headers):
+        if name == b"content-type":
+            media_type, semicolon, parameters = value.partition(b";")
+            if media_type == media_type.lower():
+                return scope
+            lowered = list(headers)
+            lowered[index] = (name, media_type.lower() + semicolon + parameters)
+            return {**scope, "headers": lowered}
+    return scope
+
+
 class BodyLimit:
     """413 for a body over the limit, read no further than the limit, and 415 for a body without a Content-Type.
 
     The 415 is a decision, because guessing JSON would hand the handler bytes Connexion never parsed.
+    For the same reason, a media type goes on in lower case (`lower_case_media_type`).
 
     A declared Content-Length over the limit is refused before reading. A body without one (chunked)
     is buffered up to the limit and passed on with its Content-Length. That is because Connexion reads
@@ -124,6 +145,7 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        scope = lower_case_media_type(scope)
         headers = Headers(scope=scope)
         length = headers.get("content-length")
         typeless = "content-type" not in headers and (length not in (None, "0") or "transfer-encoding" in headers)

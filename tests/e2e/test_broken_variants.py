@@ -26,6 +26,7 @@ CAUGHT_ALONE = (*VARIANTS, *CLAUSE_VARIANTS)
 """The variants each caught by a run of their own (the read-back and race variants run in their checks' tests)."""
 IN_THE_DEFAULT_RUN = frozenset(
     {
+        "capital_media_type_is_500",
         "cut_json_body_completed",
         "duplicate_create_accepted",
         "empty_first_page_refused",

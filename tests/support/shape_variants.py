@@ -1,6 +1,7 @@
 """Broken variants for the request-shape clauses (issue 40): a malformed body completed, a 401 without
 its challenge, a word in an integer path parameter answered 500, a body read as JSON whatever its declared
-media type or none. Each breaks one clause and nothing else; `clause_variants.CLAUSE_VARIANTS` holds them.
+media type or none, and a media type in capitals answered 500. Each breaks one clause and nothing else;
+`clause_variants.CLAUSE_VARIANTS` holds them.
 """
 
 from __future__ import annotations
@@ -35,6 +36,15 @@ def word_in_path_is_500(scope: Scope, answer: Answer) -> Answer:
     if scope["path"].rstrip("/").rpartition("/")[2].isdigit():
         return answer
     return 500, {"content-type": "text/html"}, b"<h1>ValueError: invalid literal for int()</h1>"
+
+
+def capitals_are_500(scope: Scope, answer: Answer) -> Answer:
+    """A framework that parses a body as JSON only when its media type is in lower case (Connexion): it
+    hands the handler the bytes of an `APPLICATION/JSON` body, which fail there."""
+    declared = header(scope, "content-type").partition(";")[0]
+    if declared == declared.lower():
+        return answer
+    return 500, {"content-type": "text/html"}, b"<h1>TypeError: a bytes-like object is required</h1>"
 
 
 def read_as_json(when: Callable[[str], bool]) -> Callable[[Scope, bytes], bytes]:
@@ -73,6 +83,14 @@ SHAPE_VARIANTS = [
         "domain",
         fault("GET", rf"{API}/customers/[^/]+/", response=word_in_path_is_500),
         clauses=("unknown-resource/not-of-its-type",),
+    ),
+    Variant(
+        "capital_media_type_is_500",
+        "body_encodings",
+        ("create_product_line",),
+        "domain",
+        fault("POST", LINES, response=capitals_are_500),
+        clauses=("media-type-case/read-alike",),
     ),
     Variant(
         "text_plain_read_as_json",

@@ -13,11 +13,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import httpx
+
 from contract_tests.decisions import EMPTY_FORM_VALUE, admits
 from contract_tests.judge.domain.data import Context
 from contract_tests.spec import FORM_MEDIA_TYPES, JSON, Collection, Operation
 
 MEDIA_TYPES = ("application/json", *FORM_MEDIA_TYPES)
+BOUNDARY = "shop-contract-boundary"
+"""The multipart boundary of a body built here rather than by httpx, whose boundaries are random."""
 
 
 def as_form(body: JSON) -> dict[str, str]:
@@ -33,6 +37,18 @@ def encoded(body: dict[str, Any], media_type: str) -> dict[str, Any]:
     if media_type == "application/x-www-form-urlencoded":
         return {"data": form}
     return {"files": {name: (None, value) for name, value in form.items()}}
+
+
+def in_capitals(body: dict[str, Any], media_type: str) -> tuple[bytes, str]:
+    """`body` encoded as `media_type`, and its `Content-Type` with the media type in capitals.
+
+    The same body as `encoded` sends, with a fixed multipart boundary: what a seed sends stays the same."""
+    declared = f"{media_type}; boundary={BOUNDARY}" if media_type == "multipart/form-data" else media_type
+    request = httpx.Request(
+        "POST", "http://target.invalid/", headers={"Content-Type": declared}, **encoded(body, media_type)
+    )
+    kind, semicolon, parameters = request.headers["Content-Type"].partition(";")
+    return request.read(), kind.upper() + semicolon + parameters
 
 
 def repeated(field: str, values: list[Any], media_type: str) -> dict[str, Any]:
