@@ -9,7 +9,7 @@ So these rules hold wherever a request's content arrives. That is JSON, form and
 path and query parameters, the admin import and the fixtures.
 
 - Text must encode as UTF-8.
-- JSON may nest `MAX_JSON_DEPTH` levels.
+- JSON may nest `MAX_JSON_DEPTH` levels, and its numbers are JSON's: finite, never `NaN`.
 - An integer's digits are counted against the bounds its schema admits before it is converted.
 
 Each refusal is a `BadRequest` naming the field.
@@ -18,11 +18,13 @@ Each refusal is a `BadRequest` naming the field.
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 import typing as t
 
 from mock_server.spec.errors import BadRequest, MockError
+from mock_server.spec.quoting import cut
 from mock_server.spec.schemas import FieldError, Schema
 
 MAX_JSON_DEPTH = 32  # A record is 2 levels deep and the admin state 3. Both are far below Python's recursion limit.
@@ -83,6 +85,23 @@ def _too_deep(what: str) -> str:
     return f"The {what} is nested too deeply (at most {MAX_JSON_DEPTH} levels)."
 
 
+def _not_json(constant: str) -> t.NoReturn:
+    """Refuse `NaN`, `Infinity` and `-Infinity`: Python's parser reads them, but JSON has no such number.
+
+    Read, they failed validation as "null" (orjson writes them so), or went through in an unknown field."""
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    """A number with a fraction or an exponent, refused where it is past a double's range (`1E400`).
+
+    Python reads it as infinity, and orjson refuses it. Django REST Framework refuses such a number too."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {cut(text)} is out of range")
+    return value
+
+
 def load_json(text: str, what: str = "request body") -> t.Any:
     """JSON text as Python.
 
@@ -91,7 +110,7 @@ def load_json(text: str, what: str = "request body") -> t.Any:
     brackets and no `\\u` escape, which is every ordinary request.
     """
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_not_json, parse_float=_finite)
     except RecursionError:
         raise BadRequest(_too_deep(what)) from None
     except ValueError as error:  # JSONDecodeError, and integers too long to convert.

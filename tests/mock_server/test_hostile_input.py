@@ -283,6 +283,30 @@ def test_underscores_hide_no_digit_of_a_body_integer_from_its_bound(
     assert readable_state(client) == before
 
 
+NOT_JSON_NUMBERS = ["NaN", "Infinity", "-Infinity", "1E400", "-1e400", "1" + "0" * 400 + ".5"]
+"""Numbers JSON has not (RFC 8259), or that no double holds, which Python's parser reads (as infinity)."""
+
+
+@pytest.mark.parametrize("number", NOT_JSON_NUMBERS)
+def test_a_number_json_has_not_is_400_not_json_wherever_it_stands(
+    mock: tuple[MockApp, httpx.Client], number: str
+) -> None:
+    """orjson refuses these and the standard parser read them. In a field they failed validation as "null"
+    (the value as orjson writes it), and in an unknown field a create went through. Now the body is not
+    JSON, as Django REST Framework's strict parser says, in the API and in the admin import alike."""
+    client = mock[1]
+    before = readable_state(client)
+    product = json.dumps({**PRODUCT, "productcode": "S99_NaN"})
+    for body in (product.replace("120", number, 1), product[:-1] + f', "unknown": [{number}]}}'):
+        response = client.post(f"{BACKEND}/products/", content=body.encode(), headers=JSON)
+        assert_refused(response, 400)
+        assert "not valid JSON" in response.json()["detail"] and "null" not in response.json()["detail"]
+    state = json.dumps(before).replace('"quantityinstock": 7933', f'"quantityinstock": {number}', 1)
+    assert state != json.dumps(before)
+    assert_refused(client.put("/__mock__/state", content=state.encode(), headers=JSON), 400)
+    assert readable_state(client) == before
+
+
 def test_a_poisoned_admin_import_is_400_and_changes_nothing(mock: tuple[MockApp, httpx.Client]) -> None:
     client = mock[1]
     before = readable_state(client)
