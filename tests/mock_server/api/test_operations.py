@@ -207,6 +207,18 @@ def test_a_media_type_in_capitals_is_that_media_type(api: httpx.Client, encoding
     assert api.get(item).json() == patched.json()
 
 
+@pytest.mark.parametrize("accept", ["application/xml", "text/html", "application/json;q=0", "image/png", "*/*"])
+def test_an_answer_is_json_whatever_a_request_accepts(api: httpx.Client, accept: str) -> None:
+    """`accept-header`: the mock negotiates nothing (Django REST Framework answers 406 where no JSON type
+    is accepted, which the decision admits): a read is JSON, an error problem details."""
+    headers = {"Accept": accept}
+    found = api.get(f"{BACKEND}/products/S10_1678/", headers=headers)
+    assert (found.status_code, found.headers["content-type"]) == (200, "application/json")
+    assert found.json()["productcode"] == "S10_1678"
+    missing = api.get(f"{BACKEND}/products/S99_NONE/", headers=headers)
+    assert (missing.status_code, missing.headers["content-type"]) == (404, "application/problem+json")
+
+
 def test_image_and_unknown_fields_are_ignored(api: httpx.Client) -> None:
     response = api.post(f"{BACKEND}/productlines/", json={"productline": "Rockets", "image": "aGVsbG8=", "x": 1})
     assert response.status_code == 201
