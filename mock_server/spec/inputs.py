@@ -95,7 +95,7 @@ def _not_json(constant: str) -> t.NoReturn:
 def _finite(text: str) -> float:
     """A number with a fraction or an exponent, refused where it is past a double's range (`1E400`).
 
-    Python reads it as infinity, and orjson refuses it. Django REST Framework refuses such a number too."""
+    Python reads it as infinity, and orjson refuses it; Django REST Framework's fields refuse it too."""
     value = float(text)
     if math.isinf(value):
         raise ValueError(f"the number {cut(text)} is out of range")
