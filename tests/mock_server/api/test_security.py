@@ -12,6 +12,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from contract_tests.client.auth import forged_tokens as suite_forgeries
+from mock_server.api.security import ApiKeys
 from mock_server.app import MockApp, create_app
 from mock_server.settings import Settings
 from tests.conftest import BACKEND, GATEWAY, TOKEN_PATH, fetch_token
@@ -141,6 +142,11 @@ def test_configured_api_keys_replace_the_default() -> None:
     with running(app) as origin:
         for key, status in (("k1", 200), ("k2", 200), ("dev-api-key", 401)):
             assert httpx.get(f"{origin}{BACKEND}/products/", headers={"X-API-Key": key}).status_code == status
+
+
+@pytest.mark.parametrize("given", ["k1", "k2", "k", "k12", "", "K1", "k2 ", "k1k2"])
+def test_an_api_key_is_accepted_only_whole_and_exact(given: str) -> None:
+    assert ApiKeys(frozenset({"k1", "k2"})).accepts(given) is (given in {"k1", "k2"})
 
 
 def test_a_token_is_refused_once_it_expires_even_after_a_cached_success() -> None:
