@@ -10,11 +10,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from contract_tests.check_names import ALL_CHECKS, RACE_TRIES, STRICT_CHECKS
 from contract_tests.sharding import WHOLE, Shard
 from contract_tests.usage import UsageError
+from shop_contract.urls import url_problem
 
 DEFAULT_DEADLINE = 10.0  # Seconds for one whole request, with connect, headers and body.
 DEFAULT_MAX_RESPONSE_SIZE = 10 * 1024 * 1024  # Bytes of one response body, decompressed.
@@ -108,9 +108,14 @@ class Options:
     def validate(self) -> None:
         if self.base_url is None and self.gateway_url is None and self.consumer is None:
             raise UsageError("give --base-url, --gateway-url or both")
-        for name, url in (("--base-url", self.base_url), ("--gateway-url", self.gateway_url)):
-            if url is not None and (urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc):
-                raise UsageError(f"{name} must be an absolute http(s) URL, got {url!r}")
+        for name, url, mount_point in (  # Each operation's path is appended to a mount point: no query.
+            ("--base-url", self.base_url, True),
+            ("--gateway-url", self.gateway_url, True),
+            ("--token-url", self.token_url, False),  # Azure AD B2C names its policy so: ?p=B2C_1_signin.
+        ):
+            problem = None if url is None else url_problem(url, query=not mount_point)
+            if problem is not None:
+                raise UsageError(f"{name} {problem}")
         realm = (self.token_url, self.client_id, self.client_secret)
         if any(realm) and not all(realm):
             raise UsageError("--token-url, --client-id and --client-secret go together")

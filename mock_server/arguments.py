@@ -15,7 +15,6 @@ import math
 import os
 from importlib import metadata
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from mock_server.environment import Parser
 from mock_server.http.hosts import serialized_origin, split_host
@@ -32,6 +31,7 @@ from mock_server.settings import (
     new_admin_token,
 )
 from shop_contract.files import read_at_most
+from shop_contract.urls import url_problem
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 DISTRIBUTION = "shop-contract-suite"
@@ -47,11 +47,6 @@ def version() -> str:
         return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:  # Run from a source tree that was never installed.
         return "unknown (not installed)"
-
-
-def is_http_url(text: str) -> bool:
-    url = urlsplit(text)
-    return url.scheme in {"http", "https"} and bool(url.hostname) and not url.query and not url.fragment
 
 
 def unwritable(path: Path) -> str | None:
@@ -240,12 +235,12 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             parser.error(f"--api-key must be printable, not empty, with no space at either end, not {key!r}")
     if args.token_ttl is not None and not 0 < args.token_ttl <= MAX_LIFESPAN_S:
         parser.error(f"--token-ttl must be 1 to {MAX_LIFESPAN_S} seconds, not {args.token_ttl}")
-    if args.issuer is not None and not is_http_url(args.issuer):
-        parser.error(f"--issuer must be an http(s) URL, not {args.issuer!r}")
+    if args.issuer is not None and (problem := url_problem(args.issuer)):
+        parser.error(f"--issuer {problem}")
     if args.admin_token is not None and not args.admin_token.strip():
         parser.error("--admin-token must not be empty")
-    if args.proxy is not None and not is_http_url(args.proxy):
-        parser.error(f"--proxy must be an http:// or https:// URL, not {args.proxy!r}")
+    if args.proxy is not None and (problem := url_problem(args.proxy)):
+        parser.error(f"--proxy {problem}")
     if args.proxy_fallback and args.proxy is None:
         parser.error("--proxy-fallback needs --proxy URL")
     if args.proxy_timeout is not None and args.proxy is None:

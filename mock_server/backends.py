@@ -26,6 +26,7 @@ from mock_server.state.fixtures import read_fixtures, record_fields
 from mock_server.state.memory import MemoryStore
 from mock_server.state.redis.layout import HASH_TAG  # Names only, so it imports no redis.
 from mock_server.state.store import Dataset, StateError, Store
+from shop_contract.urls import shown
 
 if TYPE_CHECKING:
     import redis
@@ -82,12 +83,12 @@ def open_store(settings: Settings, spec: Schema, dataset: Dataset | None = None)
     if settings.state == MEMORY:
         return MemoryStore(record_fields(spec), seed())
     if not settings.state.startswith(SCHEMES):
-        raise StateError(f"--state {settings.state}: expected {MEMORY} or a URL starting {', '.join(SCHEMES)}")
+        raise StateError(f"--state {shown(settings.state)}: expected {MEMORY} or a URL starting {', '.join(SCHEMES)}")
     try:
         from mock_server.state.redis.store import RedisStore  # The redis package is an optional dependency.
     except ImportError:
         raise StateError(
-            f"--state {settings.state}: the redis package is missing (pip install 'shop-contract-suite[redis]')"
+            f"--state {shown(settings.state)}: the redis package is missing (pip install 'shop-contract-suite[redis]')"
         ) from None
     return RedisStore.open(settings.state, record_fields(spec), seed)
 

@@ -31,11 +31,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mock_server.api.security import DEV_CLIENT_ID, DEV_CLIENT_SECRET, DEV_PASSWORD, DEV_USERNAME, REALM_PATH
-from mock_server.arguments import DISTRIBUTION, is_http_url, parse_settings, version
+from mock_server.arguments import DISTRIBUTION, parse_settings, version
 from mock_server.http.jsonlog import log_json_lines, uvicorn_log_options
 from mock_server.realm import KeyFileError, RealmFileError
 from mock_server.settings import MEMORY, Settings
 from mock_server.stops import Interrupted, Stops
+from shop_contract.urls import shown, url_problem
 
 if TYPE_CHECKING:
     from mock_server.app import MockApp
@@ -68,7 +69,7 @@ def banner(settings: Settings, port: int, backend: str, gateway: str) -> str:
             f"  dev user         {DEV_USERNAME} / {DEV_PASSWORD} (password grant)",
             f"  spec             {settings.spec or 'bundled'}",
             f"  data             {settings.fixtures or 'empty'}",
-            f"  state            {settings.state}, {settings.workers} worker(s)",
+            f"  state            {shown(settings.state)}, {settings.workers} worker(s)",
             "Serving until Ctrl-C.",
         ]
     )
@@ -155,8 +156,8 @@ def _contract(argv: list[str]) -> int:
     parser.add_argument("--session", metavar="NAME", help="the traffic of this X-Mock-Session (default: none's)")
     parser.add_argument("--admin-token", metavar="TOKEN", help="the mock's --admin-token, if it has one")
     args = parser.parse_args(argv)
-    if not is_http_url(args.url):
-        return fail(f"--url must be an http(s) URL, not {args.url!r}")
+    if problem := url_problem(args.url):
+        return fail(f"--url {problem}")
     headers = {"Accept": "application/json"}
     if args.session:
         headers["X-Mock-Session"] = args.session

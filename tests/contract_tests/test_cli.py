@@ -20,6 +20,7 @@ from contract_tests.run import runner
 from contract_tests.spec import Spec
 from mock_server.app import create_app
 from mock_server.settings import Settings
+from tests.shop_contract.test_urls import UNUSABLE
 from tests.support.hostile_files import laughs
 from tests.support.live import running
 from tests.support.ports import free_port
@@ -200,6 +201,29 @@ def test_version_prints_the_suite_version() -> None:
 )
 def test_usage_errors_exit_2_in_one_line(args: list[str], words: str) -> None:
     assert_cannot_run(args, words)
+
+
+@pytest.mark.parametrize(("url", "words"), UNUSABLE)
+@pytest.mark.parametrize("flag", ["--base-url", "--gateway-url", "--token-url"])
+def test_a_url_the_suite_cannot_use_is_a_usage_error_before_the_run(flag: str, url: str, words: str) -> None:
+    """Each was a traceback, an "internal error of the suite" or a run against a misread target. A password in
+    the URL is not echoed."""
+    others = {
+        "--base-url": ["--api-key", "k"],
+        "--gateway-url": ["--token", "t"],
+        "--token-url": ["--base-url", "http://127.0.0.1:1/x", "--client-id", "c", "--client-secret", "s"],
+    }[flag]
+    assert_cannot_run([flag, url, *others], f"{flag} {words}")
+    assert "s3cret" not in shop_contract([flag, url, *others]).stderr
+
+
+@pytest.mark.parametrize("flag", ["--base-url", "--gateway-url"])
+def test_a_mount_point_with_a_query_is_a_usage_error_and_a_token_url_may_hold_one(flag: str) -> None:
+    others = ["--api-key", "k"] if flag == "--base-url" else ["--token", "t"]
+    assert_cannot_run([flag, "http://127.0.0.1:1/x?code=k", *others], f"{flag} must not hold a query or a fragment")
+    realm = ["--client-id", "c", "--client-secret", "s"]  # Azure AD B2C names its policy so: ?p=B2C_1_signin.
+    token_url = f"http://127.0.0.1:{free_port()}/token?p=B2C_1_signin"
+    assert_cannot_run(["--base-url", "http://127.0.0.1:1/x", "--token-url", token_url, *realm], "cannot reach")
 
 
 @pytest.mark.parametrize("value", ["", "key ", " key", "a\r\nX-Injected: 1", "k\tey", "clé"])

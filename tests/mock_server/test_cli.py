@@ -14,6 +14,7 @@ import pytest
 
 from mock_server.arguments import parse_settings
 from mock_server.cli import banner, main
+from tests.shop_contract.test_urls import UNUSABLE
 from tests.support.ports import free_port
 
 
@@ -64,6 +65,27 @@ def test_an_api_key_no_header_can_carry_is_refused(key: str, capsys: pytest.Capt
         parse_settings(["--api-key", "good", "--api-key", key])
     assert exit_info.value.code == 2
     assert capsys.readouterr().err.strip().splitlines()[-1].startswith("shop-mock: error: --api-key must be printable")
+
+
+@pytest.mark.parametrize(
+    ("url", "says"), [*UNUSABLE, ("http://127.0.0.1:9000/x?a=1", "must not hold a query or a fragment")]
+)
+@pytest.mark.parametrize("flag", ["--issuer", "--proxy", "contract --url"])
+def test_a_url_the_mock_cannot_use_is_one_line_and_exit_2(
+    flag: str, url: str, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The first three were a traceback at the start (a ValueError of urllib), or a port the mock would fail to
+    reach at every request; a password in the URL is not echoed."""
+    if flag == "contract --url":
+        assert main(["contract", "--url", url, "--out", str(tmp_path / "c.json")]) == 2
+    else:
+        with pytest.raises(SystemExit) as exit_info:
+            parse_settings([flag, url])
+        assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1].startswith(f"shop-mock: error: {flag.split()[-1]} {says}"), err
+    assert "s3cret" not in err and "Traceback" not in err
+    assert not (tmp_path / "c.json").exists()
 
 
 def test_the_environment_gives_no_empty_api_key(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -73,6 +73,7 @@ from mock_server.state.store import (
     identifier_change,
     relation_of,
 )
+from shop_contract.urls import shown
 
 BATCH = 10_000  # records per round trip of a bulk load or an export
 STAGING_TTL_MS = 3_600_000  # a bulk load or snapshot left by a replica that died disappears after an hour
@@ -159,7 +160,7 @@ class RedisStore:
             store._join(url, seed)
             store.client.ping()  # connected now, not during a request (backends.connected)
         except (ValueError, redis.RedisError) as error:
-            raise StateError(f"--state {url}: {error}") from None
+            raise StateError(f"--state {shown(url)}: {error}") from None
         return store
 
     def over(self, state: State) -> RedisStore:
@@ -195,7 +196,7 @@ class RedisStore:
             if seeded is not None:
                 if seeded != layout:
                     raise StateError(
-                        f"--state {url}: this database holds a state with another record layout "
+                        f"--state {shown(url)}: this database holds a state with another record layout "
                         "(written by another version of the mock); use another database, or empty it"
                     )
                 return

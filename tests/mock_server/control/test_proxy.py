@@ -148,7 +148,7 @@ def test_the_proxy_options(capsys: pytest.CaptureFixture[str]) -> None:
     )
     assert parse_settings(["--proxy", "http://127.0.0.1:9000"]).proxy_timeout == Settings().proxy_timeout == 30
     for argv, named in (
-        (["--proxy", "127.0.0.1:9000"], "--proxy must be an http:// or https:// URL"),
+        (["--proxy", "127.0.0.1:9000"], "--proxy must be an absolute http(s) URL"),
         (["--proxy-fallback"], "--proxy-fallback needs --proxy URL"),
         (["--proxy-timeout", "5"], "--proxy-timeout needs --proxy URL"),
         *(

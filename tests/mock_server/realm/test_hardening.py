@@ -155,11 +155,15 @@ def test_the_issuer_option_takes_only_an_http_url(capsys: pytest.CaptureFixture[
             parse_settings(["--token-ttl", ttl])
         assert exit_info.value.code == 2
         assert f"--token-ttl must be 1 to 2147483647 seconds, not {ttl}" in capsys.readouterr().err
-    for wrong in ("sso.example", "ftp://sso.example/realms/shop", "https://sso.example/realms/shop?x=1"):
+    for wrong, says in (
+        ("sso.example", "must be an absolute http(s) URL"),
+        ("ftp://sso.example/realms/shop", "must be an absolute http(s) URL"),
+        ("https://sso.example/realms/shop?x=1", "must not hold a query or a fragment"),
+    ):
         with pytest.raises(SystemExit) as exit_info:
             parse_settings(["--issuer", wrong])
         assert exit_info.value.code == 2
-        assert "--issuer must be an http(s) URL" in capsys.readouterr().err
+        assert f"--issuer {says}" in capsys.readouterr().err
 
 
 REALM_ENDPOINTS: list[tuple[str, str, bytes, dict[str, Any]]] = [

@@ -30,7 +30,7 @@ from starlette.testclient import TestClient
 
 from mock_server.app import create_app
 from mock_server.arguments import parse_settings
-from mock_server.cli import main
+from mock_server.cli import banner, main
 from mock_server.settings import DEFAULT_FIXTURES, MEMORY, Settings
 from mock_server.spec.schemas import load_spec
 from mock_server.state.fixtures import read_fixtures, record_fields
@@ -149,6 +149,24 @@ def test_an_unusable_state_is_one_line_and_exit_2(argv: list[str], capsys: pytes
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("shop-mock: error:")
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (f"redis://:s3cret@127.0.0.1:{free_port()}/0", "redis://:***@127.0.0.1:"),  # nothing listens there
+        ("redis://user:s3cret@[::1", "redis://user:***@[::1: Invalid IPv6 URL"),
+        ("unix:///nowhere/redis.sock?db=0&password=s3cret", "unix:///nowhere/redis.sock?db=0&password=***"),
+        ("http://s3cret@localhost/", "--state http://***@localhost/: expected memory"),
+    ],
+    ids=["nothing-listens", "not-a-url", "unix-query", "not-redis"],  # The same in every xdist worker.
+)
+def test_the_password_of_a_state_is_never_shown(url: str, shown: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A state's URL comes with its password from a deployment's secrets; an error line went to its logs whole."""
+    assert main(["--state", url]) == 2
+    err = capsys.readouterr().err
+    assert shown in err and "s3cret" not in err, err
+    assert "s3cret" not in banner(parse_settings(["--state", url]), 8000, "/shop/api/v1", "/customers/v1")
 
 
 # --- replicas as real processes ---------------------------------------------------------------------
