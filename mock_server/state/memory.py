@@ -68,7 +68,7 @@ class Table:
 
     def record(self, row: Row) -> Record:
         # A row has the table's fields. No `strict`: a keyword sends zip() down CPython's slow path, which
-        # doubles the cost of every record answered (1.1 µs against 0.45, 20 of them in a page).
+        # made each record answered half as dear again (0.55 µs against 0.36, twenty of them in a page).
         return dict(zip(self.fields, row))  # noqa: B905
 
     def row(self, record: Record) -> Row:
