@@ -47,8 +47,8 @@ def shown(url: str) -> str:
     scheme, separator, rest = url.partition("://")
     if not separator:
         return url
-    ends = [at for at in (rest.find(char) for char in "/?#") if at >= 0]
-    authority, tail = rest[: min(ends, default=len(rest))], rest[min(ends, default=len(rest)) :]
+    end = min((at for at in (rest.find(char) for char in "/?#") if at >= 0), default=len(rest))
+    authority, tail = rest[:end], rest[end:]
     userinfo, at_sign, host = authority.rpartition("@")
     if at_sign:
         user, colon, _ = userinfo.partition(":")

@@ -24,7 +24,7 @@ from tests.shop_contract.test_urls import UNUSABLE
 from tests.support.hostile_files import laughs
 from tests.support.live import running
 from tests.support.ports import free_port
-from tests.support.suite import TOKEN_PATH, credentials, shop_contract
+from tests.support.suite import TOKEN_PATH, Outcome, credentials, shop_contract
 from tests.support.variants import VARIANTS
 
 QUICK = ["--include", "list_product_lines", "--no-conformance", "--seed", "3", "--quiet"]
@@ -36,11 +36,12 @@ def origin() -> Iterator[str]:
         yield served
 
 
-def assert_cannot_run(args: list[str], words: str) -> None:
+def assert_cannot_run(args: list[str], words: str) -> Outcome:
     outcome = shop_contract(args)
     assert outcome.code == 2
     lines = outcome.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0] and "Traceback" not in outcome.stderr, outcome.stderr
+    return outcome
 
 
 def test_clean_run_exits_0_and_writes_junit(origin: str, tmp_path: Path) -> None:
@@ -213,8 +214,7 @@ def test_a_url_the_suite_cannot_use_is_a_usage_error_before_the_run(flag: str, u
         "--gateway-url": ["--token", "t"],
         "--token-url": ["--base-url", "http://127.0.0.1:1/x", "--client-id", "c", "--client-secret", "s"],
     }[flag]
-    assert_cannot_run([flag, url, *others], f"{flag} {words}")
-    assert "s3cret" not in shop_contract([flag, url, *others]).stderr
+    assert "s3cret" not in assert_cannot_run([flag, url, *others], f"{flag} {words}").stderr
 
 
 @pytest.mark.parametrize("flag", ["--base-url", "--gateway-url"])

@@ -78,6 +78,7 @@ def test_a_url_the_mock_cannot_use_is_one_line_and_exit_2(
     reach at every request; a password in the URL is not echoed."""
     if flag == "contract --url":
         assert main(["contract", "--url", url, "--out", str(tmp_path / "c.json")]) == 2
+        assert not (tmp_path / "c.json").exists()
     else:
         with pytest.raises(SystemExit) as exit_info:
             parse_settings([flag, url])
@@ -85,7 +86,6 @@ def test_a_url_the_mock_cannot_use_is_one_line_and_exit_2(
     err = capsys.readouterr().err
     assert err.strip().splitlines()[-1].startswith(f"shop-mock: error: {flag.split()[-1]} {says}"), err
     assert "s3cret" not in err and "Traceback" not in err
-    assert not (tmp_path / "c.json").exists()
 
 
 def test_the_environment_gives_no_empty_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
