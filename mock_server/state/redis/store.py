@@ -202,6 +202,8 @@ class RedisStore:
                 return
             if client.set(SEEDING, me, nx=True, px=LOCK_TTL_MS):
                 try:
+                    if client.exists(SEEDED):  # A seeder ended between our read of it and our lock.
+                        continue
                     target = self._write(seed(), staging(me), renew=True)
                     self._seed(keys=[SEEDED, *target.every_key(), *SEED.every_key(), *LIVE.every_key()], args=[layout])
                 finally:

@@ -104,6 +104,41 @@ def test_replicas_starting_together_seed_once(redis_url: str) -> None:
     assert list(stores[0].inconsistencies()) == []
 
 
+def test_a_replica_that_gets_the_lock_after_another_seeded_joins_without_seeding(redis_url: str) -> None:
+    """The window the test above meets now and then: a replica reads no marker, another seeds and lets the
+    lock go, and then the first takes the lock. It must find the marker then, not read the fixtures again."""
+    from mock_server.state.redis.layout import SEEDED
+    from mock_server.state.redis.store import RedisStore
+
+    seeded: list[str] = []
+
+    def seeding(name: str) -> Callable[[], Dataset]:
+        def seed() -> Dataset:
+            seeded.append(name)
+            return {"productlines": [line(name)]}
+
+        return seed
+
+    class Late(RedisStore):
+        """A replica whose first read of the marker is followed, before it locks, by another's whole seed."""
+
+        def _join(self, url: str, seed: Callable[[], Dataset]) -> None:
+            read = self.bulk.get
+
+            def get(name: Any) -> Any:
+                value = read(name)
+                if name == SEEDED and value is None and not seeded:
+                    open_redis_store(url, seeding("Cars"))
+                return value
+
+            self.bulk.get = get  # type: ignore[method-assign]
+            super()._join(url, seed)
+
+    late = Late.open(redis_url, FIELDS, seeding("Boats"))
+    assert seeded == ["Cars"]
+    assert [record["productline"] for record in late.page("productlines", 0, 10)] == ["Cars"]
+
+
 def test_a_failed_import_leaves_no_keys_behind(redis_url: str) -> None:
     import redis
 
