@@ -158,6 +158,14 @@ def _contract(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if problem := url_problem(args.url):
         return fail(f"--url {problem}")
+    from mock_server.control.contract import FORMAT, name_problem, summary
+    from mock_server.control.mock_sessions.registry import NAME, NAME_RULE
+    from mock_server.spec.quoting import quote
+
+    if problem := name_problem(args.name):
+        return fail(f"--{problem}")
+    if args.session is not None and not NAME.fullmatch(args.session):
+        return fail(f"--session {quote(args.session)}: a session name is {NAME_RULE}")
     headers = {"Accept": "application/json"}
     if args.session:
         headers["X-Mock-Session"] = args.session
@@ -173,8 +181,6 @@ def _contract(argv: list[str]) -> int:
         return fail(f"cannot read the contract from {args.url}: {getattr(error, 'reason', error)}")
     except RecursionError:
         return fail(f"cannot read the contract from {args.url}: nested too deeply")
-    from mock_server.control.contract import FORMAT, summary
-
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         return fail(f"{args.url} answered GET /__mock__/contract with something else than a consumer contract")
     try:

@@ -18,7 +18,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from mock_server.control.contract import Recorder, summary
+from mock_server.control.contract import Recorder, name_problem, summary
 from mock_server.control.faults.memory import FaultRules
 from mock_server.control.faults.rules import parse_rules
 from mock_server.control.journal.base import Journal
@@ -33,7 +33,6 @@ from mock_server.state.store import COLLECTIONS, Store
 
 PREFIX = "/__mock__"
 Endpoint = Callable[[Request], Any]
-CONSUMER_NAME_LIMIT = 200  # The characters of a consumer's name.
 
 
 def problem(status: int, detail: str) -> JSONResponse:
@@ -139,8 +138,8 @@ class Admin:
         if shown not in ("json", "text"):
             return problem(400, f"format must be json or text, not {quote(shown)}")
         name = request.query_params.get("name", "consumer")
-        if not name.strip() or len(name) > CONSUMER_NAME_LIMIT:
-            return problem(400, f"name must be 1 to {CONSUMER_NAME_LIMIT} characters")
+        if wrong := name_problem(name):
+            return problem(400, wrong)
         session = next(iter(requested(request.scope["headers"])), "")
         entries = self.journal.query({"session": session})
         full = len(self.journal.entries()) >= (self.journal.rows.maxlen or 0)
@@ -156,7 +155,7 @@ class Admin:
         """Replace the whole rule list. It is checked whole, so a bad list changes nothing."""
         try:
             text = decode_strictly(await request.body(), "(body)", "faults")
-            self.faults.replace(parse_rules(load_json(text, what="faults"), self.faults.index))
+            self.faults.replace(parse_rules(load_json(text, what="fault list"), self.faults.index))
         except BadRequest as error:
             return problem(400, error.detail)
         except ValueError as error:  # A RuleError, or a body that is not JSON.

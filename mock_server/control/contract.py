@@ -31,10 +31,12 @@ from urllib.parse import parse_qsl, unquote
 
 from mock_server.control.journal.base import BODY_LIMIT, Entry, Journal
 from mock_server.spec.operations import Operation
+from mock_server.spec.quoting import quote
 from mock_server.spec.schemas import Schema
 from shop_contract.document import dereference, digest
 
 FORMAT = "shop-consumer-contract"
+NAME_LIMIT = 200  # The characters of a consumer's name.
 VERSION = 1
 FIELD_DEPTH = 4  # The levels of a response body whose field names are recorded. "results[].productline" is 2.
 _TOKEN = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|[\[\]{},]', re.DOTALL)
@@ -42,6 +44,15 @@ _CLOSERS = {"[": "]", "{": "}"}
 PREFLIGHT = b"access-control-request-method"
 CUT_TRIES = 20  # The last commas of a cut answer tried as its end.
 Shape = tuple[str, str, tuple[str, ...], str | None, tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+
+
+def name_problem(name: str) -> str | None:
+    """What is wrong with `name` as a consumer's name, or None.
+
+    The name is printed in the summary, on a terminal, and a control character there acts on it."""
+    if not name.strip() or len(name) > NAME_LIMIT or not name.isprintable():
+        return f"name must be 1 to {NAME_LIMIT} printable characters, not {quote(name)}"
+    return None
 
 
 def identifiers(spec: Schema) -> frozenset[str]:

@@ -198,7 +198,15 @@ def test_fault_answers_cut_bodies_and_other_paths_are_counted_as_unrecorded(mock
 
 @pytest.mark.parametrize(
     ("params", "named"),
-    [({"format": "xml"}, "format"), ({"bogus": "1"}, "bogus"), ({"name": ""}, "name"), ({"name": "x" * 201}, "name")],
+    [
+        ({"format": "xml"}, "format"),
+        ({"bogus": "1"}, "bogus"),
+        ({"name": ""}, "name"),
+        ({"name": "x" * 201}, "name"),
+        ({"name": "web\nConsumer evil: 0 interaction(s)"}, "name"),
+        ({"name": "\x1b[2J"}, "name"),
+        ({"name": "\x00"}, "name"),
+    ],
 )
 def test_bad_parameters_are_400_naming_them(mock: httpx.Client, params: dict[str, str], named: str) -> None:
     answer = mock.get("/__mock__/contract", params=params)
@@ -230,6 +238,28 @@ def test_shop_mock_contract_writes_the_file_and_prints_the_summary(mock: httpx.C
     assert done.returncode == 0, done.stderr
     assert json.loads(out.read_text()) == contract(mock, name="web")
     assert "create_product_line#1" in done.stdout and f"wrote {out}" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("option", "says"),
+    [
+        (["--name", ""], "--name must be 1 to 200 printable characters, not ''"),
+        (["--name", "web\x1b[2J"], "--name must be 1 to 200 printable characters, not 'web\\x1b[2J'"),
+        (["--session", "a b"], "--session 'a b': a session name is 1 to 64 characters"),
+        (["--session", "x" * 65], "--session 'xxxx"),
+    ],
+)
+def test_shop_mock_contract_refuses_a_name_the_mock_would_in_one_line(
+    mock: httpx.Client, tmp_path: Path, option: list[str], says: str
+) -> None:
+    out = tmp_path / "web.json"
+    command = [sys.executable, "-m", "mock_server", "contract", "--url", str(mock.base_url), "--out", str(out), *option]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"shop-mock: error: {says}")
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not out.exists()
+    assert "\x1b" not in done.stderr
 
 
 def test_shop_mock_contract_says_in_one_line_when_the_mock_is_not_there(tmp_path: Path) -> None:

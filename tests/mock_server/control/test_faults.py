@@ -139,7 +139,12 @@ def test_a_bad_rule_list_is_400_naming_what_is_wrong_and_changes_nothing(http: h
         assert response.status_code == 400, rules
         assert named in response.json()["detail"], (rules, response.json()["detail"])
         assert http.get("/__mock__/faults").json() == installed
-    assert http.put("/__mock__/faults", content=b"[{").status_code == 400
+    for text, says in [
+        (b"[{", "The fault list is not valid JSON"),
+        (b"[NaN]", "The fault list is not valid JSON: NaN"),
+    ]:
+        response = http.put("/__mock__/faults", content=text)
+        assert response.status_code == 400 and response.json()["detail"].startswith(says), response.text
     assert http.get("/__mock__/faults").json() == installed
 
 
