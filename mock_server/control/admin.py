@@ -154,7 +154,7 @@ class Admin:
     async def put_faults(self, request: Request) -> Response:
         """Replace the whole rule list. It is checked whole, so a bad list changes nothing."""
         try:
-            text = decode_strictly(await request.body(), "(body)", "faults")
+            text = decode_strictly(await request.body(), "(body)", "fault list")
             self.faults.replace(parse_rules(load_json(text, what="fault list"), self.faults.index))
         except BadRequest as error:
             return problem(400, error.detail)

@@ -142,6 +142,7 @@ def test_a_bad_rule_list_is_400_naming_what_is_wrong_and_changes_nothing(http: h
     for text, says in [
         (b"[{", "The fault list is not valid JSON"),
         (b"[NaN]", "The fault list is not valid JSON: NaN"),
+        (b'[{"fault": "\xff"}]', "Invalid fault list: (body): is not valid UTF-8"),
     ]:
         response = http.put("/__mock__/faults", content=text)
         assert response.status_code == 400 and response.json()["detail"].startswith(says), response.text
