@@ -188,8 +188,7 @@ def _contract(argv: list[str]) -> int:
         _write_whole(args.out, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     except OSError as error:
         return fail(f"cannot write {args.out}: {error.strerror or error}")
-    shown = "".join(c if c.isprintable() or c == "\n" else f"\\x{ord(c):02x}" for c in summary(document))
-    print(shown)  # Recorded traffic names fields as any client sent them, so none may act on the terminal.
+    print(summary(document))  # Each line printable: recorded traffic names fields as any client sent them.
     print(f"wrote {args.out}")
     return 0
 

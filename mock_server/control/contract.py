@@ -325,4 +325,12 @@ def summary(document: dict[str, Any]) -> str:
         )
     for skipped in document["unrecorded"]:
         lines.append(f"  not recorded: {skipped['operation']}: {skipped['reason']} ({skipped['requests']} request(s))")
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)
+
+
+def printable(text: str) -> str:
+    """`text` with each character a terminal would act on written as its escape.
+
+    Recorded traffic names fields and parameters as any client sent them, and the summary is read on a
+    terminal (`shop-mock contract`, `curl ...?format=text`)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

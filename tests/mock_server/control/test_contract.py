@@ -302,11 +302,20 @@ def test_journal_size_is_an_option_of_the_mock() -> None:
 
 
 def test_shop_mock_contract_prints_no_control_character_a_client_sent(mock: httpx.Client, tmp_path: Path) -> None:
-    mock.post(f"{API}/productlines/", json={"productline": "Bells", "\x1b[2Jtitle": "x"}, headers=API_KEY_HEADERS)
+    """Neither the command nor `?format=text`: an escape sequence or a line feed in a field's or a parameter's
+    name is written as its escape, one line per interaction still."""
+    hostile = {"productline": "Bells", "\x1b[2Jtitle": "x", "a\nConsumer evil: 9 interaction(s)\u2028": 1}
+    mock.post(f"{API}/productlines/", json=hostile, headers=API_KEY_HEADERS)
+    mock.get(f"{API}/productlines/?%1b%5b31mred=1", headers=API_KEY_HEADERS)
     command = [sys.executable, "-m", "mock_server", "contract", "--url", str(mock.base_url), "--out", "c.json"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False)
     assert done.returncode == 0, done.stderr
-    assert "\x1b" not in done.stdout and "\\x1b[2Jtitle" in done.stdout
+    text = mock.get("/__mock__/contract", params={"format": "text"}).text
+    for shown in (done.stdout.removesuffix("wrote c.json\n"), text):
+        lines = shown.splitlines()
+        assert len(lines) == 3 and lines[0].startswith("Consumer consumer: 2 interaction(s)"), shown
+        assert all(line.isprintable() for line in lines), shown
+        assert "\\x1b[2Jtitle" in shown and "\\x1b[31mred" in shown and "a\\nConsumer evil" in shown, shown
     assert "\x1b[2Jtitle" in json.loads((tmp_path / "c.json").read_text())["interactions"][0]["request"]["body_fields"]
 
 
