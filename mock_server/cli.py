@@ -163,7 +163,7 @@ def _contract(argv: list[str]) -> int:
     from mock_server.spec.quoting import quote
 
     if problem := name_problem(args.name):
-        return fail(f"--{problem}")
+        return fail(f"--name {problem}")
     if args.session is not None and not NAME.fullmatch(args.session):
         return fail(f"--session {quote(args.session)}: a session name is {NAME_RULE}")
     headers = {"Accept": "application/json"}

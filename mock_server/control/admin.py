@@ -139,7 +139,7 @@ class Admin:
             return problem(400, f"format must be json or text, not {quote(shown)}")
         name = request.query_params.get("name", "consumer")
         if wrong := name_problem(name):
-            return problem(400, wrong)
+            return problem(400, f"name {wrong}")
         session = next(iter(requested(request.scope["headers"])), "")
         entries = self.journal.query({"session": session})
         full = len(self.journal.entries()) >= (self.journal.rows.maxlen or 0)

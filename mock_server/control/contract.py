@@ -31,7 +31,7 @@ from urllib.parse import parse_qsl, unquote
 
 from mock_server.control.journal.base import BODY_LIMIT, Entry, Journal
 from mock_server.spec.operations import Operation
-from mock_server.spec.quoting import quote
+from mock_server.spec.quoting import printable, quote
 from mock_server.spec.schemas import Schema
 from shop_contract.document import dereference, digest
 
@@ -47,11 +47,11 @@ Shape = tuple[str, str, tuple[str, ...], str | None, tuple[str, ...], tuple[str,
 
 
 def name_problem(name: str) -> str | None:
-    """What is wrong with `name` as a consumer's name, or None.
+    """What is wrong with `name` as a consumer's name, or None; the caller names the field, as for a URL.
 
     The name is printed in the summary, on a terminal, and a control character there acts on it."""
     if not name.strip() or len(name) > NAME_LIMIT or not name.isprintable():
-        return f"name must be 1 to {NAME_LIMIT} printable characters, not {quote(name)}"
+        return f"must be 1 to {NAME_LIMIT} printable characters, not {quote(name)}"
     return None
 
 
@@ -325,12 +325,5 @@ def summary(document: dict[str, Any]) -> str:
         )
     for skipped in document["unrecorded"]:
         lines.append(f"  not recorded: {skipped['operation']}: {skipped['reason']} ({skipped['requests']} request(s))")
+    # Recorded traffic names fields and parameters as any client sent them, read here on a terminal.
     return "\n".join(printable(line) for line in lines)
-
-
-def printable(text: str) -> str:
-    """`text` with each character a terminal would act on written as its escape.
-
-    Recorded traffic names fields and parameters as any client sent them, and the summary is read on a
-    terminal (`shop-mock contract`, `curl ...?format=text`)."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

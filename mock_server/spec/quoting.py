@@ -9,6 +9,8 @@ bounds:
 - `quote(value)` is how a message quotes one value. It shows the value's `repr`, whose quotes and
   escapes keep any control character from acting on a terminal. It keeps the first `QUOTED`
   characters, and says how long the value was.
+- `printable(text)` escapes each character a terminal acts on: an escape, a line feed, U+2028. So a
+  peer's words in a text read on a terminal add no line and move no cursor.
 - `cut(text)` bounds a whole message. Past `MESSAGE_CHARS`, its middle goes. A message names its
   field first and the rule broken last, so both stay. Every Problem body's detail and field errors
   are cut (`errors.problem_body`), and so are the exceptions' texts the mock logs.
@@ -45,3 +47,8 @@ def quote(value: object) -> str:
     if len(value) <= QUOTED:
         return repr(value)
     return f"{value[:QUOTED]!r}... ({len(value)} characters)"
+
+
+def printable(text: str) -> str:
+    """`text` with each character a terminal would act on written as its escape, whole (not bounded)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

@@ -8,12 +8,14 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from starlette.types import Receive, Scope, Send
 
 from mock_server.app import create_app
 from mock_server.http.middleware import LastResort
 from mock_server.settings import DEFAULT_API_KEY, Settings
-from mock_server.spec.quoting import MESSAGE_CHARS, QUOTED, quote
+from mock_server.spec.quoting import MESSAGE_CHARS, QUOTED, printable, quote
 from tests.support.live import running
 
 HUGE = "Z" * 20_000  # a client's value: the request head's limit is 32 KiB
@@ -86,3 +88,11 @@ def test_an_unexpected_exceptions_text_is_logged_cut_with_its_traceback(caplog: 
     assert "Traceback" in logged and "ValueError: cannot use ZZZ" in logged and "KeyError: 'ZZZ" in logged
     assert logged.count("Z") < 6 * MESSAGE_CHARS, len(logged)  # three texts (repr, two messages), each cut
     assert len(logged) < 20 * MESSAGE_CHARS
+
+
+@given(st.text())
+def test_printable_leaves_no_character_a_terminal_acts_on_and_only_escapes(text: str) -> None:
+    shown = printable(text)
+    assert shown.isprintable()
+    assert shown == text or not text.isprintable()
+    assert printable("a\x1b[2J\n\u2028é") == "a\\x1b[2J\\n\\u2028é"
