@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-import httpx
+import certifi
 
 from contract_tests.client.pacing import Pacer, origin_of
 from contract_tests.usage import UsageError
@@ -49,6 +49,8 @@ ACCEPT_ENCODING = "gzip, deflate"
 """What both clients advertise. It holds only encodings that inflate piece by piece. There is no br,
 because one piece of it may inflate past any limit."""
 
+ALPN = ("http/1.1",)
+"""The application protocols both clients offer in TLS, as httpcore and urllib3 do: HTTP/1.1 alone."""
 CA_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE")
 """Environment variables naming a CA bundle, honoured in this order when `--ca-bundle` is not given."""
 
@@ -81,17 +83,39 @@ class Trust:
         return _ssl_context(self.insecure, self.bundle())
 
 
+class SharedContext(ssl.SSLContext):
+    """A TLS context that clients on many threads share: its ALPN protocols are set once, never again.
+
+    httpcore sets a context's ALPN protocols before each connection it opens, and CPython then frees the
+    list that another thread may be copying into its own new connection with the GIL released
+    (python/cpython#141012). That thread's handshake goes out garbled, and the server refuses it (nginx:
+    "bad extension"). Setting the protocols it already holds is therefore no call at all."""
+
+    alpn: tuple[str, ...] = ()
+
+    def set_alpn_protocols(self, alpn_protocols: Iterable[str]) -> None:
+        protocols = tuple(alpn_protocols)
+        if protocols != self.alpn:
+            super().set_alpn_protocols(protocols)
+            self.alpn = protocols
+
+
 @functools.lru_cache(maxsize=8)
-def _ssl_context(insecure: bool, bundle: tuple[str, str] | None) -> ssl.SSLContext:
+def _ssl_context(insecure: bool, bundle: tuple[str, str] | None) -> SharedContext:
+    """Made as `ssl.create_default_context` and httpx make one (they cannot make a subclass): the
+    certificate and the host name verified against the bundle (certifi's by default), or nothing verified."""
+    context = SharedContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.set_alpn_protocols(ALPN)  # Before any thread shares it.
     if insecure:
-        return httpx.create_ssl_context(verify=False)
-    if bundle is None:
-        return httpx.create_ssl_context(trust_env=False)
-    path, named = bundle
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        return context
+    path, named = bundle or (certifi.where(), "certifi's bundle")
     try:
-        return ssl.create_default_context(cafile=path)
+        context.load_verify_locations(cafile=path)
     except (OSError, ssl.SSLError) as exc:
         raise UsageError(f"{named} {path}: not a readable PEM file of CA certificates ({exc})") from exc
+    return context
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import gzip
 import socket
+import ssl
 import threading
 import time
 import zlib
@@ -31,6 +32,7 @@ from contract_tests.client.bounded_httpx import httpx_client, send_httpx
 from contract_tests.client.bounded_requests import bounded_session
 from contract_tests.client.surface import Surface
 from contract_tests.client.target import limits_of
+from contract_tests.client.together import Together
 from contract_tests.identities import Identities
 from contract_tests.judge.engine import Plan, load_schema
 from contract_tests.judge.known import Known
@@ -314,6 +316,39 @@ def test_a_private_ca_given_as_ca_bundle_is_trusted(clients: Clients, ca: Author
     client = clients(trust=Trust(ca_bundle=ca.ca_file))
     with _tls_ok(ca) as wire:
         assert client.get(wire.origin + "/") == Reply(200, b"ok")
+
+
+def test_connections_opened_at_once_from_many_threads_leave_the_shared_tls_context_as_made(
+    ca: Authority, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """httpcore sets the ALPN protocols of a context before each connection. CPython frees the old list then,
+    which another thread's new connection may be copying (python/cpython#141012): its handshake went out
+    garbled, and nginx refused it ("bad extension"). A burst's threads share their trust's one context, and
+    it is never set again once made. It still offers HTTP/1.1."""
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(ca.ca_file.parent / "server.pem", ca.ca_file.parent / "server.key")
+    server.set_alpn_protocols(["h2", "http/1.1"])
+    limits = Limits(3, DEFAULT_MAX_RESPONSE_SIZE, trust=Trust(ca_bundle=ca.ca_file))
+    shared = type(limits.trust.ssl_context())
+    setter, set_again = shared._set_alpn_protocols, []
+
+    def setting(context: ssl.SSLContext, protocols: bytes) -> None:
+        set_again.append(protocols)
+        setter(context, protocols)
+
+    monkeypatch.setattr(shared, "_set_alpn_protocols", setting)
+    chosen: list[str | None] = []
+
+    def answer(conn: socket.socket, wire: Wire) -> None:
+        assert isinstance(conn, ssl.SSLSocket)
+        chosen.append(conn.selected_alpn_protocol())
+        _keeping_alive(lambda head: _head(Content_Length=2) + b"ok")(conn, wire)
+
+    with serving(answer, tls=server) as wire, Together(limits, 8) as together:
+        burst = together.send([httpx.Request("GET", f"{wire.origin}/") for _ in range(8)])
+    assert [each.response.content for each in burst.timed] == [b"ok"] * 8
+    assert (wire.connections, chosen) == (8, ["http/1.1"] * 8)
+    assert set_again == []
 
 
 @pytest.mark.parametrize("variable", ["SSL_CERT_FILE", "REQUESTS_CA_BUNDLE"])

@@ -213,7 +213,7 @@ def test_one_sync_worker_lets_no_race_be_exercised_and_none_pass(realm: str, tmp
             with nginx_in_front_of(origin, certificates, prefix, request_buffering=buffering) as proxied:
                 outcomes[name] = contract(proxied, realm, prefix / "report", *races_only, excluded=[])
     for name, outcome in outcomes.items():
-        assert outcome.findings.get("errors") == [], (name, outcome.findings.get("errors"))
+        assert outcome.findings.get("errors") == [], f"{name}: {outcome.findings.get('errors')}"
         found = outcome.findings.get("violations", [])
         assert [violation for violation in found if defect_explaining(violation) is None] == [], name
         unjudged = set(RACE_CHECKS) - {violation["check"] for violation in found}
