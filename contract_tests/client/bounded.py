@@ -50,7 +50,7 @@ ACCEPT_ENCODING = "gzip, deflate"
 because one piece of it may inflate past any limit."""
 
 ALPN = ("http/1.1",)
-"""The application protocols both clients offer in TLS, as httpcore and urllib3 do: HTTP/1.1 alone."""
+"""The application protocols the shared TLS context offers: HTTP/1.1 alone, as httpcore sets them."""
 CA_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE")
 """Environment variables naming a CA bundle, honoured in this order when `--ca-bundle` is not given."""
 

@@ -95,4 +95,7 @@ def test_printable_leaves_no_character_a_terminal_acts_on_and_only_escapes(text:
     shown = printable(text)
     assert shown.isprintable()
     assert shown == text or not text.isprintable()
+
+
+def test_printable_writes_an_escape_a_line_feed_and_a_line_separator_as_their_escapes() -> None:
     assert printable("a\x1b[2J\n\u2028é") == "a\\x1b[2J\\n\\u2028é"
